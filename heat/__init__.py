@@ -1,0 +1,12 @@
+"""
+heat: distributed tensor computing and data-parallel deep learning on MPI and PyTorch.
+
+>>> import heat as ht
+>>> x = ht.arange(10, split=0)
+>>> x.sum().item()
+45
+"""
+
+from ._version import __version__  # noqa: F401
+from .core import *  # noqa: F401,F403
+from .core import linalg, random  # noqa: F401

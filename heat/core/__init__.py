@@ -1,0 +1,29 @@
+"""The core of heat: the distributed array, its engines and the function families."""
+
+from mpi4py import MPI  # noqa: F401
+
+from .communication import *  # noqa: F401,F403
+from .devices import *  # noqa: F401,F403
+from .types import *  # noqa: F401,F403
+from .types import finfo, iinfo  # noqa: F401
+from .constants import *  # noqa: F401,F403
+from .dndarray import DNDarray  # noqa: F401
+from .sanitation import broadcast_shapes  # noqa: F401
+from .factories import *  # noqa: F401,F403
+from .layout import *  # noqa: F401,F403
+from .arithmetics import *  # noqa: F401,F403
+from .complex_math import *  # noqa: F401,F403
+from .exponential import *  # noqa: F401,F403
+from .trigonometrics import *  # noqa: F401,F403
+from .rounding import *  # noqa: F401,F403
+from .relational import *  # noqa: F401,F403
+from .logical import *  # noqa: F401,F403
+from .printing import *  # noqa: F401,F403
+from .manipulations import *  # noqa: F401,F403
+from .indexing import *  # noqa: F401,F403
+from .statistics import *  # noqa: F401,F403
+from .sorting import *  # noqa: F401,F403
+from .sets import *  # noqa: F401,F403
+from .linalg.basics import *  # noqa: F401,F403
+from . import linalg  # noqa: F401
+from . import random  # noqa: F401

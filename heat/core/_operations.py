@@ -1,0 +1,529 @@
+"""
+The generic engines that nearly every heat function is one call to.
+
+- :func:`local_op`: elementwise unary operations, no communication.
+- :func:`binary_op`: broadcasting, type promotion and alignment of two operands' layouts.
+- :func:`reduce_op`: local partial reduction, then one Allreduce if the split axis is reduced.
+- :func:`cum_op`: local scan, then an exclusive scan of the block totals.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Optional, Sequence, Tuple, Union
+
+import torch
+from mpi4py import MPI
+
+from . import types
+from .dndarray import DNDarray
+from .sanitation import broadcast_shapes, sanitize_axis
+
+__all__ = ["binary_op", "cum_op", "local_op", "reduce_op", "wrap_result", "write_out"]
+
+_TORCH_TO_HEAT = {}
+for _t in (
+    types.bool,
+    types.uint8,
+    types.int8,
+    types.int16,
+    types.int32,
+    types.int64,
+    types.float16,
+    types.bfloat16,
+    types.float32,
+    types.float64,
+    types.complex64,
+    types.complex128,
+):
+    _TORCH_TO_HEAT[_t.torch_type()] = _t
+_INEXACT = frozenset(
+    (types.float16, types.bfloat16, types.float32, types.float64, types.complex64, types.complex128)
+)
+_PYTHON_SCALARS = (bool, int, float, complex)
+
+
+def heat_type_of_tensor(tensor: torch.Tensor):
+    """The heat type of a torch tensor (fast lookup)."""
+    return _TORCH_TO_HEAT[tensor.dtype]
+
+
+def wrap_result(
+    result: torch.Tensor, like: DNDarray, gshape=None, split="same", balanced="same"
+) -> DNDarray:
+    """Wrap a local result tensor as a DNDarray with the layout of ``like`` (or the one given)."""
+    return DNDarray(
+        result,
+        like.gshape if gshape is None else gshape,
+        _TORCH_TO_HEAT[result.dtype],
+        like.split if split == "same" else split,
+        like.device,
+        like.comm,
+        like._balanced if balanced == "same" else balanced,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# alignment of operands to a target layout
+# ---------------------------------------------------------------------------------------------
+def _target_counts(leader: DNDarray) -> Tuple[int, ...]:
+    return leader.counts_displs()[0]
+
+
+def align_local(
+    x: DNDarray, gshape: Tuple[int, ...], split: Optional[int], leader: Optional[DNDarray]
+) -> torch.Tensor:
+    """
+    The local tensor of ``x`` that broadcasts against this process's block of an array of
+    global shape ``gshape`` distributed along ``split`` with the layout of ``leader``.
+
+    Moves data only when ``x``'s layout differs (resplit or redistribute, one collective).
+    """
+    from . import layout
+
+    ndim = len(gshape)
+    if split is None:
+        if x.split is not None and x.comm.size > 1:
+            return layout.resplit(x, None).larray
+        return x.larray
+    x_dim = split - (ndim - x.ndim)
+    if x_dim < 0 or x.gshape[x_dim] == 1:
+        # x is broadcast along the split axis: every process needs all of it
+        if x.split is not None and x.comm.size > 1:
+            return layout.resplit(x, None).larray
+        return x.larray
+    counts = _target_counts(leader)
+    if x.split is None:
+        offset = sum(counts[: x.comm.rank])
+        return x.larray.narrow(x_dim, offset, counts[x.comm.rank])
+    if x.split != x_dim:
+        x = layout.resplit(x, x_dim)
+    if x.comm.size > 1 and x.counts_displs()[0] != counts:
+        x = layout.redistribute(x, counts)
+    return x.larray
+
+
+def _result_layout(operands: Sequence[DNDarray], gshape: Tuple[int, ...]):
+    """Choose the split axis (in output dims) and the operand whose layout the result takes."""
+    ndim = len(gshape)
+    candidates = []
+    for x in operands:
+        if x.split is None or x.comm.size == 1:
+            continue
+        out_axis = x.split + ndim - x.ndim
+        if x.gshape[x.split] == 1 and gshape[out_axis] != 1:
+            continue  # split along a broadcast axis: not a usable layout
+        candidates.append((x, out_axis))
+    if not candidates:
+        # size-1 communicators, or only non-split operands
+        for x in operands:
+            if x.split is not None:
+                out_axis = x.split + ndim - x.ndim
+                if not (x.gshape[x.split] == 1 and gshape[out_axis] != 1):
+                    return out_axis, x
+        return None, None
+    if len(candidates) == 1:
+        return candidates[0][1], candidates[0][0]
+    # several split operands: keep the layout of the largest one, so the smaller ones move
+    leader, axis = max(candidates, key=lambda c: c[0].size)
+    if leader is not candidates[0][0] and candidates[0][0].size == leader.size:
+        leader, axis = candidates[0]
+    return axis, leader
+
+
+# ---------------------------------------------------------------------------------------------
+# output handling
+# ---------------------------------------------------------------------------------------------
+def write_out(result: DNDarray, out: DNDarray, name: str = "out") -> DNDarray:
+    """
+    Copy ``result`` into ``out`` (casting to out's dtype, matching out's layout) and return out.
+    """
+    if not isinstance(out, DNDarray):
+        raise TypeError(f"{name} must be a DNDarray, but was {type(out).__name__}")
+    if out.gshape != result.gshape:
+        raise ValueError(
+            f"{name} has shape {out.gshape}, but the result has shape {result.gshape}"
+        )
+    local = align_local(result, out.gshape, out.split, out if out.split is not None else None)
+    if out.larray.shape != local.shape:
+        local = local.expand(out.larray.shape)
+    out.larray.copy_(local)
+    return out
+
+
+def _check_out(out, gshape: Tuple[int, ...]) -> None:
+    if out is not None:
+        if not isinstance(out, DNDarray):
+            raise TypeError(f"out must be a DNDarray, but was {type(out).__name__}")
+        if out.gshape != gshape:
+            raise ValueError(f"out has shape {out.gshape}, but the result has shape {gshape}")
+
+
+def _apply_where(result: DNDarray, where, out: Optional[DNDarray]) -> DNDarray:
+    """NumPy's ``where=``: keep ``out``'s values (zeros without out) where the mask is False."""
+    if where is None or where is True:
+        return result
+    if not isinstance(where, DNDarray):
+        from .factories import array
+
+        where = array(where, dtype=types.bool, device=result.device, comm=result.comm)
+    broadcast_shapes(where.gshape, result.gshape)
+    leader = result if result.split is not None else None
+    mask = align_local(where, result.gshape, result.split, leader).to(torch.bool)
+    if out is not None:
+        keep = align_local(out, result.gshape, result.split, leader)
+    else:
+        keep = torch.zeros((), dtype=result.larray.dtype, device=result.larray.device)
+    local = torch.where(mask, result.larray, keep.to(result.larray.dtype))
+    return wrap_result(local, result)
+
+
+# ---------------------------------------------------------------------------------------------
+# the engines
+# ---------------------------------------------------------------------------------------------
+def local_op(
+    operation: Callable[..., torch.Tensor],
+    x: DNDarray,
+    out: Optional[DNDarray] = None,
+    no_cast: bool = False,
+    where=None,
+    **kwargs,
+) -> DNDarray:
+    """
+    Apply an elementwise unary torch ``operation`` to the local block; no communication.
+
+    Parameters
+    ----------
+    operation : callable
+        ``operation(tensor, **kwargs) -> tensor`` of the same shape.
+    x : DNDarray
+        The input.
+    out : DNDarray, optional
+        Where to store the result (cast to its dtype).
+    no_cast : bool
+        If False, integer and bool inputs are turned into floats first, as NumPy does for
+        floating-point functions (int32/int64 -> float64, int16 -> float32, int8/bool -> float16).
+    where : DNDarray or bool, optional
+        NumPy's ``where=``: elements where False keep ``out``'s value.
+
+    Examples
+    --------
+    >>> local_op(torch.exp, ht.zeros(3))
+    DNDarray([1., 1., 1.], dtype=ht.float32, device=cpu:0, split=None)
+    """
+    if type(x) is not DNDarray:
+        if not isinstance(x, DNDarray):
+            raise TypeError(f"x must be a DNDarray, but was {type(x).__name__}")
+    tensor = x._array
+    if not no_cast and x._dtype not in _INEXACT:
+        tensor = tensor.to(types.float_type_for(x._dtype).torch_type())
+    result = operation(tensor, **kwargs)
+    wrapped = DNDarray(
+        result, x._gshape, _TORCH_TO_HEAT[result.dtype], x._split, x._device, x._comm, x._balanced
+    )
+    if out is None and where is None:
+        return wrapped
+    _check_out(out, x.gshape)
+    wrapped = _apply_where(wrapped, where, out)
+    return wrapped if out is None else write_out(wrapped, out)
+
+
+def _as_operand(value, other: Optional[DNDarray], name: str):
+    """Python scalars stay (weak) scalars; anything else becomes a DNDarray."""
+    if isinstance(value, DNDarray) or isinstance(value, _PYTHON_SCALARS):
+        return value
+    from .factories import array
+
+    try:
+        return array(
+            value,
+            device=None if other is None else other.device,
+            comm=None if other is None else other.comm,
+        )
+    except (TypeError, ValueError) as error:
+        raise TypeError(
+            f"{name} must be a DNDarray, a scalar or array-like, but was {type(value).__name__}"
+        ) from error
+
+
+def binary_op(
+    operation: Callable[..., torch.Tensor],
+    t1,
+    t2,
+    out: Optional[DNDarray] = None,
+    where=None,
+    fn_kwargs: Optional[dict] = None,
+    promote_to_float: bool = False,
+    operand_type=None,
+) -> DNDarray:
+    """
+    Apply a binary torch ``operation`` elementwise with NumPy broadcasting and type promotion.
+
+    Operands distributed differently are aligned first: a non-split operand is sliced to the
+    local block (no communication); an operand split along another axis is resplit, one split
+    along the same axis with another layout is redistributed (one collective each). The result
+    takes the layout of the larger split operand.
+
+    Parameters
+    ----------
+    operation : callable
+        ``operation(tensor1, tensor2, **fn_kwargs)``.
+    t1, t2 : DNDarray, scalar or array-like
+    out : DNDarray, optional
+    where : DNDarray or bool, optional
+    fn_kwargs : dict, optional
+        Extra keyword arguments for ``operation``.
+    promote_to_float : bool
+        Compute in the float type NumPy uses for integer inputs (true division, hypot, ...).
+    operand_type : heat type, optional
+        Compute in this type instead of the promoted one.
+
+    Examples
+    --------
+    >>> binary_op(torch.add, ht.ones(3, split=0), 1)
+    DNDarray([2., 2., 2.], dtype=ht.float32, device=cpu:0, split=0)
+    """
+    kwargs = fn_kwargs or {}
+    # fast path: two arrays of the same shape, dtype and layout
+    if (
+        type(t1) is DNDarray
+        and type(t2) is DNDarray
+        and out is None
+        and where is None
+        and operand_type is None
+        and t1._dtype is t2._dtype
+        and t1._gshape == t2._gshape
+        and t1._split == t2._split
+        and t1._comm is t2._comm
+        and (t1._split is None or (t1._balanced and t2._balanced))
+        and (not promote_to_float or t1._dtype in _INEXACT)
+    ):
+        result = operation(t1._array, t2._array, **kwargs)
+        return DNDarray(
+            result,
+            t1._gshape,
+            _TORCH_TO_HEAT[result.dtype],
+            t1._split,
+            t1._device,
+            t1._comm,
+            t1._balanced,
+        )
+
+    if not isinstance(t1, DNDarray) and not isinstance(t2, DNDarray):
+        from .factories import array
+
+        t1 = array(t1)
+    t1 = _as_operand(t1, t2 if isinstance(t2, DNDarray) else None, "x1")
+    t2 = _as_operand(t2, t1 if isinstance(t1, DNDarray) else None, "x2")
+
+    arrays = [t for t in (t1, t2) if isinstance(t, DNDarray)]
+    first = arrays[0]
+    for other in arrays[1:]:
+        if other.comm.size != first.comm.size:
+            raise ValueError("x1 and x2 live on communicators of different sizes")
+        if other.device != first.device:
+            raise ValueError(
+                f"x1 and x2 live on different devices: {first.device} and {other.device}"
+            )
+    gshape = broadcast_shapes(*(t.gshape for t in arrays))
+    _check_out(out, gshape)
+
+    if operand_type is None:
+        operand_type = types.result_type(t1, t2)
+        if promote_to_float:
+            operand_type = types.float_type_for(operand_type)
+    torch_type = operand_type.torch_type()
+
+    split, leader = _result_layout(arrays, gshape)
+    locals_ = []
+    for t in (t1, t2):
+        if isinstance(t, DNDarray):
+            local = align_local(t, gshape, split, leader)
+            if local.dtype != torch_type:
+                local = local.to(torch_type)
+            locals_.append(local)
+        else:
+            locals_.append(_weak_scalar(t, operand_type))
+    result = operation(locals_[0], locals_[1], **kwargs)
+    if not isinstance(result, torch.Tensor):
+        result = torch.tensor(result)
+    if split is not None:
+        lshape = list(gshape)
+        lshape[split] = leader.lshape[leader.split]
+        balanced = leader._balanced
+    else:
+        lshape = list(gshape)
+        balanced = True
+    if tuple(result.shape) != tuple(lshape):
+        result = result.expand(lshape).contiguous()
+    wrapped = DNDarray(
+        result,
+        gshape,
+        _TORCH_TO_HEAT[result.dtype],
+        split,
+        first.device,
+        first.comm,
+        balanced,
+    )
+    if out is None and where is None:
+        return wrapped
+    wrapped = _apply_where(wrapped, where, out)
+    return wrapped if out is None else write_out(wrapped, out)
+
+
+def _weak_scalar(value, operand_type):
+    """A Python scalar in the computation type (a 0-d tensor keeps torch from re-promoting)."""
+    return torch.tensor(value, dtype=operand_type.torch_type())
+
+
+# ---------------------------------------------------------------------------------------------
+# reductions
+# ---------------------------------------------------------------------------------------------
+def reduce_op(
+    x: DNDarray,
+    partial_op: Callable[..., torch.Tensor],
+    reduction_op: MPI.Op,
+    axis: Union[None, int, Tuple[int, ...]] = None,
+    out: Optional[DNDarray] = None,
+    keepdims: bool = False,
+    neutral=None,
+    dtype=None,
+) -> DNDarray:
+    """
+    Reduce ``x`` along ``axis``: a local partial reduction, then one Allreduce with
+    ``reduction_op`` if the split axis is among the reduced axes.
+
+    Parameters
+    ----------
+    x : DNDarray
+    partial_op : callable
+        ``partial_op(tensor, dims: tuple, keepdim=True) -> tensor``; must accept ``dims=()``
+        for 0-d input (return the tensor).
+    reduction_op : MPI.Op
+        How the partial results combine across processes (``MPI.SUM``, ``MPI.MAX``, ...).
+    axis : int or tuple of int, optional
+        Axes to reduce; None reduces all.
+    out : DNDarray, optional
+    keepdims : bool
+    neutral : scalar
+        The neutral element, contributed by processes whose block is empty.
+    dtype : heat type, optional
+        Cast the input to this type first.
+
+    Examples
+    --------
+    >>> reduce_op(ht.ones((2, 3), split=0), lambda t, dims, keepdim: t.sum(dims, keepdim=keepdim), MPI.SUM)
+    DNDarray(6., dtype=ht.float32, device=cpu:0, split=None)
+    """
+    if not isinstance(x, DNDarray):
+        raise TypeError(f"x must be a DNDarray, but was {type(x).__name__}")
+    axes = sanitize_axis(x.gshape, axis)
+    if axes is None:
+        axes = tuple(range(x.ndim))
+    elif isinstance(axes, int):
+        axes = (axes,)
+    if x.ndim == 0:
+        axes = ()
+    gshape_keep = tuple(1 if i in axes else d for i, d in enumerate(x.gshape))
+    gshape = gshape_keep if keepdims else tuple(d for i, d in enumerate(x.gshape) if i not in axes)
+    _check_out(out, gshape)
+
+    tensor = x.larray
+    if dtype is not None:
+        tensor = tensor.to(types.canonical_heat_type(dtype).torch_type())
+    lshape_keep = tuple(1 if i in axes else d for i, d in enumerate(tensor.shape))
+    if tensor.numel() == 0 and any(tensor.shape[i] == 0 for i in axes):
+        if neutral is None:
+            if any(x.gshape[i] == 0 for i in axes):
+                raise ValueError("zero-size array to reduction operation which has no identity")
+        partial = _neutral_like(tensor, lshape_keep, neutral, partial_op)
+    else:
+        partial = partial_op(tensor, axes, keepdim=True) if axes else tensor.clone()
+
+    split = x.split
+    if split is not None and split in axes:
+        if x.comm.size > 1:
+            partial = x.comm.allreduce_tensor(partial, reduction_op)
+        split = None
+    if not keepdims:
+        partial = partial.reshape(tuple(d for i, d in enumerate(partial.shape) if i not in axes))
+        if split is not None:
+            split -= sum(1 for a in axes if a < split)
+    result = DNDarray(
+        partial,
+        gshape,
+        _TORCH_TO_HEAT[partial.dtype],
+        split,
+        x.device,
+        x.comm,
+        x._balanced if split is not None else True,
+    )
+    return result if out is None else write_out(result, out)
+
+
+def _neutral_like(tensor: torch.Tensor, shape, neutral, partial_op) -> torch.Tensor:
+    """A tensor of the reduction's output dtype filled with ``neutral``."""
+    probe = partial_op(torch.zeros((1,) * max(tensor.ndim, 1), dtype=tensor.dtype, device=tensor.device),
+                       tuple(range(max(tensor.ndim, 1))), keepdim=True)
+    return torch.full(shape, neutral, dtype=probe.dtype, device=tensor.device)
+
+
+# ---------------------------------------------------------------------------------------------
+# cumulative operations
+# ---------------------------------------------------------------------------------------------
+def cum_op(
+    x: DNDarray,
+    partial_op: Callable[..., torch.Tensor],
+    exscan_op: MPI.Op,
+    final_op: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
+    neutral,
+    axis: Optional[int],
+    dtype=None,
+    out: Optional[DNDarray] = None,
+) -> DNDarray:
+    """
+    Cumulative operation along ``axis``: local scan, then an exclusive scan (``exscan_op``) of the
+    block totals across processes, combined into the local scan with ``final_op``.
+
+    ``axis=None`` works on the flattened array, as NumPy does.
+
+    Examples
+    --------
+    >>> cum_op(ht.ones(4, split=0), torch.cumsum, MPI.SUM, torch.add, 0, axis=0)
+    DNDarray([1., 2., 3., 4.], dtype=ht.float32, device=cpu:0, split=0)
+    """
+    if not isinstance(x, DNDarray):
+        raise TypeError(f"x must be a DNDarray, but was {type(x).__name__}")
+    if axis is None:
+        from .manipulations import flatten
+
+        x = flatten(x)
+        axis = 0
+    axis = sanitize_axis(x.gshape, axis)
+    if not isinstance(axis, int):
+        raise TypeError(f"axis must be an integer, but was {axis!r}")
+    gshape = x.gshape
+    _check_out(out, gshape)
+    tensor = x.larray
+    if dtype is not None:
+        tensor = tensor.to(types.canonical_heat_type(dtype).torch_type())
+    elif tensor.dtype in (torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32):
+        # NumPy accumulates small integers (and bools) in the default integer type
+        tensor = tensor.to(torch.int64)
+    if x.ndim == 0:
+        result = tensor.clone()
+    else:
+        result = partial_op(tensor, dim=axis)
+    if x.split is not None and x.split == axis and x.comm.size > 1:
+        if result.shape[axis] > 0:
+            total = result.narrow(axis, result.shape[axis] - 1, 1)
+        else:
+            total_shape = list(result.shape)
+            total_shape[axis] = 1
+            total = torch.full(total_shape, neutral, dtype=result.dtype, device=result.device)
+        offset = x.comm.exscan_tensor(total.contiguous(), exscan_op)
+        if x.comm.rank > 0 and result.numel() > 0:
+            result = final_op(result, offset)
+    wrapped = DNDarray(
+        result, gshape, _TORCH_TO_HEAT[result.dtype], x.split, x.device, x.comm, x._balanced
+    )
+    return wrapped if out is None else write_out(wrapped, out)

@@ -1,0 +1,169 @@
+"""
+Complex number functions: ``real``, ``imag``, ``conj``/``conjugate`` and ``angle``.
+
+All are local (no communication). ``DNDarray.real`` and ``DNDarray.imag`` call these.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+import torch
+
+from . import types
+from ._operations import local_op
+from .arithmetics import _unary
+from .dndarray import DNDarray
+from .sanitation import sanitize_in
+
+__all__ = ["angle", "conj", "conjugate", "imag", "real"]
+
+
+def _is_complex(x: DNDarray) -> bool:
+    return issubclass(x.dtype, types.complexfloating)
+
+
+def real(x: DNDarray) -> DNDarray:
+    """
+    The real part of ``x``.
+
+    For a complex array this is a view sharing memory with ``x`` (as in NumPy), of the
+    corresponding real type; a real array is returned itself.
+
+    Parameters
+    ----------
+    x : DNDarray
+
+    Returns
+    -------
+    DNDarray
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray.
+
+    Examples
+    --------
+    >>> ht.real(ht.array([1 + 2j, 3 - 4j]))
+    DNDarray([1., 3.], dtype=ht.float32, device=cpu:0, split=None)
+    """
+    sanitize_in(x)
+    if not _is_complex(x):
+        return x
+    return local_op(torch.real, x, no_cast=True)
+
+
+def imag(x: DNDarray) -> DNDarray:
+    """
+    The imaginary part of ``x``.
+
+    For a complex array this is a view sharing memory with ``x`` (as in NumPy), of the
+    corresponding real type; for a real array it is an array of zeros of ``x``'s dtype.
+
+    Parameters
+    ----------
+    x : DNDarray
+
+    Returns
+    -------
+    DNDarray
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray.
+
+    Examples
+    --------
+    >>> ht.imag(ht.array([1 + 2j, 3 - 4j]))
+    DNDarray([ 2., -4.], dtype=ht.float32, device=cpu:0, split=None)
+    >>> ht.imag(ht.array([1.0, 2.0]))
+    DNDarray([0., 0.], dtype=ht.float32, device=cpu:0, split=None)
+    """
+    sanitize_in(x)
+    if not _is_complex(x):
+        return local_op(torch.zeros_like, x, no_cast=True)
+    return local_op(torch.imag, x, no_cast=True)
+
+
+def _conj_tensor(tensor: torch.Tensor) -> torch.Tensor:
+    if tensor.is_complex():
+        return torch.conj_physical(tensor)
+    return tensor.clone()
+
+
+def conj(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
+    """
+    The elementwise complex conjugate (a copy of ``x`` for real arrays).
+
+    Parameters
+    ----------
+    x : DNDarray
+    out : DNDarray, optional
+        Where to store the result (same shape, any layout).
+    where : DNDarray or array-like of bool, optional
+        Compute only where True; elsewhere ``out`` keeps its value (zeros without ``out``).
+
+    Returns
+    -------
+    DNDarray
+        Same shape, layout and dtype as ``x``.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray, or the result cannot be cast to ``out``'s dtype.
+
+    Examples
+    --------
+    >>> ht.conj(ht.array([1 + 2j, 3 - 4j]))
+    DNDarray([1.-2.j, 3.+4.j], dtype=ht.complex64, device=cpu:0, split=None)
+    """
+    return _unary(_conj_tensor, x, out, where, "conj", no_cast=True)
+
+
+conjugate = conj
+
+
+def _angle_tensor(tensor: torch.Tensor, deg: bool) -> torch.Tensor:
+    result = torch.angle(tensor)
+    if deg:
+        result = result * (180.0 / math.pi)
+    return result
+
+
+def angle(z: DNDarray, deg: bool = False) -> DNDarray:
+    """
+    The counterclockwise angle from the positive real axis, ``arctan2(imag(z), real(z))``.
+
+    Real inputs give 0 or pi (NaN stays NaN); integer inputs give floats as in NumPy
+    (int8 -> float16, int16 -> float32, int32/int64 and bool -> float64).
+
+    Parameters
+    ----------
+    z : DNDarray
+    deg : bool, optional
+        Return degrees instead of radians.
+
+    Returns
+    -------
+    DNDarray
+        Real floating point array, same shape and layout as ``z``.
+
+    Raises
+    ------
+    TypeError
+        If ``z`` is not a DNDarray.
+
+    Examples
+    --------
+    >>> ht.angle(ht.array([1j, -1.0, 1 + 1j]), deg=True)
+    DNDarray([ 90., 180.,  45.], dtype=ht.float32, device=cpu:0, split=None)
+    """
+    sanitize_in(z, "z")
+    if z.dtype is types.bool:
+        # NumPy computes arctan2(0, z) with a weak integer 0: bool -> int64 -> float64
+        z = z.astype(types.float64)
+    return local_op(_angle_tensor, z, no_cast=False, deg=bool(deg))

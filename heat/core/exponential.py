@@ -1,0 +1,427 @@
+"""
+Exponential, logarithmic and power functions: ``exp``, ``expm1``, ``exp2``, ``log``, ``log2``,
+``log10``, ``log1p``, ``logaddexp``, ``logaddexp2``, ``sqrt`` and ``square``.
+
+Each is one call to an engine of :mod:`heat.core._operations` and needs no communication unless
+two operands (``logaddexp``) are distributed differently.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+
+from . import types
+from .arithmetics import _binary, _operand_result_type, _unary
+from .dndarray import DNDarray
+from .sanitation import sanitize_in
+
+__all__ = [
+    "exp",
+    "exp2",
+    "expm1",
+    "log",
+    "log10",
+    "log1p",
+    "log2",
+    "logaddexp",
+    "logaddexp2",
+    "sqrt",
+    "square",
+]
+
+
+def exp(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
+    """
+    Elementwise exponential ``e**x``.
+
+    Integer and boolean inputs give floats as in NumPy (int32/int64 -> float64,
+    int16 -> float32, int8/uint8/bool -> float16).
+
+    Parameters
+    ----------
+    x : DNDarray
+        Input array.
+    out : DNDarray, optional
+        Where to store the result (same shape, any layout; the result must cast to its dtype
+        under ``'same_kind'`` casting).
+    where : DNDarray or array-like of bool, optional
+        Compute only where True; elsewhere ``out`` keeps its value (zeros without ``out``).
+
+    Returns
+    -------
+    DNDarray
+        Same shape and layout as ``x``.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray, or the result cannot be cast to ``out``'s dtype.
+
+    Examples
+    --------
+    >>> ht.exp(ht.array([0.0, 1.0]))
+    DNDarray([1.0000, 2.7183], dtype=ht.float32, device=cpu:0, split=None)
+    """
+    return _unary(torch.exp, x, out, where, "exp", no_cast=False)
+
+
+def expm1(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
+    """
+    Elementwise ``exp(x) - 1``, accurate for small ``x``.
+
+    Integer and boolean inputs give floats as in NumPy (int32/int64 -> float64,
+    int16 -> float32, int8/uint8/bool -> float16).
+
+    Parameters
+    ----------
+    x : DNDarray
+        Input array.
+    out : DNDarray, optional
+        Where to store the result (same shape, any layout; the result must cast to its dtype
+        under ``'same_kind'`` casting).
+    where : DNDarray or array-like of bool, optional
+        Compute only where True; elsewhere ``out`` keeps its value (zeros without ``out``).
+
+    Returns
+    -------
+    DNDarray
+        Same shape and layout as ``x``.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray, or the result cannot be cast to ``out``'s dtype.
+
+    Examples
+    --------
+    >>> ht.expm1(ht.array([0.0, 1e-5]))
+    DNDarray([0.0000e+00, 1.0000e-05], dtype=ht.float32, device=cpu:0, split=None)
+    """
+    return _unary(torch.expm1, x, out, where, "expm1", no_cast=False)
+
+
+def exp2(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
+    """
+    Elementwise ``2**x``.
+
+    Integer and boolean inputs give floats as in NumPy (int32/int64 -> float64,
+    int16 -> float32, int8/uint8/bool -> float16).
+
+    Parameters
+    ----------
+    x : DNDarray
+        Input array.
+    out : DNDarray, optional
+        Where to store the result (same shape, any layout; the result must cast to its dtype
+        under ``'same_kind'`` casting).
+    where : DNDarray or array-like of bool, optional
+        Compute only where True; elsewhere ``out`` keeps its value (zeros without ``out``).
+
+    Returns
+    -------
+    DNDarray
+        Same shape and layout as ``x``.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray, or the result cannot be cast to ``out``'s dtype.
+
+    Examples
+    --------
+    >>> ht.exp2(ht.array([0.0, 3.0]))
+    DNDarray([1., 8.], dtype=ht.float32, device=cpu:0, split=None)
+    """
+    return _unary(torch.exp2, x, out, where, "exp2", no_cast=False)
+
+
+def log(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
+    """
+    Elementwise natural logarithm (``-inf`` at 0, ``nan`` for negative reals).
+
+    Integer and boolean inputs give floats as in NumPy (int32/int64 -> float64,
+    int16 -> float32, int8/uint8/bool -> float16).
+
+    Parameters
+    ----------
+    x : DNDarray
+        Input array.
+    out : DNDarray, optional
+        Where to store the result (same shape, any layout; the result must cast to its dtype
+        under ``'same_kind'`` casting).
+    where : DNDarray or array-like of bool, optional
+        Compute only where True; elsewhere ``out`` keeps its value (zeros without ``out``).
+
+    Returns
+    -------
+    DNDarray
+        Same shape and layout as ``x``.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray, or the result cannot be cast to ``out``'s dtype.
+
+    Examples
+    --------
+    >>> ht.log(ht.array([1.0, 2.718282]))
+    DNDarray([0., 1.], dtype=ht.float32, device=cpu:0, split=None)
+    """
+    return _unary(torch.log, x, out, where, "log", no_cast=False)
+
+
+def log2(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
+    """
+    Elementwise base-2 logarithm.
+
+    Integer and boolean inputs give floats as in NumPy (int32/int64 -> float64,
+    int16 -> float32, int8/uint8/bool -> float16).
+
+    Parameters
+    ----------
+    x : DNDarray
+        Input array.
+    out : DNDarray, optional
+        Where to store the result (same shape, any layout; the result must cast to its dtype
+        under ``'same_kind'`` casting).
+    where : DNDarray or array-like of bool, optional
+        Compute only where True; elsewhere ``out`` keeps its value (zeros without ``out``).
+
+    Returns
+    -------
+    DNDarray
+        Same shape and layout as ``x``.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray, or the result cannot be cast to ``out``'s dtype.
+
+    Examples
+    --------
+    >>> ht.log2(ht.array([1.0, 8.0]))
+    DNDarray([0., 3.], dtype=ht.float32, device=cpu:0, split=None)
+    """
+    return _unary(torch.log2, x, out, where, "log2", no_cast=False)
+
+
+def log10(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
+    """
+    Elementwise base-10 logarithm.
+
+    Integer and boolean inputs give floats as in NumPy (int32/int64 -> float64,
+    int16 -> float32, int8/uint8/bool -> float16).
+
+    Parameters
+    ----------
+    x : DNDarray
+        Input array.
+    out : DNDarray, optional
+        Where to store the result (same shape, any layout; the result must cast to its dtype
+        under ``'same_kind'`` casting).
+    where : DNDarray or array-like of bool, optional
+        Compute only where True; elsewhere ``out`` keeps its value (zeros without ``out``).
+
+    Returns
+    -------
+    DNDarray
+        Same shape and layout as ``x``.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray, or the result cannot be cast to ``out``'s dtype.
+
+    Examples
+    --------
+    >>> ht.log10(ht.array([1.0, 1000.0]))
+    DNDarray([0., 3.], dtype=ht.float32, device=cpu:0, split=None)
+    """
+    return _unary(torch.log10, x, out, where, "log10", no_cast=False)
+
+
+def log1p(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
+    """
+    Elementwise ``log(1 + x)``, accurate for small ``x``.
+
+    Integer and boolean inputs give floats as in NumPy (int32/int64 -> float64,
+    int16 -> float32, int8/uint8/bool -> float16).
+
+    Parameters
+    ----------
+    x : DNDarray
+        Input array.
+    out : DNDarray, optional
+        Where to store the result (same shape, any layout; the result must cast to its dtype
+        under ``'same_kind'`` casting).
+    where : DNDarray or array-like of bool, optional
+        Compute only where True; elsewhere ``out`` keeps its value (zeros without ``out``).
+
+    Returns
+    -------
+    DNDarray
+        Same shape and layout as ``x``.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray, or the result cannot be cast to ``out``'s dtype.
+
+    Examples
+    --------
+    >>> ht.log1p(ht.array([0.0, 1e-5]))
+    DNDarray([0.0000e+00, 9.9999e-06], dtype=ht.float32, device=cpu:0, split=None)
+    """
+    return _unary(torch.log1p, x, out, where, "log1p", no_cast=False)
+
+
+def sqrt(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
+    """
+    Elementwise non-negative square root (``nan`` for negative reals).
+
+    Integer and boolean inputs give floats as in NumPy (int32/int64 -> float64,
+    int16 -> float32, int8/uint8/bool -> float16).
+
+    Parameters
+    ----------
+    x : DNDarray
+        Input array.
+    out : DNDarray, optional
+        Where to store the result (same shape, any layout; the result must cast to its dtype
+        under ``'same_kind'`` casting).
+    where : DNDarray or array-like of bool, optional
+        Compute only where True; elsewhere ``out`` keeps its value (zeros without ``out``).
+
+    Returns
+    -------
+    DNDarray
+        Same shape and layout as ``x``.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray, or the result cannot be cast to ``out``'s dtype.
+
+    Examples
+    --------
+    >>> ht.sqrt(ht.array([4.0, 9.0]))
+    DNDarray([2., 3.], dtype=ht.float32, device=cpu:0, split=None)
+    """
+    return _unary(torch.sqrt, x, out, where, "sqrt", no_cast=False)
+
+
+def _float_binary(operation, x1, x2, out, where, name: str) -> DNDarray:
+    rt = _operand_result_type(x1, x2, name)
+    if issubclass(rt, types.complexfloating):
+        raise TypeError(f"{name} is not supported for complex operands")
+    return _binary(operation, x1, x2, out, where, name, promote_to_float=True,
+                   result_type=types.float_type_for(rt))
+
+
+def logaddexp(x1, x2, out: Optional[DNDarray] = None, where=None) -> DNDarray:
+    """
+    Elementwise ``log(exp(x1) + exp(x2))``, computed without overflow.
+
+    Integer and boolean operands give floats as in NumPy.
+
+    Parameters
+    ----------
+    x1, x2 : DNDarray, scalar or array-like
+        Operands; broadcast together, distributed layouts are aligned.
+    out : DNDarray, optional
+        Where to store the result.
+    where : DNDarray or array-like of bool, optional
+        Compute only where True; elsewhere ``out`` keeps its value (zeros without ``out``).
+
+    Returns
+    -------
+    DNDarray
+
+    Raises
+    ------
+    TypeError
+        If an operand is complex or not numeric.
+    ValueError
+        If the shapes cannot be broadcast together.
+
+    Examples
+    --------
+    >>> ht.logaddexp(ht.array([0.0, 1.0]), 0.0)
+    DNDarray([0.6931, 1.3133], dtype=ht.float32, device=cpu:0, split=None)
+    """
+    return _float_binary(torch.logaddexp, x1, x2, out, where, "logaddexp")
+
+
+def logaddexp2(x1, x2, out: Optional[DNDarray] = None, where=None) -> DNDarray:
+    """
+    Elementwise ``log2(2**x1 + 2**x2)``, computed without overflow.
+
+    Integer and boolean operands give floats as in NumPy.
+
+    Parameters
+    ----------
+    x1, x2 : DNDarray, scalar or array-like
+        Operands; broadcast together, distributed layouts are aligned.
+    out : DNDarray, optional
+        Where to store the result.
+    where : DNDarray or array-like of bool, optional
+        Compute only where True; elsewhere ``out`` keeps its value (zeros without ``out``).
+
+    Returns
+    -------
+    DNDarray
+
+    Raises
+    ------
+    TypeError
+        If an operand is complex or not numeric.
+    ValueError
+        If the shapes cannot be broadcast together.
+
+    Examples
+    --------
+    >>> ht.logaddexp2(ht.array([1.0, 3.0]), 1.0)
+    DNDarray([2.0000, 3.3219], dtype=ht.float32, device=cpu:0, split=None)
+    """
+    return _float_binary(torch.logaddexp2, x1, x2, out, where, "logaddexp2")
+
+
+def square(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
+    """
+    Elementwise square ``x * x``. Integer arrays stay integers (and may overflow, as in NumPy);
+    booleans give int8, as in NumPy.
+
+    Parameters
+    ----------
+    x : DNDarray
+        Input array.
+    out : DNDarray, optional
+        Where to store the result.
+    where : DNDarray or array-like of bool, optional
+        Compute only where True; elsewhere ``out`` keeps its value (zeros without ``out``).
+
+    Returns
+    -------
+    DNDarray
+        Same shape, layout and dtype as ``x`` (int8 for bool).
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray, or the result cannot be cast to ``out``'s dtype.
+
+    Examples
+    --------
+    >>> ht.square(ht.array([-2, 3]))
+    DNDarray([4, 9], dtype=ht.int64, device=cpu:0, split=None)
+    """
+    sanitize_in(x)
+    if x.dtype is types.bool:
+        return _unary(_square_bool, x, out, where, "square", no_cast=True, result_type=types.int8)
+    return _unary(torch.square, x, out, where, "square", no_cast=True)
+
+
+def _square_bool(tensor: torch.Tensor) -> torch.Tensor:
+    return tensor.to(torch.int8)

@@ -1,0 +1,662 @@
+"""
+Array creation: from data (``array``, ``asarray``), filled (``zeros``, ``ones``, ``empty``,
+``full`` and their ``*_like``), ranges (``arange``, ``linspace``, ``logspace``), ``eye`` and
+``meshgrid``.
+
+Every factory with ``split=`` creates only the local block of each process; nothing is
+communicated.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import torch
+
+from . import types
+from .communication import MPICommunication, sanitize_comm
+from .devices import Device, sanitize_device
+from ._operations import _TORCH_TO_HEAT as _TORCH_TYPES
+from .dndarray import DNDarray
+from .sanitation import sanitize_shape, sanitize_split
+
+__all__ = [
+    "arange",
+    "array",
+    "asarray",
+    "empty",
+    "empty_like",
+    "eye",
+    "full",
+    "full_like",
+    "linspace",
+    "logspace",
+    "meshgrid",
+    "ones",
+    "ones_like",
+    "zeros",
+    "zeros_like",
+]
+
+# NumPy dtypes without a heat counterpart, and where their values go
+_NUMPY_WIDENING = {np.dtype(np.uint16): np.int32, np.dtype(np.uint32): np.int64,
+                   np.dtype(np.uint64): np.int64}
+
+
+def _to_tensor(obj, dtype) -> torch.Tensor:
+    """A torch tensor holding ``obj`` (Python data, NumPy array, tensor)."""
+    if isinstance(obj, torch.Tensor):
+        return obj.detach()
+    if isinstance(obj, (np.ndarray, np.generic)):
+        array = np.asarray(obj)
+        if array.dtype in _NUMPY_WIDENING:
+            array = array.astype(_NUMPY_WIDENING[array.dtype])
+        if array.dtype.kind not in "biufc":
+            raise TypeError(f"obj has NumPy dtype {array.dtype}, which heat cannot hold")
+        if array.dtype.byteorder not in "=|":
+            array = array.astype(array.dtype.newbyteorder("="))
+        if not array.flags.writeable:
+            array = array.copy()
+        return torch.from_numpy(np.ascontiguousarray(array)) if array.ndim else torch.tensor(array.item(), dtype=_torch_of_numpy(array.dtype))
+    if isinstance(obj, (list, tuple)) and _contains_dndarray(obj):
+        obj = _resolve_nested(obj)
+    if dtype is None:
+        dtype = types.heat_type_of(obj)
+    try:
+        return torch.tensor(obj, dtype=dtype.torch_type())
+    except (TypeError, ValueError, RuntimeError) as error:
+        raise TypeError(f"obj could not be converted to an array: {error}") from None
+
+
+def _torch_of_numpy(np_dtype) -> torch.dtype:
+    return types.canonical_heat_type(np_dtype).torch_type()
+
+
+def _contains_dndarray(obj) -> bool:
+    return any(isinstance(o, DNDarray) or (isinstance(o, (list, tuple)) and _contains_dndarray(o))
+               for o in obj)
+
+
+def _resolve_nested(obj):
+    return [o.numpy() if isinstance(o, DNDarray) else
+            (_resolve_nested(o) if isinstance(o, (list, tuple)) else o) for o in obj]
+
+
+def array(
+    obj,
+    dtype=None,
+    copy: Optional[bool] = True,
+    ndmin: int = 0,
+    order: str = "C",
+    split: Optional[int] = None,
+    is_split: Optional[int] = None,
+    device: Optional[Union[str, Device]] = None,
+    comm: Optional[MPICommunication] = None,
+) -> DNDarray:
+    """
+    Create a DNDarray from data.
+
+    Parameters
+    ----------
+    obj : array_like
+        A DNDarray, torch tensor, NumPy array, scalar or nested sequence.
+    dtype : heat type, optional
+        The data type; inferred from ``obj`` if None (Python floats give float32, Python ints
+        int64, NumPy arrays and tensors keep theirs).
+    copy : bool or None
+        True (default): always copy. None: copy only if needed. False: never copy (raises
+        ValueError if a copy is needed).
+    ndmin : int
+        Minimum number of dimensions; ones are prepended.
+    order : str
+        Only "C" is supported (torch tensors are row-major).
+    split : int, optional
+        Every process holds the whole ``obj``; the result is distributed along ``split``
+        (each process keeps its balanced block).
+    is_split : int, optional
+        Each process passes its own block; the blocks are joined along ``is_split``. The
+        local shapes must agree in every other dimension.
+    device : str or Device, optional
+    comm : MPICommunication, optional
+
+    Returns
+    -------
+    DNDarray
+
+    Raises
+    ------
+    ValueError
+        If both ``split`` and ``is_split`` are given, or local blocks do not fit together.
+    TypeError
+        If ``obj`` cannot be converted or ``dtype`` is not understood.
+
+    Examples
+    --------
+    >>> ht.array([[1, 2], [3, 4]], split=0)
+    DNDarray([[1, 2],
+              [3, 4]], dtype=ht.int64, device=cpu:0, split=0)
+    """
+    if split is not None and is_split is not None:
+        raise ValueError(f"split and is_split are mutually exclusive, got {split} and {is_split}")
+    if order != "C":
+        raise NotImplementedError("only order='C' is supported (torch tensors are row-major)")
+    if not isinstance(ndmin, int) or isinstance(ndmin, bool):
+        raise TypeError(f"ndmin must be an integer, but was {type(ndmin).__name__}")
+    if dtype is not None:
+        dtype = types.canonical_heat_type(dtype)
+    comm = sanitize_comm(comm if comm is not None or not isinstance(obj, DNDarray) else obj.comm)
+    if device is None and isinstance(obj, DNDarray):
+        device = obj.device
+    device = sanitize_device(device)
+
+    if isinstance(obj, DNDarray):
+        return _array_from_dndarray(obj, dtype, copy, ndmin, split, is_split, device)
+
+    tensor = _to_tensor(obj, dtype)
+    shares_memory = isinstance(obj, (torch.Tensor, np.ndarray))
+    if dtype is not None and tensor.dtype != dtype.torch_type():
+        tensor = tensor.to(dtype.torch_type())
+        shares_memory = False
+    if tensor.device != torch.device(device.torch_device):
+        tensor = tensor.to(device.torch_device)
+        shares_memory = False
+    if shares_memory and copy:
+        tensor = tensor.clone()
+    elif shares_memory and copy is False and isinstance(obj, np.ndarray) and not obj.flags.c_contiguous:
+        raise ValueError("copy=False, but obj is not C-contiguous and must be copied")
+    if tensor.dtype not in _TORCH_TYPES:
+        raise TypeError(f"obj has dtype {tensor.dtype}, which heat cannot hold")
+    dtype = _TORCH_TYPES[tensor.dtype]
+    while tensor.ndim < ndmin:
+        tensor = tensor.unsqueeze(0)
+
+    if is_split is not None:
+        return _array_from_blocks(tensor, dtype, is_split, device, comm)
+    gshape = tuple(tensor.shape)
+    split = sanitize_split(gshape, split)
+    if split is not None and comm.size > 1:
+        offset, lshape, _ = comm.chunk(gshape, split)
+        tensor = tensor.narrow(split, offset, lshape[split])
+        if copy is not False:
+            tensor = tensor.clone()
+    return DNDarray(tensor, gshape, dtype, split, device, comm, True)
+
+
+def _array_from_dndarray(obj: DNDarray, dtype, copy, ndmin, split, is_split, device) -> DNDarray:
+    from .layout import resplit
+
+    if is_split is not None:
+        raise ValueError("is_split cannot be used when obj is a DNDarray (its layout is known)")
+    result = obj
+    if dtype is not None and dtype is not obj.dtype:
+        result = result.astype(dtype)
+    elif copy:
+        result = result.astype(obj.dtype, copy=True)
+    if device != result.device:
+        result = result.to_device(device)
+    if obj.ndim < ndmin:
+        from .manipulations import expand_dims
+
+        for _ in range(ndmin - obj.ndim):
+            result = expand_dims(result, 0)
+    if split is not None:
+        split = sanitize_split(result.gshape, split)
+        if split != result.split:
+            result = resplit(result, split)
+    return result
+
+
+def _array_from_blocks(tensor: torch.Tensor, dtype, is_split, device, comm) -> DNDarray:
+    """Join each process's block along ``is_split``; validated identically on every rank."""
+    is_split = sanitize_split(tuple(tensor.shape), is_split, name="is_split")
+    if comm.size == 1:
+        return DNDarray(tensor, tuple(tensor.shape), dtype, is_split, device, comm, True)
+    infos = comm.allgather((tuple(tensor.shape), dtype.__name__))
+    shapes = [info[0] for info in infos]
+    reference = shapes[0]
+    for rank, shape in enumerate(shapes):
+        if len(shape) != len(reference) or any(
+            a != b for i, (a, b) in enumerate(zip(shape, reference)) if i != is_split
+        ):
+            raise ValueError(
+                f"local blocks do not fit together along is_split={is_split}: rank 0 has shape "
+                f"{reference}, rank {rank} has shape {shape}"
+            )
+    common = dtype
+    for _, name in infos:
+        common = types.promote_types(common, getattr(types, name))
+    if common is not dtype:
+        tensor = tensor.to(common.torch_type())
+    gshape = list(reference)
+    gshape[is_split] = sum(shape[is_split] for shape in shapes)
+    counts = tuple(shape[is_split] for shape in shapes)
+    balanced = counts == tuple(comm.counts_displs_shape(tuple(gshape), is_split)[0])
+    return DNDarray(tensor, tuple(gshape), common, is_split, device, comm, balanced)
+
+
+def asarray(
+    obj,
+    dtype=None,
+    copy: Optional[bool] = None,
+    order: str = "C",
+    is_split: Optional[int] = None,
+    device: Optional[Union[str, Device]] = None,
+) -> DNDarray:
+    """
+    Convert ``obj`` to a DNDarray, copying only when needed (``obj`` itself if it already is
+    one of the requested dtype and device).
+
+    Examples
+    --------
+    >>> a = ht.arange(3); ht.asarray(a) is a
+    True
+    """
+    if isinstance(obj, DNDarray) and (dtype is None or types.canonical_heat_type(dtype) is obj.dtype) \
+            and (device is None or sanitize_device(device) == obj.device) and not copy:
+        return obj
+    return array(obj, dtype=dtype, copy=copy, order=order, is_split=is_split, device=device)
+
+
+def _filled(
+    fill: Callable[..., torch.Tensor], shape, dtype, split, device, comm, order="C"
+) -> DNDarray:
+    if order != "C":
+        raise NotImplementedError("only order='C' is supported (torch tensors are row-major)")
+    gshape = sanitize_shape(shape)
+    split = sanitize_split(gshape, split)
+    dtype = types.float32 if dtype is None else types.canonical_heat_type(dtype)
+    device = sanitize_device(device)
+    comm = sanitize_comm(comm)
+    _, lshape, _ = comm.chunk(gshape, split)
+    tensor = fill(lshape, dtype=dtype.torch_type(), device=device.torch_device)
+    return DNDarray(tensor, gshape, dtype, split, device, comm, True)
+
+
+def zeros(shape, dtype=types.float32, split=None, device=None, comm=None, order="C") -> DNDarray:
+    """
+    A new array of zeros.
+
+    Parameters
+    ----------
+    shape : int or sequence of int
+    dtype : heat type
+        Default float32.
+    split : int, optional
+    device : str or Device, optional
+    comm : MPICommunication, optional
+    order : str
+        Only "C".
+
+    Examples
+    --------
+    >>> ht.zeros((2, 3), split=1).shape
+    (2, 3)
+    """
+    return _filled(torch.zeros, shape, dtype, split, device, comm, order)
+
+
+def ones(shape, dtype=types.float32, split=None, device=None, comm=None, order="C") -> DNDarray:
+    """
+    A new array of ones (see :func:`zeros` for the parameters).
+
+    Examples
+    --------
+    >>> ht.ones(3)
+    DNDarray([1., 1., 1.], dtype=ht.float32, device=cpu:0, split=None)
+    """
+    return _filled(torch.ones, shape, dtype, split, device, comm, order)
+
+
+def empty(shape, dtype=types.float32, split=None, device=None, comm=None, order="C") -> DNDarray:
+    """
+    A new array whose values are not initialized (see :func:`zeros` for the parameters).
+
+    Examples
+    --------
+    >>> ht.empty((2, 2)).shape
+    (2, 2)
+    """
+    return _filled(torch.empty, shape, dtype, split, device, comm, order)
+
+
+def full(shape, fill_value, dtype=None, split=None, device=None, comm=None, order="C") -> DNDarray:
+    """
+    A new array filled with ``fill_value``.
+
+    Parameters
+    ----------
+    shape : int or sequence of int
+    fill_value : scalar
+    dtype : heat type, optional
+        Default: the type of ``fill_value`` (int -> int64, float -> float32, bool -> bool).
+
+    Examples
+    --------
+    >>> ht.full((2,), 7)
+    DNDarray([7, 7], dtype=ht.int64, device=cpu:0, split=None)
+    """
+    if isinstance(fill_value, DNDarray):
+        fill_value = fill_value.item()
+    if dtype is None:
+        dtype = types.heat_type_of(fill_value)
+
+    def fill(lshape, dtype, device):
+        return torch.full(lshape, fill_value, dtype=dtype, device=device)
+
+    return _filled(fill, shape, dtype, split, device, comm, order)
+
+
+def _like(a, dtype, split, device, comm):
+    if not isinstance(a, DNDarray):
+        a = array(a)
+    return (
+        a.gshape,
+        a.dtype if dtype is None else dtype,
+        a.split if split is None else split,
+        a.device if device is None else device,
+        a.comm if comm is None else comm,
+    )
+
+
+def zeros_like(a, dtype=None, split=None, device=None, comm=None, order="C") -> DNDarray:
+    """
+    Zeros with the shape, dtype, split and device of ``a`` unless given.
+
+    Examples
+    --------
+    >>> ht.zeros_like(ht.ones((2, 2), split=0)).split
+    0
+    """
+    return _filled(torch.zeros, *_like(a, dtype, split, device, comm), order)
+
+
+def ones_like(a, dtype=None, split=None, device=None, comm=None, order="C") -> DNDarray:
+    """
+    Ones with the shape, dtype, split and device of ``a`` unless given.
+
+    Examples
+    --------
+    >>> ht.ones_like(ht.zeros(3, dtype=ht.int32)).dtype
+    <class 'heat.core.types.int32'>
+    """
+    return _filled(torch.ones, *_like(a, dtype, split, device, comm), order)
+
+
+def empty_like(a, dtype=None, split=None, device=None, comm=None, order="C") -> DNDarray:
+    """
+    An uninitialized array with the shape, dtype, split and device of ``a`` unless given.
+
+    Examples
+    --------
+    >>> ht.empty_like(ht.zeros((2, 3))).shape
+    (2, 3)
+    """
+    return _filled(torch.empty, *_like(a, dtype, split, device, comm), order)
+
+
+def full_like(a, fill_value, dtype=None, split=None, device=None, comm=None, order="C") -> DNDarray:
+    """
+    ``fill_value`` everywhere, with the shape, dtype, split and device of ``a`` unless given.
+
+    Examples
+    --------
+    >>> ht.full_like(ht.zeros(2), 3.5)
+    DNDarray([3.5000, 3.5000], dtype=ht.float32, device=cpu:0, split=None)
+    """
+    shape, dtype, split, device, comm = _like(a, dtype, split, device, comm)
+    return full(shape, fill_value, dtype, split, device, comm, order)
+
+
+def _is_integer_scalar(value) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def _range_values(offset: int, count: int, start, step, torch_type, device) -> torch.Tensor:
+    """start + i * step for the global indices i of this block, computed in double precision."""
+    index = torch.arange(offset, offset + count, dtype=torch.float64, device=device)
+    return (start + index * step).to(torch_type)
+
+
+def arange(*args, dtype=None, split=None, device=None, comm=None) -> DNDarray:
+    """
+    Evenly spaced values in ``[start, stop)`` with spacing ``step``, as :func:`numpy.arange`.
+
+    Parameters
+    ----------
+    start : scalar, optional
+        Default 0.
+    stop : scalar
+    step : scalar, optional
+        Default 1; must not be 0.
+    dtype : heat type, optional
+        Default int64 if all arguments are integers, else float32.
+    split, device, comm : optional
+
+    Examples
+    --------
+    >>> ht.arange(1, 10, 3)
+    DNDarray([1, 4, 7], dtype=ht.int64, device=cpu:0, split=None)
+    """
+    if not 1 <= len(args) <= 3:
+        raise TypeError(f"arange takes 1 to 3 positional arguments, but {len(args)} were given")
+    values = [a.item() if isinstance(a, DNDarray) else a for a in args]
+    for name, value in zip(("start", "stop", "step") if len(values) > 1 else ("stop",), values):
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+            raise TypeError(f"{name} must be a real number, but was {type(value).__name__}")
+    start, stop, step = 0, None, 1
+    if len(values) == 1:
+        (stop,) = values
+    elif len(values) == 2:
+        start, stop = values
+    else:
+        start, stop, step = values
+    if step == 0:
+        raise ValueError("step must not be zero")
+    all_integers = all(_is_integer_scalar(v) for v in values)
+    if dtype is None:
+        dtype = types.int64 if all_integers else types.float32
+    dtype = types.canonical_heat_type(dtype)
+    num = max(0, math.ceil((stop - start) / step))
+    gshape = (num,)
+    split = sanitize_split(gshape, split)
+    device = sanitize_device(device)
+    comm = sanitize_comm(comm)
+    offset, lshape, _ = comm.chunk(gshape, split)
+    if all_integers and types.heat_type_is_exact(dtype):
+        local = torch.arange(
+            int(start) + offset * int(step),
+            int(start) + (offset + lshape[0]) * int(step),
+            int(step),
+            dtype=torch.int64,
+            device=device.torch_device,
+        )[: lshape[0]].to(dtype.torch_type())
+    else:
+        local = _range_values(offset, lshape[0], start, step, dtype.torch_type(), device.torch_device)
+    return DNDarray(local, gshape, dtype, split, device, comm, True)
+
+
+def linspace(
+    start,
+    stop,
+    num: int = 50,
+    endpoint: bool = True,
+    retstep: bool = False,
+    dtype=None,
+    split=None,
+    device=None,
+    comm=None,
+) -> Union[DNDarray, Tuple[DNDarray, float]]:
+    """
+    ``num`` evenly spaced values from ``start`` to ``stop``, as :func:`numpy.linspace`.
+
+    Parameters
+    ----------
+    start, stop : scalar
+    num : int
+        Number of samples, non-negative.
+    endpoint : bool
+        Whether ``stop`` is the last sample.
+    retstep : bool
+        Also return the spacing.
+    dtype : heat type, optional
+        Default float32.
+
+    Examples
+    --------
+    >>> ht.linspace(0, 1, 5)
+    DNDarray([0.0000, 0.2500, 0.5000, 0.7500, 1.0000], dtype=ht.float32, device=cpu:0, split=None)
+    """
+    start = start.item() if isinstance(start, DNDarray) else start
+    stop = stop.item() if isinstance(stop, DNDarray) else stop
+    if isinstance(num, bool) or not isinstance(num, (int, np.integer)):
+        raise TypeError(f"num must be an integer, but was {type(num).__name__}")
+    if num < 0:
+        raise ValueError(f"num must be non-negative, but was {num}")
+    dtype = types.float32 if dtype is None else types.canonical_heat_type(dtype)
+    divisor = (num - 1) if endpoint else num
+    step = (stop - start) / divisor if divisor > 0 else float("nan")
+    gshape = (int(num),)
+    split = sanitize_split(gshape, split)
+    device = sanitize_device(device)
+    comm = sanitize_comm(comm)
+    offset, lshape, _ = comm.chunk(gshape, split)
+    index = torch.arange(offset, offset + lshape[0], dtype=torch.float64, device=device.torch_device)
+    if divisor > 0:
+        values = start + index * step
+        if endpoint and offset + lshape[0] == num and lshape[0] > 0:
+            values[-1] = stop
+    else:
+        values = torch.full_like(index, float(start))
+    if types.heat_type_is_exact(dtype):
+        values = torch.floor(values)
+    local = values.to(dtype.torch_type())
+    result = DNDarray(local, gshape, dtype, split, device, comm, True)
+    return (result, step) if retstep else result
+
+
+def logspace(
+    start,
+    stop,
+    num: int = 50,
+    endpoint: bool = True,
+    base: float = 10.0,
+    dtype=None,
+    split=None,
+    device=None,
+    comm=None,
+) -> DNDarray:
+    """
+    ``base ** linspace(start, stop, num)``, as :func:`numpy.logspace`.
+
+    Examples
+    --------
+    >>> ht.logspace(0, 2, 3)
+    DNDarray([  1.,  10., 100.], dtype=ht.float32, device=cpu:0, split=None)
+    """
+    exponents = linspace(start, stop, num, endpoint, dtype=types.float64, split=split,
+                         device=device, comm=comm)
+    dtype = types.float32 if dtype is None else types.canonical_heat_type(dtype)
+    local = torch.pow(float(base), exponents.larray)
+    if types.heat_type_is_exact(dtype):
+        local = torch.floor(local)
+    return DNDarray(local.to(dtype.torch_type()), exponents.gshape, dtype, exponents.split,
+                    exponents.device, exponents.comm, True)
+
+
+def eye(shape, k: int = 0, dtype=types.float32, split=None, device=None, comm=None, order="C") -> DNDarray:
+    """
+    A 2-D array with ones on the ``k``-th diagonal and zeros elsewhere.
+
+    Parameters
+    ----------
+    shape : int or (int, int)
+        ``N`` (square) or ``(N, M)``.
+    k : int
+        Diagonal offset (positive: above the main diagonal).
+
+    Examples
+    --------
+    >>> ht.eye(2, dtype=ht.int32)
+    DNDarray([[1, 0],
+              [0, 1]], dtype=ht.int32, device=cpu:0, split=None)
+    """
+    gshape = sanitize_shape(shape)
+    if len(gshape) == 1:
+        gshape = (gshape[0], gshape[0])
+    if len(gshape) != 2:
+        raise ValueError(f"shape must be an integer or a pair of integers, but was {shape}")
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise TypeError(f"k must be an integer, but was {type(k).__name__}")
+    result = zeros(gshape, dtype=dtype, split=split, device=device, comm=comm, order=order)
+    offset, lshape, _ = result.comm.chunk(gshape, result.split)
+    rows = torch.arange(lshape[0], device=result.larray.device)
+    cols = torch.arange(lshape[1], device=result.larray.device)
+    row_offset = offset if result.split == 0 else 0
+    col_offset = offset if result.split == 1 else 0
+    mask = (cols[None, :] + col_offset) - (rows[:, None] + row_offset) == k
+    result.larray[mask] = 1
+    return result
+
+
+def meshgrid(*arrays: Sequence[DNDarray], indexing: str = "xy") -> Tuple[DNDarray, ...]:
+    """
+    Coordinate matrices from 1-D coordinate vectors, as :func:`numpy.meshgrid`.
+
+    If one input is split, every output is split along the axis that input spans; each
+    process builds only its block.
+
+    Parameters
+    ----------
+    arrays : 1-D DNDarrays
+    indexing : {"xy", "ij"}
+        Cartesian ("xy", default) or matrix ("ij") indexing.
+
+    Examples
+    --------
+    >>> xx, yy = ht.meshgrid(ht.arange(3), ht.arange(2))
+    >>> xx.shape
+    (2, 3)
+    """
+    if len(arrays) == 1 and isinstance(arrays[0], (list, tuple)):
+        arrays = tuple(arrays[0])
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"indexing must be 'xy' or 'ij', but was {indexing!r}")
+    arrays = [a if isinstance(a, DNDarray) else array(a) for a in arrays]
+    for i, a in enumerate(arrays):
+        if a.ndim != 1:
+            raise ValueError(f"meshgrid needs 1-D arrays, but array {i} has shape {a.gshape}")
+    if not arrays:
+        return ()
+    out_dims = list(range(len(arrays)))
+    if indexing == "xy" and len(arrays) > 1:
+        out_dims[0], out_dims[1] = 1, 0
+    gshape = [0] * len(arrays)
+    for i, a in enumerate(arrays):
+        gshape[out_dims[i]] = a.gshape[0]
+    gshape = tuple(gshape)
+    split_input = next((i for i, a in enumerate(arrays) if a.split is not None), None)
+    split = None if split_input is None else out_dims[split_input]
+    comm = arrays[0].comm
+    offset, lshape, _ = comm.chunk(gshape, split)
+    vectors = []
+    for i, a in enumerate(arrays):
+        vector = a.larray if a.split is None or comm.size == 1 else comm.allgather_tensors(a.larray, axis=0)
+        if i == split_input:
+            vector = vector[offset: offset + lshape[split]]
+        vectors.append(vector)
+    local_shape = list(gshape)
+    if split is not None:
+        local_shape[split] = lshape[split]
+    grids = []
+    for i, vector in enumerate(vectors):
+        view_shape = [1] * len(arrays)
+        view_shape[out_dims[i]] = vector.shape[0]
+        grids.append(vector.reshape(view_shape).expand(local_shape))
+    return tuple(
+        DNDarray(g.contiguous(), gshape, arrays[i].dtype, split, arrays[i].device, comm, True)
+        for i, g in enumerate(grids)
+    )
+
+

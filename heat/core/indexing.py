@@ -1,0 +1,1204 @@
+"""
+Indexing of DNDarrays: ``x[key]`` and ``x[key] = value`` with NumPy's rules, ``nonzero`` and
+``where``.
+
+How a key is served depends on what it does to the split axis:
+
+- Basic indexing (integers, slices, ``...``, ``None``) is local slicing plus metadata. A slice of
+  the split axis keeps the result split (possibly unbalanced; ``balanced`` is computed exactly from
+  the global layout, without communication). A negative step along the split axis reverses the
+  blocks with one all-to-all into the balanced layout. An integer on the split axis leaves the data
+  with one process: it broadcasts the result (one ``Bcast``), which is not split.
+- A boolean mask is applied locally. When the split axis is the mask's first axis, the masked
+  elements of each process already are a contiguous piece of the global order, so the result is
+  split along the masked axis without communication (only the total count is reduced if the mask
+  itself is distributed). When the split axis is a later axis of the mask, the elements are put
+  into global order with one all-gather of per-row counts and one all-to-all.
+- Advanced (integer array) indexing of non-split axes is local. Along the split axis the requests
+  are routed to the owners (all-to-all of the indices, the owners answer with the values,
+  all-to-all back); every process serves its share of the result, which stays distributed.
+
+All checks (index bounds, mask shapes, too many indices, value shapes) are done from global
+information before any data moves, so a bad key raises the same ``IndexError`` on every rank.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from typing import List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import torch
+from mpi4py import MPI
+
+from . import types
+from .dndarray import DNDarray
+from .sanitation import broadcast_shapes
+
+__all__ = ["nonzero", "where"]
+
+# kinds of key entries
+_NEW, _ELLIPSIS, _BOOL0, _INT, _SLICE, _ARRAY, _MASK = range(7)
+
+_INVALID_INDEX = (
+    "only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and integer or boolean "
+    "arrays are valid indices"
+)
+_NON_INTEGER_ARRAY = "arrays used as indices must be of integer (or boolean) type"
+
+
+# ---------------------------------------------------------------------------------------------
+# small helpers
+# ---------------------------------------------------------------------------------------------
+def _displs(counts: Sequence[int]) -> Tuple[int, ...]:
+    displs, total = [], 0
+    for c in counts:
+        displs.append(total)
+        total += c
+    return tuple(displs)
+
+
+def _balanced_counts(comm, n: int) -> Tuple[int, ...]:
+    base, remainder = divmod(n, comm.size)
+    return tuple(base + (1 if r < remainder else 0) for r in range(comm.size))
+
+
+def _full_tensor(obj) -> torch.Tensor:
+    """The whole of an index (tensor, or DNDarray gathered if it is distributed)."""
+    if isinstance(obj, DNDarray):
+        if obj.split is None or obj.comm.size == 1:
+            return obj.larray
+        from .layout import resplit
+
+        return resplit(obj, None).larray
+    return obj
+
+
+def _is_distributed(obj) -> bool:
+    return isinstance(obj, DNDarray) and obj.split is not None and obj.comm.size > 1
+
+
+def _gshape_of(obj) -> Tuple[int, ...]:
+    return obj.gshape if isinstance(obj, DNDarray) else tuple(obj.shape)
+
+
+def _exchange(send: torch.Tensor, send_rows: Sequence[int], recv_rows: Sequence[int], comm):
+    """
+    One ``Alltoallv`` of rows (dim 0) whose counts both sides know: ``send_rows[r]`` rows go to
+    rank r, ``recv_rows[r]`` rows arrive from rank r. Returns the received rows, in rank order.
+    """
+    row = math.prod(send.shape[1:])
+    send = send.contiguous()
+    recv = torch.empty((sum(recv_rows),) + tuple(send.shape[1:]), dtype=send.dtype, device=send.device)
+    comm.Alltoallv((send, [c * row for c in send_rows]), (recv, [c * row for c in recv_rows]))
+    return recv
+
+
+def _route_to_counts(
+    local: torch.Tensor, axis: int, start: int, starts: Sequence[int], sizes: Sequence[int],
+    target_counts: Sequence[int], comm
+) -> torch.Tensor:
+    """
+    Move contiguous pieces of a distributed sequence to the layout ``target_counts``.
+
+    This process holds positions ``[start, start + local.shape[axis])`` of the sequence; rank r
+    holds ``[starts[r], starts[r] + sizes[r])`` (the pieces are disjoint and cover the sequence,
+    in any rank order). One ``Alltoallv``.
+    """
+    moved = local.movedim(axis, 0)
+    target_displs = _displs(target_counts)
+    n_local = moved.shape[0]
+    send_rows = []
+    for r in range(comm.size):
+        lo = max(start, target_displs[r])
+        hi = min(start + n_local, target_displs[r] + target_counts[r])
+        send_rows.append(max(hi - lo, 0))
+    # pieces of my range go out in position order, which is rank order of the targets
+    me = comm.rank
+    lo_me, hi_me = target_displs[me], target_displs[me] + target_counts[me]
+    recv_rows = []
+    for r in range(comm.size):
+        lo = max(starts[r], lo_me)
+        hi = min(starts[r] + sizes[r], hi_me)
+        recv_rows.append(max(hi - lo, 0))
+    received = _exchange(moved, send_rows, recv_rows, comm)
+    # received pieces are in source-rank order; put them in position order
+    pieces = list(torch.split(received, recv_rows, dim=0))
+    order = sorted(range(comm.size), key=lambda r: starts[r])
+    if order != list(range(comm.size)):
+        received = torch.cat([pieces[r] for r in order], dim=0)
+    return received.movedim(0, axis)
+
+
+def _ordered_rows(mask_local: torch.Tensor, axis: int, payload: torch.Tensor, comm):
+    """
+    Put the masked elements of a mask distributed along ``axis > 0`` into global (row-major) order.
+
+    ``mask_local`` is this process's block of a boolean mask that is distributed along ``axis``
+    (dims before ``axis`` are whole), ``payload`` has one row per ``True`` of ``mask_local`` (in
+    local row-major order). Returns ``(rows, total)``: this process's share of the payload rows in
+    global order, balanced, and the global number of ``True`` elements. One all-gather of per-row
+    counts and one all-to-all.
+    """
+    device = mask_local.device
+    prefix = math.prod(mask_local.shape[:axis])
+    flat = mask_local.reshape(prefix, math.prod(mask_local.shape[axis:]))
+    local_counts = flat.sum(dim=1, dtype=torch.int64)
+    all_counts = comm.allgather_tensors(local_counts.reshape(1, prefix), axis=0)  # (p, prefix)
+    per_row = all_counts.sum(dim=0)
+    total = int(per_row.sum())
+    row_starts = torch.cumsum(per_row, 0) - per_row
+    rank_cum = torch.cumsum(all_counts, dim=0)  # inclusive over ranks
+    rank_starts = rank_cum - all_counts
+    me = comm.rank
+    # global position of every local True: row start + earlier ranks' share of the row + rank
+    row_of = torch.nonzero(flat)[:, 0]
+    local_row_starts = torch.cumsum(local_counts, 0) - local_counts
+    within = torch.arange(row_of.shape[0], device=device) - local_row_starts[row_of]
+    positions = row_starts[row_of] + rank_starts[me][row_of] + within
+    target_counts = _balanced_counts(comm, total)
+    target_ends = torch.tensor(np.cumsum(target_counts), dtype=torch.int64, device=device)
+    dest = torch.searchsorted(target_ends, positions, right=True)
+    send_rows = torch.bincount(dest, minlength=comm.size).tolist()
+    # which source holds each position of my target range (computable from the counts alone)
+    target_start = sum(target_counts[:me])
+    mine = torch.arange(target_start, target_start + target_counts[me], device=device)
+    row_ends = torch.cumsum(per_row, 0)
+    row_of_mine = torch.searchsorted(row_ends, mine, right=True)
+    offset_in_row = mine - row_starts[row_of_mine]
+    source = (rank_cum[:, row_of_mine] <= offset_in_row.unsqueeze(0)).sum(dim=0)
+    recv_rows = torch.bincount(source, minlength=comm.size).tolist()
+    received = _exchange(payload, send_rows, recv_rows, comm)
+    if received.shape[0] == 0:
+        return received, total
+    rows = torch.empty_like(received)
+    source_order = torch.argsort(source, stable=True)
+    rows[source_order] = received
+    return rows, total
+
+
+class _View:
+    """A local tensor with global metadata: shape, split axis and counts along it."""
+
+    __slots__ = ("t", "gshape", "split", "counts", "balanced")
+
+    def __init__(self, t, gshape, split, counts, balanced):
+        self.t = t
+        self.gshape = gshape
+        self.split = split
+        self.counts = counts
+        self.balanced = balanced
+
+
+# ---------------------------------------------------------------------------------------------
+# parsing the key
+# ---------------------------------------------------------------------------------------------
+def _classify(item, device) -> Tuple[int, object]:
+    """The kind of one key entry and its normalized value (tensors are int64 or bool)."""
+    if item is None:
+        return _NEW, None
+    if item is Ellipsis:
+        return _ELLIPSIS, None
+    if isinstance(item, (bool, np.bool_)):
+        return _BOOL0, bool(item)
+    if isinstance(item, (int, np.integer)):
+        return _INT, int(item)
+    if isinstance(item, slice):
+        return _SLICE, item
+    if isinstance(item, DNDarray):
+        if item.dtype is types.bool:
+            if item.ndim == 0:
+                return _BOOL0, bool(item.larray.item())
+            return _MASK, item
+        if not types.issubdtype(item.dtype, types.integer):
+            raise IndexError(_NON_INTEGER_ARRAY)
+        if item.ndim == 0:
+            return _INT, int(item.larray.item())
+        if item.dtype is not types.int64:
+            item = item.astype(types.int64)
+        return _ARRAY, item
+    if isinstance(item, (list, tuple)):
+        try:
+            item = np.asarray(item)
+        except ValueError:
+            raise IndexError(_INVALID_INDEX) from None
+        if item.size == 0 and item.dtype.kind == "f":
+            item = item.astype(np.int64)
+    if isinstance(item, np.ndarray):
+        if item.dtype.kind == "b":
+            tensor = torch.from_numpy(np.ascontiguousarray(item))
+        elif item.dtype.kind in "iu":
+            tensor = torch.from_numpy(np.ascontiguousarray(item.astype(np.int64, copy=False)))
+        elif item.dtype.kind == "O":
+            raise IndexError(_INVALID_INDEX)
+        else:
+            raise IndexError(_NON_INTEGER_ARRAY)
+        item = tensor
+    if isinstance(item, torch.Tensor):
+        if item.dtype is torch.bool:
+            if item.ndim == 0:
+                return _BOOL0, bool(item.item())
+            return _MASK, item.to(device)
+        if item.is_floating_point() or item.is_complex():
+            raise IndexError(_NON_INTEGER_ARRAY)
+        if item.ndim == 0:
+            return _INT, int(item.item())
+        return _ARRAY, item.to(device=device, dtype=torch.int64)
+    if hasattr(item, "__index__"):
+        return _INT, item.__index__()
+    raise IndexError(_INVALID_INDEX)
+
+
+def _prepare(x: DNDarray, key):
+    """
+    Parse ``key`` for ``x``: validate it (identically on every rank), insert the new axes of
+    ``None`` (and of boolean scalars) into a view of ``x``, and return ``(view, entries,
+    advanced)``. ``entries`` holds one ``(kind, value, dim)`` per indexed axis group of the view.
+    """
+    if not isinstance(key, tuple):
+        key = (key,)
+    device = x.larray.device
+    items = [_classify(item, device) for item in key]
+    n_ellipsis = sum(1 for kind, _ in items if kind == _ELLIPSIS)
+    if n_ellipsis > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    consumed = 0
+    for kind, value in items:
+        if kind in (_INT, _SLICE, _ARRAY):
+            consumed += 1
+        elif kind == _MASK:
+            consumed += value.ndim
+    if consumed > x.ndim:
+        raise IndexError(
+            f"too many indices for array: array is {x.ndim}-dimensional, but {consumed} were indexed"
+        )
+    if n_ellipsis == 0:
+        items.append((_ELLIPSIS, None))
+
+    entries = []
+    new_dims = []
+    x_dim = 0
+    y_dim = 0
+    for kind, value in items:
+        if kind == _ELLIPSIS:
+            for _ in range(x.ndim - consumed):
+                entries.append((_SLICE, slice(None), y_dim))
+                x_dim += 1
+                y_dim += 1
+        elif kind == _NEW:
+            new_dims.append(y_dim)
+            entries.append((_SLICE, slice(None), y_dim))
+            y_dim += 1
+        elif kind == _BOOL0:
+            # NumPy: a boolean scalar adds an axis of length 1 (True) or 0 (False) that is indexed
+            new_dims.append(y_dim)
+            index = torch.zeros(1 if value else 0, dtype=torch.int64, device=device)
+            entries.append((_ARRAY, index, y_dim))
+            y_dim += 1
+        elif kind == _MASK:
+            mask_shape = _gshape_of(value)
+            for i, m in enumerate(mask_shape):
+                n = x.gshape[x_dim + i]
+                if m != n:
+                    raise IndexError(
+                        f"boolean index did not match indexed array along axis {x_dim + i}; size "
+                        f"of axis is {n} but size of corresponding boolean axis is {m}"
+                    )
+            entries.append((_MASK, value, y_dim))
+            x_dim += len(mask_shape)
+            y_dim += len(mask_shape)
+        else:
+            n = x.gshape[x_dim]
+            if kind == _INT:
+                if not -n <= value < n:
+                    raise IndexError(f"index {value} is out of bounds for axis {x_dim} with size {n}")
+                if value < 0:
+                    value += n
+            elif kind == _ARRAY and not _is_distributed(value):
+                _check_bounds(_full_tensor(value), n, x_dim)
+            entries.append((kind, value, y_dim))
+            x_dim += 1
+            y_dim += 1
+
+    advanced = any(kind in (_ARRAY, _MASK) for kind, _, _ in entries)
+    counts = x.counts_displs()[0] if x.split is not None else None
+    t = x.larray
+    gshape = list(x.gshape)
+    split = x.split
+    for pos in new_dims:
+        t = t.unsqueeze(pos)
+        gshape.insert(pos, 1)
+        if split is not None and pos <= split:
+            split += 1
+    view = _View(t, tuple(gshape), split, counts, x._balanced if split is not None else True)
+    return view, entries, advanced
+
+
+def _check_bounds(index: torch.Tensor, n: int, axis: int) -> None:
+    if index.numel() == 0:
+        return
+    low, high = int(index.min()), int(index.max())
+    if low < -n:
+        raise IndexError(f"index {low} is out of bounds for axis {axis} with size {n}")
+    if high >= n:
+        raise IndexError(f"index {high} is out of bounds for axis {axis} with size {n}")
+
+
+# ---------------------------------------------------------------------------------------------
+# basic indexing: the plan (no data touched), then get / set
+# ---------------------------------------------------------------------------------------------
+class _Plan:
+    """What basic indexing does on this process (all slices turned into ascending ones)."""
+
+    __slots__ = ("key", "flips", "gshape", "split", "counts", "reverse", "owner", "length")
+
+    def __init__(self):
+        self.key = []
+        self.flips = []  # result axes whose order is reversed relative to the local selection
+        self.gshape = []
+        self.split = None  # split axis of the result
+        self.counts = None  # per-rank selected counts along the result's split axis (ascending)
+        self.reverse = False  # negative step along the split axis
+        self.owner = None  # rank that holds an integer-indexed split axis
+        self.length = 0  # length of the result along the split axis
+
+
+def _ascending(start: int, step: int, length: int) -> Tuple[int, int]:
+    """First index and positive step of the ascending walk over a slice's selection."""
+    if step > 0:
+        return start, step
+    return start + (length - 1) * step, -step
+
+
+def _plan(view: _View, entries, comm, keep_ints: bool) -> _Plan:
+    """
+    Plan basic indexing of ``view``. Array and mask entries (and integers if ``keep_ints``)
+    keep their axes whole; they are handled by the advanced step.
+    """
+    plan = _Plan()
+    rank = comm.rank
+    for kind, value, dim in entries:
+        if kind in (_ARRAY, _MASK) or (kind == _INT and keep_ints):
+            width = len(_gshape_of(value)) if kind == _MASK else 1
+            for d in range(dim, dim + width):
+                if d == view.split:
+                    plan.split = len(plan.gshape)
+                    plan.counts = view.counts
+                    plan.length = view.gshape[d]
+                plan.key.append(slice(None))
+                plan.gshape.append(view.gshape[d])
+            continue
+        n = view.gshape[dim]
+        if kind == _INT:
+            if dim == view.split:
+                displs = _displs(view.counts)
+                owner = bisect.bisect_right(displs, value) - 1
+                while view.counts[owner] == 0:  # skip empty blocks that share the offset
+                    owner -= 1
+                plan.owner = owner
+                plan.key.append(value - displs[owner] if rank == owner else 0)
+            else:
+                plan.key.append(value)
+            continue
+        start, stop, step = value.indices(n)
+        length = len(range(start, stop, step))
+        first, astep = _ascending(start, step, length)
+        if dim == view.split:
+            counts, local = [], None
+            offset = 0
+            for r, c in enumerate(view.counts):
+                if length == 0:
+                    j_lo = j_hi = 0
+                else:
+                    j_lo = max(0, -(-(offset - first) // astep))
+                    j_hi = min(length, -(-(offset + c - first) // astep))
+                cnt = max(0, j_hi - j_lo)
+                counts.append(cnt)
+                if r == rank:
+                    a = first + j_lo * astep - offset
+                    local = slice(a, a + (cnt - 1) * astep + 1, astep) if cnt > 0 else slice(0, 0)
+                offset += c
+            plan.split = len(plan.gshape)
+            plan.counts = tuple(counts)
+            plan.length = length
+            plan.key.append(local)
+            if step < 0:
+                plan.reverse = True
+                plan.flips.append(len(plan.gshape))
+        else:
+            if length == 0:
+                plan.key.append(slice(0, 0))
+            else:
+                plan.key.append(slice(first, first + (length - 1) * astep + 1, astep))
+                if step < 0:
+                    plan.flips.append(len(plan.gshape))
+        plan.gshape.append(length)
+    plan.gshape = tuple(plan.gshape)
+    return plan
+
+
+def _reverse_blocks(local: torch.Tensor, plan: _Plan, comm) -> torch.Tensor:
+    """
+    Blocks of a negative-step selection along the split axis: this process's (already flipped)
+    rows are positions ``[L - J - c, L - J)`` of the result; move them to the balanced layout.
+    """
+    length = plan.length
+    ascending_starts = _displs(plan.counts)
+    starts = [length - a - c for a, c in zip(ascending_starts, plan.counts)]
+    me = comm.rank
+    return _route_to_counts(
+        local, plan.split, starts[me], starts, plan.counts, _balanced_counts(comm, length), comm
+    )
+
+
+def _basic_get(x: DNDarray, view: _View, entries) -> DNDarray:
+    comm = x.comm
+    plan = _plan(view, entries, comm, keep_ints=False)
+    gshape = plan.gshape
+    if plan.owner is not None:
+        if comm.rank == plan.owner:
+            result = view.t[tuple(plan.key)]
+            result = result.flip(plan.flips) if plan.flips else result.clone()
+            result = result.contiguous()
+        else:
+            result = torch.empty(gshape, dtype=view.t.dtype, device=view.t.device)
+        if comm.size > 1:
+            comm.Bcast(result, root=plan.owner)
+        return DNDarray(result, gshape, x.dtype, None, x.device, comm, True)
+    result = view.t[tuple(plan.key)]
+    if plan.flips:
+        result = result.flip(plan.flips)
+    if plan.split is None:
+        return DNDarray(result, gshape, x.dtype, None, x.device, comm, True)
+    if plan.reverse and comm.size > 1:
+        result = _reverse_blocks(result, plan, comm)
+        balanced = True
+    else:
+        balanced = plan.counts == _balanced_counts(comm, plan.length)
+    return DNDarray(result, gshape, x.dtype, plan.split, x.device, comm, balanced)
+
+
+# ---------------------------------------------------------------------------------------------
+# advanced indexing
+# ---------------------------------------------------------------------------------------------
+def _adjacent(adv_entries) -> bool:
+    """Whether the advanced entries are next to each other (NumPy keeps their place then)."""
+    end = None
+    for kind, value, dim in adv_entries:
+        if end is not None and dim != end:
+            return False
+        end = dim + (len(_gshape_of(value)) if kind == _MASK else 1)
+    return True
+
+
+class _Layout:
+    """Where the broadcast index shape B and the remaining axes R go in the result."""
+
+    def __init__(self, y_gshape, adv_dims, adjacent, bshape):
+        self.adv_dims = adv_dims
+        self.rest = [d for d in range(len(y_gshape)) if d not in adv_dims]
+        self.bshape = tuple(bshape)
+        nb = len(bshape)
+        self.n_pre = sum(1 for d in self.rest if d < adv_dims[0]) if adjacent else 0
+        pre = [y_gshape[d] for d in self.rest[: self.n_pre]]
+        post = [y_gshape[d] for d in self.rest[self.n_pre:]]
+        self.gshape = tuple(pre) + self.bshape + tuple(post)
+        self.b_start = self.n_pre  # result axis of B's first axis
+        self.nb = nb
+
+    def out_axis(self, y_dim: int) -> int:
+        """The result axis of a non-advanced axis of y."""
+        pos = self.rest.index(y_dim)
+        return pos if pos < self.n_pre else pos + self.nb
+
+    def to_result(self, t: torch.Tensor) -> torch.Tensor:
+        """(B..., R...) -> the result's axis order."""
+        if self.n_pre == 0 or self.nb == 0:
+            return t
+        return t.movedim(tuple(range(self.nb)), tuple(range(self.n_pre, self.n_pre + self.nb)))
+
+    def from_result(self, t: torch.Tensor) -> torch.Tensor:
+        """The result's axis order -> (B..., R...)."""
+        if self.n_pre == 0 or self.nb == 0:
+            return t
+        return t.movedim(tuple(range(self.n_pre, self.n_pre + self.nb)), tuple(range(self.nb)))
+
+
+def _index_sources(adv_entries, view: _View, gather: bool):
+    """
+    Per advanced axis of y: the index (a tensor, or a distributed DNDarray unless ``gather``).
+    Masks become their nonzero coordinates. Returns ``(adv_dims, sources)``.
+    """
+    adv_dims, sources = [], []
+    for kind, value, dim in adv_entries:
+        if kind == _INT:
+            adv_dims.append(dim)
+            sources.append(torch.tensor(value, dtype=torch.int64, device=view.t.device))
+        elif kind == _ARRAY:
+            adv_dims.append(dim)
+            sources.append(_full_tensor(value) if gather else value)
+        else:
+            k = len(_gshape_of(value))
+            adv_dims.extend(range(dim, dim + k))
+            if _is_distributed(value) and not gather:
+                sources.extend(nonzero(value))
+            else:
+                sources.extend(torch.nonzero(_full_tensor(value), as_tuple=True))
+    return adv_dims, sources
+
+
+def _broadcast_index_shape(sources) -> Tuple[int, ...]:
+    shapes = [_gshape_of(s) for s in sources]
+    try:
+        return broadcast_shapes(*shapes)
+    except ValueError:
+        raise IndexError(
+            "shape mismatch: indexing arrays could not be broadcast together with shapes "
+            + " ".join(str(tuple(s)) for s in shapes)
+        ) from None
+
+
+def _check_source_bounds(sources, adv_dims, gshape, comm) -> None:
+    """Bounds of distributed index arrays: checked locally, agreed on in one allreduce."""
+    distributed = [(s, d) for s, d in zip(sources, adv_dims) if _is_distributed(s)]
+    if not distributed:
+        return
+    bad = None
+    for s, d in distributed:
+        n = gshape[d]
+        local = s.larray
+        if local.numel() and (int(local.min()) < -n or int(local.max()) >= n):
+            bad = (d, n)
+            break
+    all_bad = comm.allgather(bad)
+    for entry in all_bad:
+        if entry is not None:
+            d, n = entry
+            raise IndexError(f"index out of bounds for axis {d} with size {n}")
+
+
+def _chunks(sources, bshape, comm):
+    """
+    This process's share of the broadcast index arrays, distributed along B's first axis.
+    Returns ``(chunks, counts, balanced)``; every chunk has shape ``(counts[rank],) + B[1:]``.
+    """
+    from .layout import redistribute, resplit
+
+    counts, balanced = None, True
+    for s in sources:
+        if (
+            _is_distributed(s)
+            and s.ndim == len(bshape)
+            and s.split == 0
+            and s.gshape[0] == bshape[0]
+        ):
+            counts = s.counts_displs()[0]
+            balanced = s._balanced
+            break
+    if counts is None:
+        counts = _balanced_counts(comm, bshape[0])
+    me = comm.rank
+    offset, count = sum(counts[:me]), counts[me]
+    local_shape = (count,) + tuple(bshape[1:])
+    chunks = []
+    for s in sources:
+        if _is_distributed(s) and s.ndim == len(bshape) and s.gshape[0] == bshape[0] != 1:
+            if s.split != 0:
+                s = resplit(s, 0)
+            if s.counts_displs()[0] != tuple(counts):
+                s = redistribute(s, counts)
+            local = s.larray
+        else:
+            full = _full_tensor(s)
+            local = torch.broadcast_to(full, bshape).narrow(0, offset, count)
+        chunks.append(torch.broadcast_to(local, local_shape).to(torch.int64))
+    return chunks, tuple(counts), balanced
+
+
+def _take_local(t: torch.Tensor, adv_dims, indices) -> torch.Tensor:
+    """``t`` indexed by ``indices`` along ``adv_dims``: shape (B..., remaining axes...)."""
+    rest = [d for d in range(t.ndim) if d not in adv_dims]
+    permuted = t.permute(list(adv_dims) + rest)
+    return permuted[tuple(indices)]
+
+
+def _route_requests(flat_indices, adv_dims, y: _View, comm):
+    """
+    Send every request (one coordinate per advanced axis) to the owner of its split-axis index.
+    Returns ``(order, send_rows, requests, recv_rows)``: the permutation that sorts my requests
+    by owner, how many went to each rank, and the requests I must serve (local coordinates).
+    """
+    device = y.t.device
+    split_pos = adv_dims.index(y.split)
+    normalized = []
+    for f, d in zip(flat_indices, adv_dims):
+        n = y.gshape[d]
+        normalized.append(torch.where(f < 0, f + n, f))
+    ends = torch.tensor(np.cumsum(y.counts), dtype=torch.int64, device=device)
+    owner = torch.searchsorted(ends, normalized[split_pos], right=True)
+    order = torch.argsort(owner, stable=True)
+    coords = torch.stack(normalized, dim=1)[order] if normalized[0].numel() else torch.empty(
+        (0, len(adv_dims)), dtype=torch.int64, device=device
+    )
+    displs = torch.tensor(_displs(y.counts), dtype=torch.int64, device=device)
+    coords[:, split_pos] -= displs[owner[order]]
+    send_rows = torch.bincount(owner, minlength=comm.size).tolist()
+    received = comm.alltoallv_tensors(list(torch.split(coords, send_rows, dim=0)), axis=0)
+    recv_rows = [r.shape[0] for r in received]
+    requests = torch.cat(received, dim=0)
+    return order, send_rows, requests, recv_rows
+
+
+def _mask_get(x: DNDarray, y: _View, mask, dim: int) -> DNDarray:
+    """``y`` indexed by one boolean mask at ``dim`` (all other axes already sliced)."""
+    comm = x.comm
+    k = len(_gshape_of(mask))
+    s = y.split
+    lead = (slice(None),) * dim
+    pre, post = y.gshape[:dim], y.gshape[dim + k:]
+    if s is not None and comm.size > 1 and dim <= s < dim + k:
+        mask_local = _align(mask, s - dim, y.counts, comm).to(torch.bool)
+        selected = y.t[lead + (mask_local,)]
+        if s == dim:
+            if _is_distributed(mask):
+                total = comm.allreduce(int(mask_local.sum()))
+            else:
+                total = int(_full_tensor(mask).sum())
+            return DNDarray(selected, pre + (total,) + post, x.dtype, dim, x.device, comm, None)
+        rows, total = _ordered_rows(mask_local, s - dim, selected.movedim(dim, 0), comm)
+        result = rows.movedim(0, dim)
+        return DNDarray(result, pre + (total,) + post, x.dtype, dim, x.device, comm, True)
+    if s is None and _is_distributed(mask) and mask.split == 0:
+        # replicated data, distributed mask: every process serves its rows of the mask
+        counts = mask.counts_displs()[0]
+        offset = sum(counts[: comm.rank])
+        selected = y.t.narrow(dim, offset, counts[comm.rank])[lead + (mask.larray,)]
+        total = comm.allreduce(int(mask.larray.sum()))
+        return DNDarray(selected, pre + (total,) + post, x.dtype, dim, x.device, comm, None)
+    full = _full_tensor(mask).to(torch.bool)
+    selected = y.t[lead + (full,)]
+    total = int(full.sum())
+    if s is None:
+        split, balanced = None, True
+    elif dim <= s < dim + k:  # one process
+        split, balanced = dim, True
+    else:
+        split = s if s < dim else s - k + 1
+        balanced = y.balanced
+    return DNDarray(selected, pre + (total,) + post, x.dtype, split, x.device, comm, balanced)
+
+
+def _align(obj, axis: int, counts, comm) -> torch.Tensor:
+    """
+    The local block of ``obj`` (tensor or DNDarray, whose axis ``axis`` has ``sum(counts)``
+    entries) for the layout ``counts`` along ``axis``.
+    """
+    from .layout import redistribute, resplit
+
+    me = comm.rank
+    if not _is_distributed(obj):
+        full = obj.larray if isinstance(obj, DNDarray) else obj
+        return full.narrow(axis, sum(counts[:me]), counts[me])
+    if obj.split != axis:
+        obj = resplit(obj, axis)
+    if obj.counts_displs()[0] != tuple(counts):
+        obj = redistribute(obj, counts)
+    return obj.larray
+
+
+def _advanced_get(x: DNDarray, view: _View, entries) -> DNDarray:
+    comm = x.comm
+    plan = _plan(view, entries, comm, keep_ints=True)
+    local = view.t[tuple(plan.key)]
+    if plan.flips:
+        local = local.flip(plan.flips)
+    counts, balanced = plan.counts, view.balanced
+    if plan.split is not None:
+        balanced = plan.counts == _balanced_counts(comm, plan.length)
+        if plan.reverse and comm.size > 1:
+            local = _reverse_blocks(local, plan, comm)
+            counts, balanced = _balanced_counts(comm, plan.length), True
+    y = _View(local, plan.gshape, plan.split, counts, balanced)
+
+    adv_entries = [e for e in entries if e[0] in (_INT, _ARRAY, _MASK)]
+    if len(adv_entries) == 1 and adv_entries[0][0] == _MASK:
+        return _mask_get(x, y, adv_entries[0][1], adv_entries[0][2])
+
+    adjacent = _adjacent(adv_entries)
+    s = y.split
+    values = [e[1] for e in adv_entries]
+    adv_dims_probe = []
+    for kind, value, dim in adv_entries:
+        adv_dims_probe.extend(range(dim, dim + (len(_gshape_of(value)) if kind == _MASK else 1)))
+    distributed = comm.size > 1 and (
+        (s is not None and s in adv_dims_probe)
+        or (s is None and any(_is_distributed(v) for v in values))
+    )
+    adv_dims, sources = _index_sources(adv_entries, y, gather=not distributed)
+    bshape = _broadcast_index_shape(sources)
+    layout = _Layout(y.gshape, adv_dims, adjacent, bshape)
+
+    if not distributed:
+        for source, dim in zip(sources, adv_dims):
+            _check_bounds(source, y.gshape[dim], dim)
+        result = layout.to_result(_take_local(y.t, adv_dims, sources))
+        if s is None:
+            return DNDarray(result, layout.gshape, x.dtype, None, x.device, comm, True)
+        if s in adv_dims:  # one process: split along the selection, as with several
+            return DNDarray(result, layout.gshape, x.dtype, layout.b_start, x.device, comm, True)
+        return DNDarray(
+            result, layout.gshape, x.dtype, layout.out_axis(s), x.device, comm, y.balanced
+        )
+
+    _check_source_bounds(sources, adv_dims, y.gshape, comm)
+    chunks, b_counts, b_balanced = _chunks(sources, bshape, comm)
+    if s is None:
+        taken = _take_local(y.t, adv_dims, chunks)
+    else:
+        flat = [c.reshape(-1) for c in chunks]
+        order, send_rows, requests, recv_rows = _route_requests(flat, adv_dims, y, comm)
+        served = _take_local(y.t, adv_dims, requests.unbind(1) if requests.shape[1] else ())
+        answers = _exchange(served, recv_rows, send_rows, comm)
+        taken = torch.empty_like(answers)
+        taken[order] = answers
+        rest_shape = tuple(y.gshape[d] for d in layout.rest)
+        taken = taken.reshape(tuple(chunks[0].shape) + rest_shape)
+    result = layout.to_result(taken)
+    return DNDarray(result, layout.gshape, x.dtype, layout.b_start, x.device, comm, b_balanced)
+
+
+# ---------------------------------------------------------------------------------------------
+# public: getitem / setitem
+# ---------------------------------------------------------------------------------------------
+def getitem(x: DNDarray, key) -> DNDarray:
+    """
+    ``x[key]`` with NumPy's rules for basic and advanced indexing (``DNDarray.__getitem__``).
+
+    Parameters
+    ----------
+    x : DNDarray
+        The array to index.
+    key : int, slice, Ellipsis, None, array-like, DNDarray or tuple of these
+        Integers (negative count from the end), slices (any step), ``...``, ``None``, boolean
+        masks (DNDarray, NumPy array, torch tensor or list, distributed or not) and integer index
+        arrays (broadcast together; NumPy's rule places the broadcast axes first when advanced
+        indices are separated by a slice).
+
+    Returns
+    -------
+    DNDarray
+        A slice of a split axis stays split along the corresponding result axis (possibly
+        unbalanced); an integer on the split axis gives a non-split result (one broadcast from
+        the owner); boolean masks and index arrays along the split axis give results that are
+        split along the first axis of the selection.
+
+    Raises
+    ------
+    IndexError
+        If an index is out of bounds, there are too many indices, a mask's shape does not match,
+        index arrays cannot be broadcast together, or an entry is not a valid index.
+
+    Examples
+    --------
+    >>> x = ht.arange(10, split=0)
+    >>> x[3]
+    DNDarray(3, dtype=ht.int64, device=cpu:0, split=None)
+    >>> x[::-3]
+    DNDarray([9, 6, 3, 0], dtype=ht.int64, device=cpu:0, split=0)
+    >>> x[x % 4 == 1]
+    DNDarray([1, 5, 9], dtype=ht.int64, device=cpu:0, split=0)
+    >>> x[[7, 0, 7]]
+    DNDarray([7, 0, 7], dtype=ht.int64, device=cpu:0, split=0)
+    """
+    if type(x) is not DNDarray and not isinstance(x, DNDarray):
+        raise TypeError(f"x must be a DNDarray, but was {type(x).__name__}")
+    if x._split is None:
+        # fast path: one integer or an ascending slice of a non-distributed array
+        key_type = type(key)
+        if (key_type is int and x._gshape) or (
+            key_type is slice and (key.step is None or (type(key.step) is int and key.step > 0))
+        ):
+            local = x._array[key]
+            return DNDarray(local, tuple(local.shape), x._dtype, None, x._device, x._comm, True)
+    view, entries, advanced = _prepare(x, key)
+    if not advanced:
+        return _basic_get(x, view, entries)
+    return _advanced_get(x, view, entries)
+
+
+def _value_operand(value, x: DNDarray):
+    """The value of an assignment: a DNDarray of x's dtype, or a tensor of x's dtype."""
+    torch_type = x.larray.dtype
+    device = x.larray.device
+    if isinstance(value, DNDarray):
+        if value.dtype is not x.dtype:
+            value = value.astype(x.dtype)
+        return value
+    if isinstance(value, torch.Tensor):
+        return value.to(device=device, dtype=torch_type)
+    if isinstance(value, (bool, int, float, complex, np.generic)) and not isinstance(
+        value, np.ndarray
+    ):
+        if isinstance(value, np.generic):
+            value = value.item()
+        if isinstance(value, complex) and not torch_type.is_complex:
+            raise TypeError(f"cannot assign a complex value to an array of dtype {x.dtype.__name__}")
+        return torch.tensor(value, dtype=torch_type, device=device)
+    try:
+        array = np.asarray(value)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"value could not be converted to an array: {error}") from None
+    if array.dtype.kind not in "biufc":
+        raise TypeError(f"value has NumPy dtype {array.dtype}, which heat cannot assign")
+    if array.dtype.kind == "c" and not torch_type.is_complex:
+        raise TypeError(f"cannot assign complex values to an array of dtype {x.dtype.__name__}")
+    if array.dtype.kind == "u" and array.dtype.itemsize > 1:
+        array = array.astype(np.int64)
+    return torch.from_numpy(np.ascontiguousarray(array)).to(device=device, dtype=torch_type)
+
+
+def _strip_value(value, target_shape: Tuple[int, ...]):
+    """Check that ``value`` broadcasts to ``target_shape`` (dropping leading unit axes as NumPy)."""
+    vshape = _gshape_of(value)
+    extra = len(vshape) - len(target_shape)
+    if extra > 0 and all(d == 1 for d in vshape[:extra]):
+        if isinstance(value, DNDarray):
+            if value.split is not None and value.split < extra:
+                value = DNDarray(
+                    _full_tensor(value), value.gshape, value.dtype, None, value.device,
+                    value.comm, True,
+                )
+            local = value.larray.reshape(value.larray.shape[extra:])
+            split = None if value.split is None else value.split - extra
+            value = DNDarray(local, vshape[extra:], value.dtype, split, value.device, value.comm,
+                             value._balanced)
+        else:
+            value = value.reshape(vshape[extra:])
+        vshape = vshape[extra:]
+    try:
+        ok = broadcast_shapes(vshape, target_shape) == tuple(target_shape)
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(
+            f"could not broadcast input array from shape {tuple(vshape)} into shape "
+            f"{tuple(target_shape)}"
+        )
+    return value
+
+
+def _local_value(value, shape, axis, counts, flips, comm) -> torch.Tensor:
+    """
+    The part of ``value`` (broadcast to the global ``shape``, then reversed along ``flips``) that
+    this process writes: rows ``counts`` along ``axis`` (None: everything).
+    """
+    me = comm.rank
+    ndim = len(shape)
+    if isinstance(value, DNDarray) and _is_distributed(value) and axis is not None:
+        vdim = axis - (ndim - value.ndim)
+        if vdim >= 0 and value.gshape[vdim] != 1:
+            if axis in flips:
+                reverse = (slice(None),) * vdim + (slice(None, None, -1),)
+                value = getitem(value, reverse)
+                flips = [f for f in flips if f != axis]
+            local = _align(value, vdim, counts, comm)
+            local_shape = list(shape)
+            local_shape[axis] = counts[me]
+            local = torch.broadcast_to(local, local_shape)
+            return local.flip(flips) if flips else local
+    full = _full_tensor(value)
+    full = torch.broadcast_to(full, tuple(shape))
+    if flips:
+        full = full.flip(flips)
+    if axis is not None:
+        full = full.narrow(axis, sum(counts[:me]), counts[me])
+    return full
+
+
+def _basic_set(x: DNDarray, view: _View, entries, value) -> None:
+    comm = x.comm
+    plan = _plan(view, entries, comm, keep_ints=False)
+    value = _strip_value(value, plan.gshape)
+    if plan.owner is not None:
+        if _is_distributed(value):
+            from .layout import collect
+
+            value = collect(value, plan.owner)
+            local = value.larray if comm.rank == plan.owner else None
+        else:
+            local = _full_tensor(value)
+        if comm.rank == plan.owner:
+            local = torch.broadcast_to(local, plan.gshape)
+            region = view.t[tuple(plan.key)]
+            region.copy_(local.flip(plan.flips) if plan.flips else local)
+        return
+    region = view.t[tuple(plan.key)]
+    local = _local_value(value, plan.gshape, plan.split, plan.counts, plan.flips, comm)
+    region.copy_(local)
+
+
+def _advanced_set(x: DNDarray, view: _View, entries, value) -> None:
+    comm = x.comm
+    plan = _plan(view, entries, comm, keep_ints=True)
+    region = view.t[tuple(plan.key)]
+    y = _View(region, plan.gshape, plan.split, plan.counts, None)
+    s = y.split
+    adv_entries = [e for e in entries if e[0] in (_INT, _ARRAY, _MASK)]
+    adjacent = _adjacent(adv_entries)
+    adv_dims_probe = []
+    for kind, v, dim in adv_entries:
+        adv_dims_probe.extend(range(dim, dim + (len(_gshape_of(v)) if kind == _MASK else 1)))
+    split_advanced = s is not None and comm.size > 1 and s in adv_dims_probe
+
+    # one mask whose first axis is the split axis: local, the value aligned to the local counts
+    if (
+        split_advanced
+        and len(adv_entries) == 1
+        and adv_entries[0][0] == _MASK
+        and (adv_entries[0][2] == s or _numel(value) == 1)
+    ):
+        mask, dim = adv_entries[0][1], adv_entries[0][2]
+        k = len(_gshape_of(mask))
+        mask_local = _align(mask, s - dim, y.counts, comm).to(torch.bool)
+        lead = (slice(None),) * dim
+        if _numel(value) == 1:
+            _strip_value(value, ())
+            scalar = _full_tensor(value).reshape(())
+            y.t[lead + (mask_local,)] = scalar
+            return
+        if _is_distributed(mask):
+            nnz = tuple(comm.allgather(int(mask_local.sum())))
+        else:
+            full = _full_tensor(mask).to(torch.bool)
+            per_row = full.reshape(full.shape[0], math.prod(full.shape[1:])).sum(dim=1)
+            nnz = tuple(int(c.sum()) for c in torch.split(per_row, list(y.counts)))
+        shape = y.gshape[:dim] + (sum(nnz),) + y.gshape[dim + k:]
+        value = _strip_value(value, shape)
+        flips = _result_flips(plan.flips, y.gshape, dim, k)
+        local = _local_value(value, shape, dim, nnz, flips, comm)
+        y.t[lead + (mask_local,)] = local
+        return
+
+    adv_dims, sources = _index_sources(adv_entries, y, gather=not split_advanced)
+    bshape = _broadcast_index_shape(sources)
+    layout = _Layout(y.gshape, adv_dims, adjacent, bshape)
+    value = _strip_value(value, layout.gshape)
+    flips = [layout.out_axis(f) for f in plan.flips]
+
+    if not split_advanced:
+        for source, dim in zip(sources, adv_dims):
+            _check_bounds(source, y.gshape[dim], dim)
+        if s is None or comm.size == 1:
+            local = _local_value(value, layout.gshape, None, None, flips, comm)
+        else:
+            local = _local_value(value, layout.gshape, layout.out_axis(s), y.counts, flips, comm)
+        rest = [d for d in range(y.t.ndim) if d not in adv_dims]
+        permuted = y.t.permute(adv_dims + rest)
+        permuted[tuple(sources)] = layout.from_result(local)
+        return
+
+    _check_source_bounds(sources, adv_dims, y.gshape, comm)
+    chunks, b_counts, _ = _chunks(sources, bshape, comm)
+    local = _local_value(value, layout.gshape, layout.b_start, b_counts, flips, comm)
+    local = layout.from_result(local)
+    rest_shape = tuple(y.gshape[d] for d in layout.rest)
+    flat_values = local.reshape((math.prod(chunks[0].shape),) + rest_shape)
+    flat = [c.reshape(-1) for c in chunks]
+    order, send_rows, requests, recv_rows = _route_requests(flat, adv_dims, y, comm)
+    incoming = _exchange(flat_values[order], send_rows, recv_rows, comm)
+    rest = [d for d in range(y.t.ndim) if d not in adv_dims]
+    permuted = y.t.permute(adv_dims + rest)
+    permuted[tuple(requests.unbind(1))] = incoming
+
+
+def _numel(value) -> int:
+    return value.size if isinstance(value, DNDarray) else value.numel()
+
+
+def _result_flips(flips, y_gshape, dim: int, k: int):
+    """Map reversed axes of y to the axes of a mask selection (mask axes dim..dim+k -> one)."""
+    return [f if f < dim else f - k + 1 for f in flips]
+
+
+def setitem(x: DNDarray, key, value) -> None:
+    """
+    ``x[key] = value`` with NumPy's rules (``DNDarray.__setitem__``).
+
+    Parameters
+    ----------
+    x : DNDarray
+        The array written to (in place).
+    key : see :func:`getitem`
+    value : scalar, array-like or DNDarray
+        Broadcast to the shape of ``x[key]`` and cast to ``x.dtype``. A distributed value is
+        aligned to the selected region of ``x`` (one collective when the layouts differ).
+
+    Raises
+    ------
+    IndexError
+        As :func:`getitem`.
+    ValueError
+        If ``value`` does not broadcast to the shape of ``x[key]``.
+
+    Examples
+    --------
+    >>> x = ht.zeros(6, split=0)
+    >>> x[1::2] = 1
+    >>> x[x > 0] = ht.arange(3, dtype=ht.float32, split=0)
+    >>> x
+    DNDarray([0., 0., 0., 1., 0., 2.], dtype=ht.float32, device=cpu:0, split=0)
+    """
+    if not isinstance(x, DNDarray):
+        raise TypeError(f"x must be a DNDarray, but was {type(x).__name__}")
+    if x._split is None and type(key) is int and x._gshape and isinstance(value, (int, float)):
+        x._array[key] = value
+        return
+    view, entries, advanced = _prepare(x, key)
+    value = _value_operand(value, x)
+    if not advanced:
+        _basic_set(x, view, entries, value)
+    else:
+        _advanced_set(x, view, entries, value)
+
+
+# ---------------------------------------------------------------------------------------------
+# nonzero, where
+# ---------------------------------------------------------------------------------------------
+def nonzero(x: DNDarray) -> Tuple[DNDarray, ...]:
+    """
+    The indices of the non-zero elements, one index array per axis, in row-major order (as
+    :func:`numpy.nonzero`).
+
+    For a distributed ``x`` the index arrays are distributed along their only axis. With
+    ``split=0`` each process keeps its own indices (no data moves; one allreduce for the total);
+    with another split the indices are put into global order with one all-gather of per-row
+    counts and one all-to-all, into the balanced layout.
+
+    Parameters
+    ----------
+    x : DNDarray
+        Input array, at least 1-D.
+
+    Returns
+    -------
+    tuple of DNDarray
+        ``x.ndim`` int64 arrays of equal length.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray.
+    ValueError
+        If ``x`` is 0-dimensional (as NumPy 2).
+
+    Examples
+    --------
+    >>> x = ht.array([[3, 0, 0], [0, 4, 5]], split=1)
+    >>> ht.nonzero(x)
+    (DNDarray([0, 1, 1], dtype=ht.int64, device=cpu:0, split=0), DNDarray([0, 1, 2], dtype=ht.int64, device=cpu:0, split=0))
+    """
+    if not isinstance(x, DNDarray):
+        raise TypeError(f"x must be a DNDarray, but was {type(x).__name__}")
+    if x.ndim == 0:
+        raise ValueError(
+            "Calling nonzero on 0d arrays is not allowed. Use ht.atleast_1d(scalar).nonzero() "
+            "instead."
+        )
+    comm = x.comm
+    local = x.larray
+    split = x.split
+    if split is None or comm.size == 1:
+        coords = torch.nonzero(local)
+        total = coords.shape[0]
+        result_split = None if split is None else 0
+        balanced = True
+    elif split == 0:
+        coords = torch.nonzero(local)
+        coords[:, 0] += x.global_offset()
+        total = comm.allreduce(coords.shape[0])
+        result_split, balanced = 0, None
+    else:
+        mask = local != 0
+        coords = torch.nonzero(mask)
+        coords[:, split] += x.global_offset()
+        coords, total = _ordered_rows(mask, split, coords, comm)
+        result_split, balanced = 0, True
+    return tuple(
+        DNDarray(coords[:, i].contiguous(), (total,), types.int64, result_split, x.device, comm,
+                 balanced)
+        for i in range(x.ndim)
+    )
+
+
+def where(cond, x=None, y=None) -> Union[DNDarray, Tuple[DNDarray, ...]]:
+    """
+    Elements of ``x`` where ``cond`` is true, of ``y`` elsewhere (as :func:`numpy.where`).
+
+    With only ``cond``, this is :func:`nonzero`. The three operands are broadcast together; the
+    result is distributed like the largest distributed operand, the others are aligned to it (as
+    in every binary operation).
+
+    Parameters
+    ----------
+    cond : DNDarray or array-like
+        Where true, take ``x``; non-boolean values count as true when non-zero.
+    x, y : DNDarray, scalar or array-like, optional
+        The values to choose from (both or neither).
+
+    Returns
+    -------
+    DNDarray or tuple of DNDarray
+        The type of the result is ``ht.result_type(x, y)``.
+
+    Raises
+    ------
+    ValueError
+        If only one of ``x`` and ``y`` is given, or the shapes cannot be broadcast together.
+    TypeError
+        If an operand cannot be converted to an array.
+
+    Examples
+    --------
+    >>> a = ht.arange(6, split=0)
+    >>> ht.where(a < 3, a, -1)
+    DNDarray([ 0,  1,  2, -1, -1, -1], dtype=ht.int64, device=cpu:0, split=0)
+    """
+    from ._operations import _as_operand, _result_layout, _weak_scalar, align_local
+    from .factories import array
+
+    if (x is None) != (y is None):
+        raise ValueError("either both or neither of x and y should be given")
+    if not isinstance(cond, DNDarray):
+        try:
+            cond = array(cond)
+        except (TypeError, ValueError) as error:
+            raise TypeError(f"cond must be a DNDarray or array-like: {error}") from None
+    if x is None:
+        return nonzero(cond)
+    x = _as_operand(x, cond, "x")
+    y = _as_operand(y, cond, "y")
+    arrays = [cond] + [t for t in (x, y) if isinstance(t, DNDarray)]
+    gshape = broadcast_shapes(*(a.gshape for a in arrays))
+    result_type = types.result_type(x, y)
+    torch_type = result_type.torch_type()
+    split, leader = _result_layout(arrays, gshape)
+    cond_local = align_local(cond, gshape, split, leader)
+    if cond_local.dtype is not torch.bool:
+        cond_local = cond_local != 0
+    operands = []
+    for t in (x, y):
+        if isinstance(t, DNDarray):
+            operands.append(align_local(t, gshape, split, leader).to(torch_type))
+        else:
+            operands.append(_weak_scalar(t, result_type))
+    result = torch.where(cond_local, operands[0], operands[1])
+    lshape = list(gshape)
+    if split is not None:
+        lshape[split] = leader.lshape[leader.split]
+        balanced = leader._balanced
+    else:
+        balanced = True
+    if tuple(result.shape) != tuple(lshape):
+        result = result.expand(lshape).contiguous()
+    return DNDarray(result, gshape, result_type, split, cond.device, cond.comm, balanced)

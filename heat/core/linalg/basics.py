@@ -1,0 +1,3 @@
+"""Basic linear algebra (being written)."""
+
+__all__ = []

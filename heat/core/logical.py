@@ -1,0 +1,604 @@
+"""
+Logical functions: the reductions ``all`` and ``any``, the closeness tests ``isclose`` and
+``allclose``, the floating point classification ``isnan``, ``isinf``, ``isfinite``,
+``isneginf``, ``isposinf``, ``signbit``, and ``logical_and``/``or``/``xor``/``not``.
+
+Reductions are one local reduction plus at most one Allreduce (MPI.LAND / MPI.LOR); the
+elementwise functions are local, except that binary ones align differently distributed operands.
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Optional, Tuple, Union
+
+import numpy as np
+import torch
+from mpi4py import MPI
+
+from . import types
+from ._operations import binary_op, reduce_op
+from .arithmetics import _binary, _is_complex, _operand_result_type, _unary, _unwrap_out
+from .dndarray import DNDarray
+from .sanitation import sanitize_in
+
+__all__ = [
+    "all",
+    "allclose",
+    "any",
+    "isclose",
+    "isfinite",
+    "isinf",
+    "isnan",
+    "isneginf",
+    "isposinf",
+    "logical_and",
+    "logical_not",
+    "logical_or",
+    "logical_xor",
+    "signbit",
+]
+
+
+# ---------------------------------------------------------------------------------------------
+# reductions
+# ---------------------------------------------------------------------------------------------
+def _all_partial(tensor: torch.Tensor, dims, keepdim: bool = True) -> torch.Tensor:
+    return torch.all(tensor, dim=dims, keepdim=keepdim)
+
+
+def _any_partial(tensor: torch.Tensor, dims, keepdim: bool = True) -> torch.Tensor:
+    return torch.any(tensor, dim=dims, keepdim=keepdim)
+
+
+def _logical_reduction(x, partial, op, axis, out, keepdims, neutral) -> DNDarray:
+    sanitize_in(x)
+    out = _unwrap_out(out)
+    if not isinstance(keepdims, (builtins.bool, np.bool_)):
+        raise TypeError(f"keepdims must be a bool, but was {type(keepdims).__name__}")
+    return reduce_op(x, partial, op, axis=axis, out=out, keepdims=builtins.bool(keepdims),
+                     neutral=neutral, dtype=types.bool)
+
+
+def all(
+    x: DNDarray,
+    axis: Union[None, int, Tuple[int, ...]] = None,
+    out: Optional[DNDarray] = None,
+    keepdims: bool = False,
+) -> DNDarray:
+    """
+    Whether all elements along the given axes are True (non-zero; NaN counts as True).
+
+    A local test, then one Allreduce (logical AND) if the split axis is reduced; processes
+    without rows contribute True, and an empty reduction is True.
+
+    Parameters
+    ----------
+    x : DNDarray
+    axis : None, int or tuple of int, optional
+        Axes to reduce; None reduces all.
+    out : DNDarray, optional
+        Where to store the result (cast to its dtype).
+    keepdims : bool, optional
+        Keep the reduced axes with length 1.
+
+    Returns
+    -------
+    DNDarray
+        Boolean array.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray or ``axis`` has the wrong type.
+    ValueError
+        If an axis is out of range or repeated, or ``out`` has the wrong shape.
+
+    Examples
+    --------
+    >>> ht.all(ht.array([[1, 0], [1, 1]], split=0), axis=0)
+    DNDarray([ True, False], dtype=ht.bool, device=cpu:0, split=None)
+    """
+    return _logical_reduction(x, _all_partial, MPI.LAND, axis, out, keepdims, True)
+
+
+def any(
+    x: DNDarray,
+    axis: Union[None, int, Tuple[int, ...]] = None,
+    out: Optional[DNDarray] = None,
+    keepdims: bool = False,
+) -> DNDarray:
+    """
+    Whether any element along the given axes is True (non-zero; NaN counts as True).
+
+    A local test, then one Allreduce (logical OR) if the split axis is reduced; processes
+    without rows contribute False, and an empty reduction is False.
+
+    Parameters
+    ----------
+    x : DNDarray
+    axis : None, int or tuple of int, optional
+        Axes to reduce; None reduces all.
+    out : DNDarray, optional
+        Where to store the result (cast to its dtype).
+    keepdims : bool, optional
+        Keep the reduced axes with length 1.
+
+    Returns
+    -------
+    DNDarray
+        Boolean array.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray or ``axis`` has the wrong type.
+    ValueError
+        If an axis is out of range or repeated, or ``out`` has the wrong shape.
+
+    Examples
+    --------
+    >>> ht.any(ht.array([[1, 0], [0, 0]], split=0), axis=1)
+    DNDarray([ True, False], dtype=ht.bool, device=cpu:0, split=0)
+    """
+    return _logical_reduction(x, _any_partial, MPI.LOR, axis, out, keepdims, False)
+
+
+# ---------------------------------------------------------------------------------------------
+# closeness
+# ---------------------------------------------------------------------------------------------
+def _check_tolerance(value, name: str) -> float:
+    if isinstance(value, builtins.bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a real number, but was {type(value).__name__}")
+    return float(value)
+
+
+def _isclose_tensor(a: torch.Tensor, b: torch.Tensor, rtol: float, atol: float, equal_nan: bool):
+    if a.dtype is torch.bool:
+        a, b = a.to(torch.float16), b.to(torch.float16)
+    if a.shape != b.shape:
+        # torch.isclose broadcasts, but a 0-d operand must keep its own dtype promotion
+        a, b = torch.broadcast_tensors(a, b)
+    return torch.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
+
+
+def isclose(
+    a, b, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+) -> DNDarray:
+    """
+    Elementwise ``|a - b| <= atol + rtol * |b|`` (not symmetric, as NumPy); infinities are close
+    only to themselves.
+
+    Parameters
+    ----------
+    a, b : DNDarray, scalar or array-like
+        Operands; promoted to a common type and broadcast together. Differently distributed
+        operands are aligned (one collective).
+    rtol : float, optional
+        Relative tolerance.
+    atol : float, optional
+        Absolute tolerance.
+    equal_nan : bool, optional
+        Whether NaN compares close to NaN.
+
+    Returns
+    -------
+    DNDarray
+        Boolean array of the broadcast shape.
+
+    Raises
+    ------
+    TypeError
+        If an operand is not numeric or a tolerance is not a real number.
+    ValueError
+        If the shapes cannot be broadcast together.
+
+    Examples
+    --------
+    >>> ht.isclose(ht.array([1.0, 1.1], split=0), 1.0)
+    DNDarray([ True, False], dtype=ht.bool, device=cpu:0, split=0)
+    """
+    rtol = _check_tolerance(rtol, "rtol")
+    atol = _check_tolerance(atol, "atol")
+    _operand_result_type(a, b, "isclose")
+    return binary_op(
+        _isclose_tensor,
+        a,
+        b,
+        fn_kwargs={"rtol": rtol, "atol": atol, "equal_nan": builtins.bool(equal_nan)},
+    )
+
+
+def allclose(
+    a, b, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+) -> builtins.bool:
+    """
+    Whether all elements of ``a`` and ``b`` are close (see :func:`isclose`).
+
+    One :func:`isclose` plus one Allreduce when the result is distributed.
+
+    Parameters
+    ----------
+    a, b : DNDarray, scalar or array-like
+    rtol : float, optional
+    atol : float, optional
+    equal_nan : bool, optional
+
+    Returns
+    -------
+    bool
+        The same Python bool on every process.
+
+    Raises
+    ------
+    TypeError
+        If an operand is not numeric or a tolerance is not a real number.
+    ValueError
+        If the shapes cannot be broadcast together.
+
+    Examples
+    --------
+    >>> ht.allclose(ht.array([1.0, 2.0], split=0), ht.array([1.0, 2.0 + 1e-9]))
+    True
+    """
+    close = isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
+    return builtins.bool(all(close).item())
+
+
+# ---------------------------------------------------------------------------------------------
+# classification
+# ---------------------------------------------------------------------------------------------
+def _false_like(tensor: torch.Tensor) -> torch.Tensor:
+    return torch.zeros(tensor.shape, dtype=torch.bool, device=tensor.device)
+
+
+def _isnan_tensor(tensor: torch.Tensor) -> torch.Tensor:
+    return torch.isnan(tensor) if tensor.is_floating_point() or tensor.is_complex() else _false_like(tensor)
+
+
+def _isinf_tensor(tensor: torch.Tensor) -> torch.Tensor:
+    return torch.isinf(tensor) if tensor.is_floating_point() or tensor.is_complex() else _false_like(tensor)
+
+
+def _isfinite_tensor(tensor: torch.Tensor) -> torch.Tensor:
+    if tensor.is_floating_point() or tensor.is_complex():
+        return torch.isfinite(tensor)
+    return torch.ones(tensor.shape, dtype=torch.bool, device=tensor.device)
+
+
+def isnan(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
+    """
+    Elementwise test for NaN (for complex values: either part is NaN).
+
+    Parameters
+    ----------
+    x : DNDarray
+    out : DNDarray, optional
+        Where to store the result.
+    where : DNDarray or array-like of bool, optional
+        Test only where True; elsewhere ``out`` keeps its value (False without ``out``).
+
+    Returns
+    -------
+    DNDarray
+        Boolean array, same shape and layout as ``x``.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray.
+
+    Examples
+    --------
+    >>> ht.isnan(ht.array([1.0, float("nan")]))
+    DNDarray([False,  True], dtype=ht.bool, device=cpu:0, split=None)
+    """
+    return _unary(_isnan_tensor, x, out, where, "isnan", no_cast=True, result_type=types.bool)
+
+
+def isinf(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
+    """
+    Elementwise test for positive or negative infinity (for complex values: either part).
+
+    Parameters
+    ----------
+    x : DNDarray
+    out : DNDarray, optional
+        Where to store the result.
+    where : DNDarray or array-like of bool, optional
+        Test only where True; elsewhere ``out`` keeps its value (False without ``out``).
+
+    Returns
+    -------
+    DNDarray
+        Boolean array, same shape and layout as ``x``.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray.
+
+    Examples
+    --------
+    >>> ht.isinf(ht.array([1.0, -float("inf")]))
+    DNDarray([False,  True], dtype=ht.bool, device=cpu:0, split=None)
+    """
+    return _unary(_isinf_tensor, x, out, where, "isinf", no_cast=True, result_type=types.bool)
+
+
+def isfinite(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
+    """
+    Elementwise test for finiteness (neither infinity nor NaN).
+
+    Parameters
+    ----------
+    x : DNDarray
+    out : DNDarray, optional
+        Where to store the result.
+    where : DNDarray or array-like of bool, optional
+        Test only where True; elsewhere ``out`` keeps its value (False without ``out``).
+
+    Returns
+    -------
+    DNDarray
+        Boolean array, same shape and layout as ``x``.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray.
+
+    Examples
+    --------
+    >>> ht.isfinite(ht.array([1.0, float("inf"), float("nan")]))
+    DNDarray([ True, False, False], dtype=ht.bool, device=cpu:0, split=None)
+    """
+    return _unary(_isfinite_tensor, x, out, where, "isfinite", no_cast=True, result_type=types.bool)
+
+
+def _real_only(x, name: str) -> None:
+    sanitize_in(x)
+    if _is_complex(x.dtype):
+        raise TypeError(f"{name} is not supported for complex arrays")
+
+
+def _isposinf_tensor(tensor: torch.Tensor) -> torch.Tensor:
+    return torch.isposinf(tensor) if tensor.is_floating_point() else _false_like(tensor)
+
+
+def _isneginf_tensor(tensor: torch.Tensor) -> torch.Tensor:
+    return torch.isneginf(tensor) if tensor.is_floating_point() else _false_like(tensor)
+
+
+def isposinf(x: DNDarray, out: Optional[DNDarray] = None) -> DNDarray:
+    """
+    Elementwise test for positive infinity.
+
+    Parameters
+    ----------
+    x : DNDarray
+        Real input array.
+    out : DNDarray, optional
+        Where to store the result.
+
+    Returns
+    -------
+    DNDarray
+        Boolean array.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray or is complex (ambiguous, as NumPy).
+
+    Examples
+    --------
+    >>> ht.isposinf(ht.array([float("inf"), -float("inf")]))
+    DNDarray([ True, False], dtype=ht.bool, device=cpu:0, split=None)
+    """
+    _real_only(x, "isposinf")
+    return _unary(_isposinf_tensor, x, out, None, "isposinf", no_cast=True, result_type=types.bool)
+
+
+def isneginf(x: DNDarray, out: Optional[DNDarray] = None) -> DNDarray:
+    """
+    Elementwise test for negative infinity.
+
+    Parameters
+    ----------
+    x : DNDarray
+        Real input array.
+    out : DNDarray, optional
+        Where to store the result.
+
+    Returns
+    -------
+    DNDarray
+        Boolean array.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray or is complex (ambiguous, as NumPy).
+
+    Examples
+    --------
+    >>> ht.isneginf(ht.array([float("inf"), -float("inf")]))
+    DNDarray([False,  True], dtype=ht.bool, device=cpu:0, split=None)
+    """
+    _real_only(x, "isneginf")
+    return _unary(_isneginf_tensor, x, out, None, "isneginf", no_cast=True, result_type=types.bool)
+
+
+def _signbit_tensor(tensor: torch.Tensor) -> torch.Tensor:
+    if tensor.dtype is torch.bool:
+        return _false_like(tensor)
+    return torch.signbit(tensor)
+
+
+def signbit(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
+    """
+    Elementwise test whether the sign bit is set (True for negative values and ``-0.0``).
+
+    Parameters
+    ----------
+    x : DNDarray
+        Real input array.
+    out : DNDarray, optional
+        Where to store the result.
+    where : DNDarray or array-like of bool, optional
+        Test only where True; elsewhere ``out`` keeps its value (False without ``out``).
+
+    Returns
+    -------
+    DNDarray
+        Boolean array.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray or is complex.
+
+    Examples
+    --------
+    >>> ht.signbit(ht.array([-1.0, -0.0, 2.0]))
+    DNDarray([ True,  True, False], dtype=ht.bool, device=cpu:0, split=None)
+    """
+    _real_only(x, "signbit")
+    return _unary(_signbit_tensor, x, out, where, "signbit", no_cast=True, result_type=types.bool)
+
+
+# ---------------------------------------------------------------------------------------------
+# logical operations
+# ---------------------------------------------------------------------------------------------
+def logical_and(x1, x2, out: Optional[DNDarray] = None, where=None) -> DNDarray:
+    """
+    Elementwise logical AND of the truth values of ``x1`` and ``x2`` (non-zero is True).
+
+    Parameters
+    ----------
+    x1, x2 : DNDarray, scalar or array-like
+        Operands, broadcast together; differently distributed operands are aligned.
+    out : DNDarray, optional
+        Where to store the result.
+    where : DNDarray or array-like of bool, optional
+        Compute only where True; elsewhere ``out`` keeps its value (False without ``out``).
+
+    Returns
+    -------
+    DNDarray
+        Boolean array.
+
+    Raises
+    ------
+    TypeError
+        If an operand is not numeric.
+    ValueError
+        If the shapes cannot be broadcast together.
+
+    Examples
+    --------
+    >>> ht.logical_and(ht.array([True, False, True]), ht.array([1, 1, 0]))
+    DNDarray([ True, False, False], dtype=ht.bool, device=cpu:0, split=None)
+    """
+    _operand_result_type(x1, x2, "logical_and")
+    return _binary(torch.logical_and, x1, x2, out, where, "logical_and", result_type=types.bool)
+
+
+def logical_or(x1, x2, out: Optional[DNDarray] = None, where=None) -> DNDarray:
+    """
+    Elementwise logical OR of the truth values of ``x1`` and ``x2`` (non-zero is True).
+
+    Parameters
+    ----------
+    x1, x2 : DNDarray, scalar or array-like
+        Operands, broadcast together; differently distributed operands are aligned.
+    out : DNDarray, optional
+        Where to store the result.
+    where : DNDarray or array-like of bool, optional
+        Compute only where True; elsewhere ``out`` keeps its value (False without ``out``).
+
+    Returns
+    -------
+    DNDarray
+        Boolean array.
+
+    Raises
+    ------
+    TypeError
+        If an operand is not numeric.
+    ValueError
+        If the shapes cannot be broadcast together.
+
+    Examples
+    --------
+    >>> ht.logical_or(ht.array([True, False, False]), ht.array([0, 1, 0]))
+    DNDarray([ True,  True, False], dtype=ht.bool, device=cpu:0, split=None)
+    """
+    _operand_result_type(x1, x2, "logical_or")
+    return _binary(torch.logical_or, x1, x2, out, where, "logical_or", result_type=types.bool)
+
+
+def logical_xor(x1, x2, out: Optional[DNDarray] = None, where=None) -> DNDarray:
+    """
+    Elementwise logical XOR of the truth values of ``x1`` and ``x2`` (non-zero is True).
+
+    Parameters
+    ----------
+    x1, x2 : DNDarray, scalar or array-like
+        Operands, broadcast together; differently distributed operands are aligned.
+    out : DNDarray, optional
+        Where to store the result.
+    where : DNDarray or array-like of bool, optional
+        Compute only where True; elsewhere ``out`` keeps its value (False without ``out``).
+
+    Returns
+    -------
+    DNDarray
+        Boolean array.
+
+    Raises
+    ------
+    TypeError
+        If an operand is not numeric.
+    ValueError
+        If the shapes cannot be broadcast together.
+
+    Examples
+    --------
+    >>> ht.logical_xor(ht.array([True, False, True]), ht.array([1, 1, 0]))
+    DNDarray([False,  True,  True], dtype=ht.bool, device=cpu:0, split=None)
+    """
+    _operand_result_type(x1, x2, "logical_xor")
+    return _binary(torch.logical_xor, x1, x2, out, where, "logical_xor", result_type=types.bool)
+
+
+def logical_not(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
+    """
+    Elementwise logical NOT of the truth values of ``x`` (non-zero is True).
+
+    Parameters
+    ----------
+    x : DNDarray
+    out : DNDarray, optional
+        Where to store the result.
+    where : DNDarray or array-like of bool, optional
+        Compute only where True; elsewhere ``out`` keeps its value (False without ``out``).
+
+    Returns
+    -------
+    DNDarray
+        Boolean array, same shape and layout as ``x``.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray.
+
+    Examples
+    --------
+    >>> ht.logical_not(ht.array([0, 2]))
+    DNDarray([ True, False], dtype=ht.bool, device=cpu:0, split=None)
+    """
+    return _unary(torch.logical_not, x, out, where, "logical_not", no_cast=True,
+                  result_type=types.bool)

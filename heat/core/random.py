@@ -1,0 +1,3 @@
+"""heat random (being written)."""
+
+__all__ = []

@@ -1,0 +1,3 @@
+"""heat sets (being written)."""
+
+__all__ = []

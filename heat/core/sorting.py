@@ -1,0 +1,1035 @@
+"""
+Sorting and searching: ``sort``, ``argsort``, ``topk`` and ``searchsorted``.
+
+Along an axis that is not the split axis everything is local. Along the split axis the functions
+run a parallel sample sort whose output has the default balanced layout:
+
+1. every process sorts its block (lane by lane: all other axes are independent lanes);
+2. every process draws ``p - 1`` regular samples per lane; one ``allgather`` of the samples gives
+   every process the same ``p - 1`` global splitters per lane;
+3. every process cuts its sorted lanes at the splitters, and ONE ``Alltoallv`` moves each piece
+   (values, plus global indices where they are needed) to the process that owns its range;
+4. every process merges what it received (a stable sort of ``p`` sorted runs);
+5. ONE more ``Alltoallv`` moves the rows to the balanced layout (skipped when already balanced).
+
+Order and ties
+--------------
+Values are compared through order-preserving integer *keys* (floats: their bit patterns with the
+negative half flipped), which makes every dtype (bool, integers, float16, bfloat16, float32,
+float64) sort with one code path and fixes the meaning of NaN and of ties:
+
+- NaN sorts after everything (as in NumPy); ``descending=True`` is the exact reverse of the
+  ascending value order, so NaNs come *first* (as in ``torch.sort`` and ``torch.topk``, which
+  treat NaN as the largest value).
+- ``-0.0`` and ``0.0`` are equal (as in NumPy).
+- Ties keep their original order (the order of their global indices), in both directions: the
+  result is always the stable order, whatever ``kind``/``stable`` ask for (any order is a valid
+  answer for an unstable sort, and this one is identical at every process count).
+
+Complex arrays cannot be sorted (torch has no complex ordering); a TypeError says so.
+
+On the CPU the local sorts run NumPy's kernels on zero-copy views of the torch blocks (much faster
+than ``torch.sort`` on CPU); on the GPU they run ``torch.sort``.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import torch
+from mpi4py import MPI
+
+from . import types
+from .dndarray import DNDarray
+from .sanitation import sanitize_axis, sanitize_in
+
+__all__ = ["argsort", "searchsorted", "sort", "topk"]
+
+
+# =============================================================================================
+# order-preserving integer keys
+# =============================================================================================
+_FLOAT_KEY_TYPES = {
+    torch.float16: torch.int16,
+    torch.bfloat16: torch.int16,
+    torch.float32: torch.int32,
+    torch.float64: torch.int64,
+}
+_COMPLEX_TORCH = (torch.complex64, torch.complex128)
+
+
+def _check_sortable(x: DNDarray, name: str) -> None:
+    """Raise a TypeError for dtypes without an order (complex)."""
+    if types.heat_type_is_complexfloating(x.dtype):
+        raise TypeError(f"{name} has the complex dtype {x.dtype.__name__}, which cannot be sorted")
+
+
+def _to_keys(t: torch.Tensor, merge_zero: bool = True) -> torch.Tensor:
+    """
+    Integer keys whose (signed) integer order is the sort order of ``t``'s values.
+
+    NaNs (of any sign and payload) become the largest key. With ``merge_zero``, ``-0.0`` gets the
+    key of ``0.0`` (needed wherever equality matters: ties, unique values, searching); without it
+    the keys can be turned back into the exact values (except NaN payloads).
+    Integer tensors are their own keys (the same tensor is returned: do not modify it in place).
+    """
+    if t.dtype == torch.bool:
+        return t.to(torch.uint8)
+    key_type = _FLOAT_KEY_TYPES.get(t.dtype)
+    if key_type is None:
+        return t
+    if merge_zero:
+        t = t + 0  # -0.0 + 0 == +0.0
+    t = torch.where(torch.isnan(t), torch.full((), float("nan"), dtype=t.dtype, device=t.device), t)
+    bits = t.contiguous().view(key_type)
+    width = 8 * bits.element_size()
+    return bits ^ ((bits >> (width - 1)) & ((1 << (width - 1)) - 1))
+
+
+def _from_keys(keys: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """The values of ``dtype`` whose keys are ``keys`` (inverse of :func:`_to_keys`)."""
+    if dtype == torch.bool:
+        return keys.to(torch.bool)
+    if dtype in _FLOAT_KEY_TYPES:
+        width = 8 * keys.element_size()
+        bits = keys ^ ((keys >> (width - 1)) & ((1 << (width - 1)) - 1))
+        return bits.contiguous().view(dtype)
+    return keys
+
+
+# =============================================================================================
+# local kernels (NumPy on CPU, torch on GPU); all work along the last dimension
+# =============================================================================================
+def _sort_last(keys: torch.Tensor) -> torch.Tensor:
+    """``keys`` sorted along the last dimension (a new tensor)."""
+    if keys.device.type == "cpu":
+        return torch.from_numpy(np.sort(keys.contiguous().numpy(), axis=-1))
+    return torch.sort(keys, dim=-1).values
+
+
+def _argsort_last(keys: torch.Tensor) -> torch.Tensor:
+    """The stable sorting permutation (int64) of ``keys`` along the last dimension."""
+    n = keys.shape[-1]
+    if keys.device.type != "cpu":
+        return torch.sort(keys, dim=-1, stable=True).indices
+    array = keys.contiguous().numpy()
+    if keys.element_size() <= 4 and n < 2**31:
+        # one fast (SIMD) sort of (key, position) packed into int64 instead of a slow argsort;
+        # the position in the low bits breaks ties, so the order is the stable one
+        packed = (array.astype(np.int64) << 32) | np.arange(n, dtype=np.int64)
+        packed.sort(axis=-1)
+        return torch.from_numpy(packed & 0xFFFFFFFF)
+    return torch.from_numpy(np.argsort(array, axis=-1, kind="stable").astype(np.int64, copy=False))
+
+
+def _argsort_grouped(lanes: torch.Tensor, keys: torch.Tensor, m: int) -> torch.Tensor:
+    """The stable permutation that sorts 1-D ``keys`` by (lane, key)."""
+    if m <= 1:
+        return _argsort_last(keys)
+    if keys.device.type == "cpu":
+        order = np.lexsort((keys.numpy(), lanes.numpy()))
+        return torch.from_numpy(order.astype(np.int64, copy=False))
+    perm = torch.sort(keys, stable=True).indices
+    return perm[torch.sort(lanes[perm], stable=True).indices]
+
+
+def _topk_last(keys: torch.Tensor, k: int) -> torch.Tensor:
+    """
+    Positions (int64, shape ``(..., k)``) of the ``k`` smallest keys along the last dimension,
+    in stable sorted order (ties: lower position first).
+    """
+    n = keys.shape[-1]
+    if k == 0:
+        return torch.empty(keys.shape[:-1] + (0,), dtype=torch.int64, device=keys.device)
+    if k >= n or keys.device.type != "cpu":
+        return _argsort_last(keys)[..., :k]
+    # O(n) selection: everything below the k-th key, plus the first ties at the k-th key
+    array = keys.contiguous().numpy().reshape(-1, n)
+    kth = np.partition(array, k - 1, axis=-1)[:, k - 1 : k]
+    below = array < kth
+    ties = array == kth
+    need = k - below.sum(axis=-1, keepdims=True)
+    chosen = below | (ties & (np.cumsum(ties, axis=-1) <= need))
+    positions = np.nonzero(chosen)[1].reshape(-1, k)
+    order = _argsort_last(torch.from_numpy(np.take_along_axis(array, positions, axis=-1)))
+    positions = np.take_along_axis(positions, order.numpy(), axis=-1)
+    return torch.from_numpy(positions.astype(np.int64, copy=False)).reshape(keys.shape[:-1] + (k,))
+
+
+def _ragged_indices(starts: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """Concatenation of ``arange(starts[i], starts[i] + lengths[i])`` over i (int64)."""
+    lengths = lengths.to(torch.int64)
+    total = int(lengths.sum())
+    if total == 0:
+        return torch.empty(0, dtype=torch.int64, device=starts.device)
+    offsets = torch.cumsum(lengths, 0) - lengths
+    return torch.repeat_interleave(starts.to(torch.int64) - offsets, lengths) + torch.arange(
+        total, dtype=torch.int64, device=starts.device
+    )
+
+
+def _exclusive_cumsum(t: torch.Tensor, dim: int = 0) -> torch.Tensor:
+    return torch.cumsum(t, dim) - t
+
+
+# =============================================================================================
+# communication helpers
+# =============================================================================================
+def _alltoallv_columns(
+    comm, columns: Sequence[torch.Tensor], send_counts: Sequence[int], recv_counts: Sequence[int]
+) -> List[torch.Tensor]:
+    """
+    Exchange rows made of several 1-D columns in ONE ``Alltoallv``: ``send_counts[r]``
+    consecutive rows go to rank r, ``recv_counts[r]`` rows arrive from it (both known).
+    Columns of different dtypes travel together as bytes.
+    """
+    send_counts = [int(c) for c in send_counts]
+    recv_counts = [int(c) for c in recv_counts]
+    total = sum(recv_counts)
+    if len(columns) == 1:
+        column = columns[0].contiguous()
+        received = torch.empty(total, dtype=column.dtype, device=column.device)
+        comm.Alltoallv((column, send_counts), (received, recv_counts))
+        return [received]
+    n = columns[0].shape[0]
+    widths = [c.element_size() for c in columns]
+    width = sum(widths)
+    rows = torch.cat([c.contiguous().view(torch.uint8).view(n, w) for c, w in zip(columns, widths)], 1)
+    received = torch.empty((total, width), dtype=torch.uint8, device=rows.device)
+    comm.Alltoallv(
+        (rows, [c * width for c in send_counts]), (received, [c * width for c in recv_counts])
+    )
+    result, start = [], 0
+    for column, w in zip(columns, widths):
+        result.append(received[:, start : start + w].clone(memory_format=torch.contiguous_format).view(column.dtype).view(-1))
+        start += w
+    return result
+
+
+def _alltoall_counts(comm, send: torch.Tensor) -> torch.Tensor:
+    """``send[r]`` (an int64 row) goes to rank r; row r of the result came from rank r."""
+    send = send.to(torch.int64).contiguous()
+    received = torch.empty_like(send)
+    comm.Alltoall(send, received)
+    return received
+
+
+def _route(
+    comm,
+    dest: torch.Tensor,
+    columns: Sequence[torch.Tensor],
+    answer: Callable[[List[torch.Tensor]], List[torch.Tensor]],
+) -> List[torch.Tensor]:
+    """
+    Ask other processes: element i (its ``columns`` entries) travels to rank ``dest[i]``, which
+    computes ``answer(received_columns) -> list of 1-D tensors`` (one entry per received row,
+    same order); the answers travel back and are returned in the original element order.
+    One small ``Alltoall`` and two ``Alltoallv``.
+    """
+    p = comm.size
+    dest = dest.to(torch.int64)
+    order = torch.sort(dest, stable=True).indices
+    send_counts = torch.bincount(dest.cpu(), minlength=p)
+    recv_counts = _alltoall_counts(comm, send_counts.view(p, 1)).view(p)
+    received = _alltoallv_columns(
+        comm, [c[order] for c in columns], send_counts.tolist(), recv_counts.tolist()
+    )
+    answers = answer(received)
+    returned = _alltoallv_columns(comm, answers, recv_counts.tolist(), send_counts.tolist())
+    result = []
+    for back in returned:
+        out = torch.empty_like(back)
+        out[order] = back
+        result.append(out)
+    return result
+
+
+# =============================================================================================
+# the distributed sample sort
+# =============================================================================================
+def _splitters(comm, keys: torch.Tensor) -> torch.Tensor:
+    """
+    ``p - 1`` global splitters per lane, an int64 tensor ``(m, p - 1, 3)`` of
+    (key, rank, position in that rank's sorted lane), identical on every process.
+    ``keys`` is this process's ``(m, n)`` block, sorted along the lanes. One allgather.
+    """
+    p, rank = comm.size, comm.rank
+    m, n = keys.shape
+    if n > 0:
+        positions = torch.tensor([(i + 1) * n // p for i in range(p - 1)], dtype=torch.int64)
+        samples = torch.empty((m, p - 1, 3), dtype=torch.int64)
+        samples[:, :, 0] = keys[:, positions.to(keys.device)].cpu().to(torch.int64)
+        samples[:, :, 1] = rank
+        samples[:, :, 2] = positions
+    else:
+        samples = torch.empty((m, 0, 3), dtype=torch.int64)
+    samples = comm.allgather_tensors(samples, axis=1)
+    count = samples.shape[1]
+    # gathered in (rank, position) order, so a stable sort by key gives the (key, rank, position)
+    # order, i.e. the (value, global index) order of the sampled elements
+    order = torch.sort(samples[:, :, 0], dim=1, stable=True).indices
+    samples = torch.take_along_dim(samples, order.unsqueeze(-1), dim=1)
+    chosen = torch.tensor([(i + 1) * count // p for i in range(p - 1)], dtype=torch.int64)
+    return samples[:, chosen, :]
+
+
+def _partition_bounds(comm, keys: torch.Tensor, splitters: torch.Tensor, tie_break: bool) -> torch.Tensor:
+    """
+    Cut points ``(m, p + 1)`` (int64, CPU) of the sorted local lanes: elements
+    ``[bounds[j, d], bounds[j, d + 1])`` of lane j belong to rank d.
+
+    With ``tie_break`` the elements are ordered by (key, global index), so runs of equal keys may
+    be cut (balanced buckets even for constant data); without it equal keys stay together.
+    """
+    p, rank = comm.size, comm.rank
+    m, n = keys.shape
+    bounds = torch.zeros((m, p + 1), dtype=torch.int64)
+    bounds[:, p] = n
+    if n == 0 or p == 1:
+        return bounds
+    split_keys = splitters[:, :, 0].to(keys.dtype).to(keys.device)
+    left = torch.searchsorted(keys, split_keys, side="left").cpu()
+    if tie_break:
+        right = torch.searchsorted(keys, split_keys, side="right").cpu()
+        owner = splitters[:, :, 1]
+        # a splitter from a lower rank precedes our equal keys (their global indices are larger),
+        # one from a higher rank follows them; our own splitter sits at its sorted position
+        cut = torch.where(owner < rank, left, torch.where(owner > rank, right, splitters[:, :, 2]))
+    else:
+        cut = left
+    bounds[:, 1:p] = cut
+    return bounds
+
+
+def _sample_exchange(comm, keys: torch.Tensor, payloads: Sequence[torch.Tensor], tie_break: bool):
+    """
+    Steps 2-3 of the sample sort for sorted ``(m, n)`` lanes ``keys`` (payloads: same shape).
+
+    Returns ``(columns, recv_matrix, send_counts, recv_counts)``: ``columns`` are the received
+    1-D keys and payloads, ordered by (sender, lane), each sender's piece of a lane sorted;
+    ``recv_matrix[s, j]`` is the number of lane-j rows from rank s; ``send_counts`` /
+    ``recv_counts`` are the per-rank row totals (for sending answers back along the same route).
+    """
+    p = comm.size
+    m, n = keys.shape
+    bounds = _partition_bounds(comm, keys, _splitters(comm, keys), tie_break)
+    counts = bounds[:, 1:] - bounds[:, :-1]  # (m, p)
+    recv_matrix = _alltoall_counts(comm, counts.t())  # (p, m)
+    send_counts = counts.sum(0).tolist()
+    recv_counts = recv_matrix.sum(1).tolist()
+    columns = [keys] + list(payloads)
+    if m == 1:
+        flat = [c.reshape(-1) for c in columns]
+    else:
+        starts = (bounds[:, :-1] + torch.arange(m).unsqueeze(1) * n).t().reshape(-1)
+        index = _ragged_indices(starts, counts.t().reshape(-1)).to(keys.device)
+        flat = [c.reshape(-1)[index] for c in columns]
+    received = _alltoallv_columns(comm, flat, send_counts, recv_counts)
+    return received, recv_matrix, send_counts, recv_counts
+
+
+def _merge_received(columns: List[torch.Tensor], recv_matrix: torch.Tensor, need_order: bool):
+    """
+    Sort what :func:`_sample_exchange` delivered by (lane, key), stably (ties by sender, then
+    by sender position, i.e. by global index). Returns the lane-major columns and the lane
+    lengths ``(m,)``.
+    """
+    keys = columns[0]
+    m = recv_matrix.shape[1]
+    lane_counts = recv_matrix.sum(0)
+    if m == 1 and not need_order and len(columns) == 1:
+        return [_sort_last(keys)], lane_counts
+    lanes = None
+    if m > 1:
+        lanes = torch.repeat_interleave(
+            torch.arange(m, dtype=torch.int64).repeat(recv_matrix.shape[0]), recv_matrix.reshape(-1)
+        ).to(keys.device)
+    order = _argsort_grouped(lanes, keys, m)
+    return [c[order] for c in columns], lane_counts
+
+
+def _rebalance(
+    comm,
+    columns: List[torch.Tensor],
+    lane_counts: torch.Tensor,
+    out_counts: Sequence[int],
+    all_lane_counts: Optional[torch.Tensor] = None,
+) -> List[torch.Tensor]:
+    """
+    Move lane-major rows to the layout where rank t holds global positions
+    ``[displ_t, displ_t + out_counts[t])`` of every lane (positions beyond ``sum(out_counts)``
+    are dropped). Rows of rank d's lane j hold the positions that follow those of ranks < d.
+    Returns the columns as ``(m, out_counts[rank])`` tensors. One allgather of the lane lengths
+    (unless given) and one ``Alltoallv`` (skipped when nothing has to move).
+    """
+    p, rank = comm.size, comm.rank
+    m = lane_counts.shape[0]
+    if all_lane_counts is None:
+        all_lane_counts = comm.allgather_tensors(lane_counts.view(1, m).to(torch.int64), axis=0)
+    all_lane_counts = all_lane_counts.to(torch.int64).cpu()  # (p, m)
+    targets = torch.tensor(list(out_counts), dtype=torch.int64)
+    target_displs = _exclusive_cumsum(targets)
+    mine = int(targets[rank])
+    if torch.equal(all_lane_counts, targets.unsqueeze(1).expand(p, m)):
+        return [c.view(m, mine) for c in columns]
+    starts_global = _exclusive_cumsum(all_lane_counts)  # (p, m): first position of each piece
+    ends_global = starts_global + all_lane_counts
+    target_ends = target_displs + targets
+    # what this rank sends: (lane, target) overlaps
+    my_start, my_end = starts_global[rank].unsqueeze(1), ends_global[rank].unsqueeze(1)
+    low = torch.maximum(my_start, target_displs.unsqueeze(0))
+    high = torch.minimum(my_end, target_ends.unsqueeze(0))
+    send_lengths = (high - low).clamp(min=0)  # (m, p)
+    lane_base = _exclusive_cumsum(all_lane_counts[rank]).unsqueeze(1)
+    send_starts = lane_base + low - my_start
+    # what this rank receives: (sender, lane) overlaps with its own target range
+    low_r = torch.maximum(starts_global, target_displs[rank])
+    high_r = torch.minimum(ends_global, target_ends[rank])
+    recv_lengths = (high_r - low_r).clamp(min=0)  # (p, m)
+    send_counts = send_lengths.sum(0).tolist()
+    recv_counts = recv_lengths.sum(1).tolist()
+    device = columns[0].device
+    if m == 1:
+        first = int(send_starts[0][send_lengths[0] > 0][0]) if sum(send_counts) else 0
+        outgoing = [c[first : first + sum(send_counts)] for c in columns]
+    else:
+        index = _ragged_indices(send_starts.t().reshape(-1), send_lengths.t().reshape(-1))
+        outgoing = [c[index.to(device)] for c in columns]
+    received = _alltoallv_columns(comm, outgoing, send_counts, recv_counts)
+    if m > 1:
+        offsets = _exclusive_cumsum(recv_lengths.reshape(-1)).view(p, m)
+        index = _ragged_indices(offsets.t().reshape(-1), recv_lengths.t().reshape(-1)).to(device)
+        received = [c[index] for c in received]
+    return [c.view(m, mine) for c in received]
+
+
+def _distributed_sort(
+    comm,
+    keys: torch.Tensor,
+    payloads: Sequence[torch.Tensor],
+    out_counts: Sequence[int],
+) -> List[torch.Tensor]:
+    """
+    Sample sort of ``(m, n)`` lanes of ``keys`` (rows of this process; the lanes continue on
+    the other processes in rank order) with ``payloads`` riding along. Ties keep the order of
+    the global positions. Returns ``[keys, *payloads]`` as ``(m, out_counts[rank])`` tensors:
+    rank t gets the sorted positions ``[displ_t, displ_t + out_counts[t])`` of every lane.
+    """
+    if payloads:
+        order = _argsort_last(keys)
+        keys = torch.take_along_dim(keys, order, dim=-1)
+        payloads = [torch.take_along_dim(pl, order, dim=-1) for pl in payloads]
+    else:
+        keys = _sort_last(keys)
+    columns, recv_matrix, _, _ = _sample_exchange(comm, keys, payloads, tie_break=True)
+    columns, lane_counts = _merge_received(columns, recv_matrix, need_order=bool(payloads))
+    return _rebalance(comm, columns, lane_counts, out_counts)
+
+
+# =============================================================================================
+# argument handling
+# =============================================================================================
+_KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
+
+
+def _check_kind(kind, stable) -> None:
+    if kind not in _KINDS:
+        raise ValueError(f"kind must be one of {_KINDS}, but was {kind!r}")
+    if stable not in (None, True, False):
+        raise ValueError(f"stable must be None, True or False, but was {stable!r}")
+    if kind is not None and stable is not None:
+        raise ValueError("kind and stable cannot be given together")
+
+
+def _sort_axis(a: DNDarray, axis) -> Optional[int]:
+    if axis is None:
+        return None
+    if a.ndim == 0:
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension 0")
+    axis = sanitize_axis(a.gshape, axis)
+    if not isinstance(axis, int):
+        raise TypeError(f"axis must be an integer or None, but was {axis!r}")
+    return axis
+
+
+def _lanes(local: torch.Tensor, axis: int) -> torch.Tensor:
+    """The local block as ``(m, n)`` lanes along ``axis`` (axis moved last)."""
+    moved = local.movedim(axis, -1)
+    lanes = 1
+    for d in moved.shape[:-1]:
+        lanes *= d
+    return moved.reshape(lanes, moved.shape[-1])
+
+
+def _unlanes(lanes: torch.Tensor, lshape: Sequence[int], axis: int) -> torch.Tensor:
+    """Inverse of :func:`_lanes` for a block of local shape ``lshape`` (length along axis may differ)."""
+    moved_shape = tuple(d for i, d in enumerate(lshape) if i != axis) + (lanes.shape[-1],)
+    return lanes.reshape(moved_shape).movedim(-1, axis).contiguous()
+
+
+def _global_flat_index(x: DNDarray) -> torch.Tensor:
+    """Global row-major flat index (int64) of every element of the local block, flattened."""
+    device = x.larray.device
+    lshape = x.lshape
+    index = torch.zeros((), dtype=torch.int64, device=device)
+    stride = 1
+    offset = x.global_offset() if x.split is not None else 0
+    for dim in range(x.ndim - 1, -1, -1):
+        coords = torch.arange(lshape[dim], dtype=torch.int64, device=device)
+        if dim == x.split:
+            coords = coords + offset
+        shape = [1] * x.ndim
+        shape[dim] = lshape[dim]
+        index = index + (coords * stride).view(shape)
+        stride *= x.gshape[dim]
+    return index.expand(lshape).reshape(-1)
+
+
+def _wrap(local: torch.Tensor, a: DNDarray, gshape, split, balanced) -> DNDarray:
+    return DNDarray(
+        local,
+        tuple(gshape),
+        types.canonical_heat_type(local.dtype),
+        split,
+        a.device,
+        a.comm,
+        balanced,
+    )
+
+
+def _write(result: DNDarray, out: Optional[DNDarray]) -> DNDarray:
+    if out is None:
+        return result
+    from ._operations import write_out
+
+    return write_out(result, out)
+
+
+def _check_out(out, gshape, name: str = "out") -> None:
+    if out is not None:
+        if not isinstance(out, DNDarray):
+            raise TypeError(f"{name} must be a DNDarray, but was {type(out).__name__}")
+        if out.gshape != tuple(gshape):
+            raise ValueError(f"{name} has shape {out.gshape}, but the result has shape {tuple(gshape)}")
+
+
+# =============================================================================================
+# sort / argsort
+# =============================================================================================
+def _sort_impl(a: DNDarray, axis: Optional[int], descending: bool, want_indices: bool) -> DNDarray:
+    """Shared body of sort (values) and argsort (global indices along the axis)."""
+    comm = a.comm
+    dtype = a.larray.dtype
+    if axis is None:  # the flattened array
+        gshape, split, axis_out = (a.size,), (None if a.split is None else 0), 0
+        local = a.larray.reshape(1, -1)
+    else:
+        gshape, split, axis_out = a.gshape, a.split, axis
+        local = _lanes(a.larray, axis)
+    distributed = split is not None and split == axis_out and comm.size > 1
+    if axis is None:
+        distributed = a.split is not None and comm.size > 1
+
+    if distributed and a.size == 0:
+        lshape = list(gshape)
+        lshape[axis_out] = comm.counts_displs_shape(gshape, axis_out)[0][comm.rank]
+        result_type = torch.int64 if want_indices else dtype
+        return _wrap(torch.empty(lshape, dtype=result_type, device=a.larray.device), a, gshape, split, True)
+
+    keys = _to_keys(local, merge_zero=want_indices)
+    if descending:
+        keys = ~keys
+    if not distributed:
+        if want_indices:
+            result = _argsort_last(keys)  # one process or a local axis: local = global indices
+        else:
+            sorted_keys = _sort_last(keys)
+            result = _from_keys(~sorted_keys if descending else sorted_keys, dtype)
+        if axis is None:
+            return _wrap(result.reshape(-1), a, gshape, split, True)
+        return _wrap(_unlanes(result, a.lshape, axis), a, gshape, split, a._balanced)
+
+    out_counts = comm.counts_displs_shape(gshape, axis_out)[0]
+    if want_indices:
+        if axis is None:
+            global_index = _global_flat_index(a).view(1, -1)
+        else:
+            positions = torch.arange(local.shape[-1], dtype=torch.int64, device=local.device)
+            global_index = (positions + a.global_offset()).expand(local.shape).contiguous()
+        _, result = _distributed_sort(comm, keys, [global_index], out_counts)
+    else:
+        (sorted_keys,) = _distributed_sort(comm, keys, [], out_counts)
+        result = _from_keys(~sorted_keys if descending else sorted_keys, dtype)
+    if axis is None:
+        return _wrap(result.reshape(-1), a, gshape, 0, True)
+    return _wrap(_unlanes(result, a.lshape, axis), a, gshape, split, True)
+
+
+def _check_flag(value, name: str) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a bool, but was {type(value).__name__}")
+    return bool(value)
+
+
+def sort(
+    a: DNDarray,
+    axis: Optional[int] = -1,
+    kind: Optional[str] = None,
+    order=None,
+    *,
+    stable: Optional[bool] = None,
+    descending: bool = False,
+    out: Optional[DNDarray] = None,
+) -> DNDarray:
+    """
+    A sorted copy of an array.
+
+    Along the split axis this is a distributed sample sort (one all-to-all of the values, one to
+    restore the balanced layout); along any other axis it is local. The result along the split
+    axis always has the balanced layout.
+
+    Parameters
+    ----------
+    a : DNDarray
+        The array to sort.
+    axis : int or None, optional
+        The axis to sort along (default: the last). None sorts the flattened array; the result
+        is then 1-D, split along 0 if ``a`` is split.
+    kind : {None, 'quicksort', 'mergesort', 'heapsort', 'stable'}, optional
+        Accepted for NumPy compatibility; the result is always the stable order.
+    order : None
+        NumPy's field order for structured arrays; heat has none, so it must be None.
+    stable : bool, optional
+        Accepted for NumPy compatibility (the sort is always stable).
+    descending : bool, optional
+        Sort from the largest to the smallest value (heat extension). NaNs then come first:
+        the result is the exact reverse of the ascending value order.
+    out : DNDarray, optional
+        Where to store the result (its layout and dtype are kept).
+
+    Returns
+    -------
+    DNDarray
+        The sorted values, same dtype and shape as ``a`` (1-D for ``axis=None``). Unlike HeAT's
+        ``sort`` (which returned values and indices) this follows NumPy: use :func:`argsort`
+        for the indices.
+
+    Raises
+    ------
+    TypeError
+        If ``a`` is not a DNDarray, is complex, or ``descending`` is not a bool.
+    ValueError
+        If ``axis`` is out of bounds, ``kind``/``stable`` are invalid, or ``order`` is given.
+
+    Notes
+    -----
+    NaNs sort to the end (as in NumPy); ``-0.0`` and ``0.0`` compare equal.
+
+    Examples
+    --------
+    >>> x = ht.array([[3, 1, 2], [9, 7, 8]], split=1)
+    >>> ht.sort(x)
+    DNDarray([[1, 2, 3],
+              [7, 8, 9]], dtype=ht.int64, device=cpu:0, split=1)
+    >>> ht.sort(ht.array([2.0, float("nan"), 1.0], split=0), descending=True)
+    DNDarray([nan, 2., 1.], dtype=ht.float32, device=cpu:0, split=0)
+    """
+    sanitize_in(a, "a")
+    _check_sortable(a, "a")
+    _check_kind(kind, stable)
+    if order is not None:
+        raise ValueError("order is only meaningful for structured arrays, which heat does not have")
+    descending = _check_flag(descending, "descending")
+    axis = _sort_axis(a, axis)
+    _check_out(out, (a.size,) if axis is None else a.gshape)
+    return _write(_sort_impl(a, axis, descending, want_indices=False), out)
+
+
+def argsort(
+    a: DNDarray,
+    axis: Optional[int] = -1,
+    kind: Optional[str] = None,
+    order=None,
+    *,
+    stable: Optional[bool] = None,
+    descending: bool = False,
+) -> DNDarray:
+    """
+    The indices that sort an array along an axis.
+
+    The indices are global: along the split axis they point into the whole axis, not into the
+    local block. The result (int64) has the layout :func:`sort` would give.
+
+    Parameters
+    ----------
+    a : DNDarray
+        The array.
+    axis : int or None, optional
+        The axis to sort along (default: the last); None: flat indices into the flattened array.
+    kind : {None, 'quicksort', 'mergesort', 'heapsort', 'stable'}, optional
+        Accepted for NumPy compatibility; the result is always the stable order.
+    order : None
+        Must be None (no structured arrays).
+    stable : bool, optional
+        Accepted for NumPy compatibility: ties are always kept in their original order, so the
+        result equals NumPy's ``argsort(..., kind='stable')``.
+    descending : bool, optional
+        Indices of a descending sort (heat extension): the values are ordered from the largest
+        to the smallest (NaNs first), ties still in their original order (as
+        ``torch.sort(..., descending=True, stable=True)``).
+
+    Returns
+    -------
+    DNDarray
+        int64 indices, same shape as ``a`` (1-D for ``axis=None``).
+
+    Raises
+    ------
+    TypeError
+        If ``a`` is not a DNDarray, is complex, or ``descending`` is not a bool.
+    ValueError
+        If ``axis`` is out of bounds, ``kind``/``stable`` are invalid, or ``order`` is given.
+
+    Examples
+    --------
+    >>> ht.argsort(ht.array([3, 1, 2, 1], split=0))
+    DNDarray([1, 3, 2, 0], dtype=ht.int64, device=cpu:0, split=0)
+    >>> ht.argsort(ht.array([3, 1, 2, 1]), descending=True)
+    DNDarray([0, 2, 1, 3], dtype=ht.int64, device=cpu:0, split=None)
+    """
+    sanitize_in(a, "a")
+    _check_sortable(a, "a")
+    _check_kind(kind, stable)
+    if order is not None:
+        raise ValueError("order is only meaningful for structured arrays, which heat does not have")
+    descending = _check_flag(descending, "descending")
+    axis = _sort_axis(a, axis)
+    return _sort_impl(a, axis, descending, want_indices=True)
+
+
+# =============================================================================================
+# topk
+# =============================================================================================
+# below this many candidate elements (lanes x k x processes) topk gathers the local candidates
+# (one collective) instead of running the sample sort on them
+_TOPK_GATHER_LIMIT = 1 << 16
+
+
+def _pack_rows(columns: Sequence[torch.Tensor]) -> torch.Tensor:
+    """Columns of equal shape ``(..., n)`` as one uint8 tensor ``(..., n, bytes per row)``."""
+    parts = [c.contiguous().view(torch.uint8).view(c.shape + (c.element_size(),)) for c in columns]
+    return torch.cat(parts, dim=-1)
+
+
+def _unpack_rows(rows: torch.Tensor, like: Sequence[torch.Tensor]) -> List[torch.Tensor]:
+    result, start = [], 0
+    for c in like:
+        w = c.element_size()
+        result.append(rows[..., start : start + w].clone(memory_format=torch.contiguous_format).view(c.dtype).squeeze(-1))
+        start += w
+    return result
+
+
+def topk(
+    a: DNDarray,
+    k: int,
+    dim: int = -1,
+    largest: bool = True,
+    sorted: bool = True,
+    out: Optional[Tuple[DNDarray, DNDarray]] = None,
+) -> Tuple[DNDarray, DNDarray]:
+    """
+    The ``k`` largest (or smallest) elements along a dimension, and their global indices.
+
+    Along the split dimension every process selects its local top ``k`` (a linear-time
+    selection), then the candidates are combined: gathered when small (``lanes * k * processes``
+    up to 65536), otherwise by the distributed sample sort. The result is split along ``dim``
+    with the balanced layout of ``k`` elements; along other dimensions everything is local.
+
+    Parameters
+    ----------
+    a : DNDarray
+        The input (not complex).
+    k : int
+        How many elements to return, ``0 <= k <= a.shape[dim]``.
+    dim : int, optional
+        The dimension to select along (default: the last).
+    largest : bool, optional
+        The largest (default) or the smallest elements. NaN counts as the largest value (as in
+        ``torch.topk``).
+    sorted : bool, optional
+        Accepted for torch compatibility; the result is always sorted (largest first for
+        ``largest=True``), ties in the order of their indices.
+    out : tuple of two DNDarrays, optional
+        Where to store the values and the indices.
+
+    Returns
+    -------
+    values : DNDarray
+        The selected values (``a``'s dtype), shape of ``a`` with ``k`` along ``dim``.
+    indices : DNDarray
+        Their int64 indices along ``dim`` in ``a``.
+
+    Raises
+    ------
+    TypeError
+        If ``a`` is not a DNDarray or complex, ``k`` is not an integer, or ``largest`` /
+        ``sorted`` are not bools.
+    ValueError
+        If ``dim`` is out of bounds or ``k`` is negative or larger than ``a.shape[dim]``.
+
+    Examples
+    --------
+    >>> values, indices = ht.topk(ht.array([1, 5, 3, 4, 2], split=0), 2)
+    >>> values
+    DNDarray([5, 4], dtype=ht.int64, device=cpu:0, split=0)
+    >>> indices
+    DNDarray([1, 3], dtype=ht.int64, device=cpu:0, split=0)
+    """
+    sanitize_in(a, "a")
+    _check_sortable(a, "a")
+    if isinstance(k, bool) or not hasattr(k, "__index__"):
+        raise TypeError(f"k must be an integer, but was {type(k).__name__}")
+    k = k.__index__()
+    largest = _check_flag(largest, "largest")
+    _check_flag(sorted, "sorted")
+    if a.ndim == 0:
+        raise ValueError("dim is out of bounds for array of dimension 0")
+    dim = sanitize_axis(a.gshape, dim, name="dim")
+    if not isinstance(dim, int):
+        raise TypeError(f"dim must be an integer, but was {dim!r}")
+    if not 0 <= k <= a.gshape[dim]:
+        raise ValueError(f"k must be in [0, {a.gshape[dim]}] (the length of dim {dim}), but was {k}")
+    gshape = list(a.gshape)
+    gshape[dim] = k
+    gshape = tuple(gshape)
+    if out is not None:
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            raise TypeError("out must be a tuple of two DNDarrays (values, indices)")
+        _check_out(out[0], gshape, "out[0]")
+        _check_out(out[1], gshape, "out[1]")
+
+    comm = a.comm
+    local = _lanes(a.larray, dim)
+    m = local.shape[0]
+    distributed = a.split == dim and comm.size > 1
+    if distributed:
+        out_counts = comm.counts_displs_shape(gshape, dim)[0]
+        mine = out_counts[comm.rank]
+    if distributed and a.size == 0:
+        lshape = list(gshape)
+        lshape[dim] = mine
+        values = _wrap(local.new_empty(lshape), a, gshape, dim, True)
+        indices = _wrap(torch.empty(lshape, dtype=torch.int64, device=local.device), a, gshape, dim, True)
+        return _write_pair(values, indices, out)
+
+    keys = _to_keys(local, merge_zero=True)
+    if largest:
+        keys = ~keys
+    local_k = min(k, local.shape[-1])
+    positions = _topk_last(keys, local_k)
+    values = torch.take_along_dim(local, positions, dim=-1)
+    if not distributed:
+        lshape = list(a.lshape)
+        lshape[dim] = k
+        values = _wrap(_unlanes(values, lshape, dim), a, gshape, a.split, a._balanced)
+        indices = _wrap(_unlanes(positions, lshape, dim), a, gshape, a.split, a._balanced)
+        return _write_pair(values, indices, out)
+
+    candidate_keys = torch.take_along_dim(keys, positions, dim=-1)
+    candidate_index = positions + a.global_offset()
+    if m * k * comm.size <= _TOPK_GATHER_LIMIT:
+        columns = [candidate_keys, candidate_index, values]
+        gathered = comm.allgather_tensors(_pack_rows(columns), axis=1)
+        all_keys, all_index, all_values = _unpack_rows(gathered, columns)
+        # gathered in rank order, each rank's candidates in (key, index) order: the stable order
+        start = sum(out_counts[: comm.rank])
+        chosen = _argsort_last(all_keys)[:, start : start + mine]
+        index_lanes = torch.take_along_dim(all_index, chosen, dim=-1)
+        value_lanes = torch.take_along_dim(all_values, chosen, dim=-1)
+    else:
+        _, index_lanes, value_lanes = _distributed_sort(
+            comm, candidate_keys, [candidate_index, values], out_counts
+        )
+    lshape = list(a.lshape)
+    lshape[dim] = mine
+    values = _wrap(_unlanes(value_lanes, lshape, dim), a, gshape, dim, True)
+    indices = _wrap(_unlanes(index_lanes, lshape, dim), a, gshape, dim, True)
+    return _write_pair(values, indices, out)
+
+
+def _write_pair(values: DNDarray, indices: DNDarray, out) -> Tuple[DNDarray, DNDarray]:
+    if out is None:
+        return values, indices
+    return _write(values, out[0]), _write(indices, out[1])
+
+
+# =============================================================================================
+# searchsorted
+# =============================================================================================
+def _search(sorted_keys: torch.Tensor, value_keys: torch.Tensor, side: str) -> torch.Tensor:
+    """Local searchsorted of any-shaped ``value_keys`` in the 1-D ``sorted_keys`` (int64)."""
+    if sorted_keys.device.type == "cpu":
+        found = np.searchsorted(sorted_keys.numpy(), value_keys.contiguous().numpy(), side=side)
+        return torch.from_numpy(np.asarray(found, dtype=np.int64)).reshape(value_keys.shape)
+    flat = value_keys.reshape(-1)
+    return torch.searchsorted(sorted_keys, flat, side=side).reshape(value_keys.shape)
+
+
+def _block_starts(comm, keys: torch.Tensor) -> Tuple[List[int], torch.Tensor, List[int]]:
+    """
+    For a 1-D globally sorted array with local block ``keys``: the non-empty ranks, their first
+    keys (int64 tensor) and the global offset of every rank's block. One allgather.
+    """
+    n = keys.shape[0]
+    info = comm.allgather((n, int(keys[0]) if n else 0))
+    offsets, total = [], 0
+    for count, _ in info:
+        offsets.append(total)
+        total += count
+    ranks = [r for r, (count, _) in enumerate(info) if count]
+    firsts = torch.tensor([info[r][1] for r in ranks], dtype=torch.int64)
+    return ranks, firsts, offsets
+
+
+def _owners(firsts: torch.Tensor, ranks: Sequence[int], value_keys: torch.Tensor, side: str) -> torch.Tensor:
+    """
+    The rank whose block of a globally sorted array decides ``value_keys`` (int64): the last
+    non-empty block whose first key is below (``side='left'``) or not above (``'right'``) the
+    value; the first non-empty block if there is none.
+    """
+    block = torch.searchsorted(firsts, value_keys.cpu().to(torch.int64), side=side) - 1
+    block = block.clamp(min=0)
+    return torch.tensor(list(ranks), dtype=torch.int64)[block].to(value_keys.device)
+
+
+def _gather_by_index(a: DNDarray, index: torch.Tensor) -> torch.Tensor:
+    """``a``'s values (a 1-D split array) at the global positions ``index`` (any process)."""
+    comm = a.comm
+    counts, displs = a.counts_displs()
+    displs_t = torch.tensor(displs, dtype=torch.int64)
+    owner = (torch.searchsorted(displs_t, index.cpu(), side="right") - 1).to(index.device)
+    mine = displs[comm.rank]
+    local = a.larray
+    (values,) = _route(comm, owner, [index], lambda cols: [local[cols[0] - mine]])
+    return values
+
+
+def _apply_sorter(a: DNDarray, sorter) -> DNDarray:
+    """``a[sorter]`` with ``a``'s layout (validated first; one collective for the range check)."""
+    from .factories import array
+
+    if not isinstance(sorter, DNDarray):
+        try:
+            sorter = array(sorter, device=a.device, comm=a.comm)
+        except (TypeError, ValueError) as error:
+            raise TypeError(f"sorter must be an array of integers: {error}") from None
+    if not types.heat_type_is_exact(sorter.dtype) or sorter.dtype is types.bool:
+        raise TypeError(f"sorter must hold integers, but has dtype {sorter.dtype.__name__}")
+    if sorter.gshape != a.gshape:
+        raise ValueError(f"sorter must have the shape of a {a.gshape}, but has shape {sorter.gshape}")
+    comm = a.comm
+    local_sorter = sorter.larray.to(torch.int64)
+    ok = bool(((local_sorter >= 0) & (local_sorter < a.gshape[0])).all()) if local_sorter.numel() else True
+    if sorter.split is not None and comm.size > 1:
+        ok = comm.allreduce(ok, MPI.LAND)
+    if not ok:
+        raise ValueError("sorter index out of range")
+    if a.split is None or comm.size == 1:
+        if sorter.split is not None and comm.size > 1:
+            local_sorter = comm.allgather_tensors(local_sorter, axis=0)
+        return _wrap(a.larray[local_sorter], a, a.gshape, a.split, a._balanced)
+    from ._operations import align_local
+
+    block = align_local(sorter, a.gshape, a.split, a).to(torch.int64)
+    return _wrap(_gather_by_index(a, block), a, a.gshape, a.split, a._balanced)
+
+
+def searchsorted(a: DNDarray, v, side: str = "left", sorter=None) -> DNDarray:
+    """
+    Indices where the elements of ``v`` would be inserted into the sorted 1-D ``a`` to keep it
+    sorted.
+
+    ``a`` may be split: for a non-split ``v`` every process searches its block and one Allreduce
+    adds the counts; for a split ``v`` each element travels to the one process whose block
+    decides it and its answer travels back (two all-to-alls of ``v``'s size, no gathering of
+    ``a``). The result has ``v``'s shape and layout.
+
+    Parameters
+    ----------
+    a : DNDarray
+        1-D, sorted ascending (NaNs last), unless ``sorter`` is given.
+    v : DNDarray, scalar or array_like
+        The values to insert.
+    side : {'left', 'right'}, optional
+        'left': the first suitable position; 'right': the last.
+    sorter : DNDarray or array_like of int, optional
+        Indices that sort ``a`` (as :func:`argsort` returns them).
+
+    Returns
+    -------
+    DNDarray
+        int64 insertion indices, shape and layout of ``v`` (0-d for a scalar ``v``).
+
+    Raises
+    ------
+    TypeError
+        If ``a`` is not array-like, ``a`` or ``v`` is complex, or ``sorter`` does not hold
+        integers.
+    ValueError
+        If ``a`` is not 1-D, ``side`` is invalid, or ``sorter`` has the wrong shape or an index
+        out of range.
+
+    Examples
+    --------
+    >>> a = ht.array([1, 2, 2, 3, 5], split=0)
+    >>> ht.searchsorted(a, ht.array([2, 4, 6]))
+    DNDarray([1, 4, 5], dtype=ht.int64, device=cpu:0, split=None)
+    >>> ht.searchsorted(a, 2, side="right")
+    DNDarray(3, dtype=ht.int64, device=cpu:0, split=None)
+    """
+    from .factories import array
+
+    if not isinstance(a, DNDarray):
+        try:
+            a = array(a)
+        except (TypeError, ValueError) as error:
+            raise TypeError(f"a must be a DNDarray or array-like: {error}") from None
+    if a.ndim != 1:
+        raise ValueError(f"a must be 1-D, but has {a.ndim} dimensions")
+    if side not in ("left", "right"):
+        raise ValueError(f"side must be 'left' or 'right', but was {side!r}")
+    _check_sortable(a, "a")
+    raw_v = v
+    if not isinstance(v, DNDarray):
+        try:
+            v = array(v, device=a.device, comm=a.comm)
+        except (TypeError, ValueError) as error:
+            raise TypeError(f"v must be a DNDarray, a scalar or array-like: {error}") from None
+    _check_sortable(v, "v")
+    common = types.result_type(a, raw_v if isinstance(raw_v, (bool, int, float)) else v)
+    if sorter is not None:
+        a = _apply_sorter(a, sorter)
+
+    comm = a.comm
+    torch_type = common.torch_type()
+    value_keys = _to_keys(v.larray.to(torch_type), merge_zero=True)
+    sorted_keys = _to_keys(a.larray.to(torch_type), merge_zero=True).reshape(-1)
+    if a.split is None or comm.size == 1 or a.size == 0:
+        if a.size == 0:
+            found = torch.zeros(value_keys.shape, dtype=torch.int64, device=value_keys.device)
+        else:
+            found = _search(sorted_keys, value_keys, side)
+        return _wrap(found, v, v.gshape, v.split, v._balanced)
+    if v.split is None or comm.size == 1:
+        # every process counts the elements of its block below each value; the counts add up
+        partial = _search(sorted_keys, value_keys, side)
+        found = comm.allreduce_tensor(partial, MPI.SUM)
+        return _wrap(found, v, v.gshape, v.split, True)
+    ranks, firsts, offsets = _block_starts(comm, sorted_keys)
+    flat = value_keys.reshape(-1)
+    owner = _owners(firsts, ranks, flat, side)
+    offset = offsets[comm.rank]
+    (found,) = _route(comm, owner, [flat], lambda cols: [_search(sorted_keys, cols[0], side) + offset])
+    return _wrap(found.reshape(value_keys.shape), v, v.gshape, v.split, v._balanced)

@@ -1,0 +1,3 @@
+"""heat statistics (being written)."""
+
+__all__ = []

@@ -1,0 +1,597 @@
+"""
+Trigonometric and hyperbolic functions and their inverses, ``arctan2`` and angle conversions,
+with NumPy's names and aliases (``asin`` for ``arcsin``, ...). ``hypot`` lives in arithmetics.
+
+Each is one call to an engine of :mod:`heat.core._operations`; the unary ones need no
+communication.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+
+from . import types
+from .arithmetics import _binary, _operand_result_type, _unary
+from .dndarray import DNDarray
+from .sanitation import sanitize_in
+
+__all__ = [
+    "acos",
+    "acosh",
+    "arccos",
+    "arccosh",
+    "arcsin",
+    "arcsinh",
+    "arctan",
+    "arctan2",
+    "arctanh",
+    "asin",
+    "asinh",
+    "atan",
+    "atan2",
+    "atanh",
+    "cos",
+    "cosh",
+    "deg2rad",
+    "degrees",
+    "rad2deg",
+    "radians",
+    "sin",
+    "sinh",
+    "tan",
+    "tanh",
+]
+
+
+def _reject_complex(x: DNDarray, name: str) -> None:
+    sanitize_in(x)
+    if issubclass(x.dtype, types.complexfloating):
+        raise TypeError(f"{name} is not supported for complex arrays")
+
+
+def sin(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
+    """
+    Elementwise sine (argument in radians).
+
+    Integer and boolean inputs give floats as in NumPy (int32/int64 -> float64,
+    int16 -> float32, int8/uint8/bool -> float16).
+
+    Parameters
+    ----------
+    x : DNDarray
+        Input array.
+    out : DNDarray, optional
+        Where to store the result (same shape, any layout; the result must cast to its dtype
+        under ``'same_kind'`` casting).
+    where : DNDarray or array-like of bool, optional
+        Compute only where True; elsewhere ``out`` keeps its value (zeros without ``out``).
+
+    Returns
+    -------
+    DNDarray
+        Same shape and layout as ``x``.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray, or the result cannot be cast to ``out``'s dtype.
+
+    Examples
+    --------
+    >>> ht.sin(ht.array([0.0, 1.5707964]))
+    DNDarray([0., 1.], dtype=ht.float32, device=cpu:0, split=None)
+    """
+    return _unary(torch.sin, x, out, where, "sin", no_cast=False)
+
+
+def cos(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
+    """
+    Elementwise cosine (argument in radians).
+
+    Integer and boolean inputs give floats as in NumPy (int32/int64 -> float64,
+    int16 -> float32, int8/uint8/bool -> float16).
+
+    Parameters
+    ----------
+    x : DNDarray
+        Input array.
+    out : DNDarray, optional
+        Where to store the result (same shape, any layout; the result must cast to its dtype
+        under ``'same_kind'`` casting).
+    where : DNDarray or array-like of bool, optional
+        Compute only where True; elsewhere ``out`` keeps its value (zeros without ``out``).
+
+    Returns
+    -------
+    DNDarray
+        Same shape and layout as ``x``.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray, or the result cannot be cast to ``out``'s dtype.
+
+    Examples
+    --------
+    >>> ht.cos(ht.array([0.0, 3.1415927]))
+    DNDarray([ 1., -1.], dtype=ht.float32, device=cpu:0, split=None)
+    """
+    return _unary(torch.cos, x, out, where, "cos", no_cast=False)
+
+
+def tan(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
+    """
+    Elementwise tangent (argument in radians).
+
+    Integer and boolean inputs give floats as in NumPy (int32/int64 -> float64,
+    int16 -> float32, int8/uint8/bool -> float16).
+
+    Parameters
+    ----------
+    x : DNDarray
+        Input array.
+    out : DNDarray, optional
+        Where to store the result (same shape, any layout; the result must cast to its dtype
+        under ``'same_kind'`` casting).
+    where : DNDarray or array-like of bool, optional
+        Compute only where True; elsewhere ``out`` keeps its value (zeros without ``out``).
+
+    Returns
+    -------
+    DNDarray
+        Same shape and layout as ``x``.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray, or the result cannot be cast to ``out``'s dtype.
+
+    Examples
+    --------
+    >>> ht.tan(ht.array([0.0, 0.7853982]))
+    DNDarray([0., 1.], dtype=ht.float32, device=cpu:0, split=None)
+    """
+    return _unary(torch.tan, x, out, where, "tan", no_cast=False)
+
+
+def arcsin(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
+    """
+    Elementwise inverse sine, in radians in ``[-pi/2, pi/2]`` (``nan`` outside ``[-1, 1]`` for reals).
+
+    Integer and boolean inputs give floats as in NumPy (int32/int64 -> float64,
+    int16 -> float32, int8/uint8/bool -> float16).
+
+    Parameters
+    ----------
+    x : DNDarray
+        Input array.
+    out : DNDarray, optional
+        Where to store the result (same shape, any layout; the result must cast to its dtype
+        under ``'same_kind'`` casting).
+    where : DNDarray or array-like of bool, optional
+        Compute only where True; elsewhere ``out`` keeps its value (zeros without ``out``).
+
+    Returns
+    -------
+    DNDarray
+        Same shape and layout as ``x``.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray, or the result cannot be cast to ``out``'s dtype.
+
+    Examples
+    --------
+    >>> ht.arcsin(ht.array([0.0, 1.0]))
+    DNDarray([0.0000, 1.5708], dtype=ht.float32, device=cpu:0, split=None)
+    """
+    return _unary(torch.arcsin, x, out, where, "arcsin", no_cast=False)
+
+
+def arccos(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
+    """
+    Elementwise inverse cosine, in radians in ``[0, pi]`` (``nan`` outside ``[-1, 1]`` for reals).
+
+    Integer and boolean inputs give floats as in NumPy (int32/int64 -> float64,
+    int16 -> float32, int8/uint8/bool -> float16).
+
+    Parameters
+    ----------
+    x : DNDarray
+        Input array.
+    out : DNDarray, optional
+        Where to store the result (same shape, any layout; the result must cast to its dtype
+        under ``'same_kind'`` casting).
+    where : DNDarray or array-like of bool, optional
+        Compute only where True; elsewhere ``out`` keeps its value (zeros without ``out``).
+
+    Returns
+    -------
+    DNDarray
+        Same shape and layout as ``x``.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray, or the result cannot be cast to ``out``'s dtype.
+
+    Examples
+    --------
+    >>> ht.arccos(ht.array([1.0, -1.0]))
+    DNDarray([0.0000, 3.1416], dtype=ht.float32, device=cpu:0, split=None)
+    """
+    return _unary(torch.arccos, x, out, where, "arccos", no_cast=False)
+
+
+def arctan(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
+    """
+    Elementwise inverse tangent, in radians in ``(-pi/2, pi/2)``.
+
+    Integer and boolean inputs give floats as in NumPy (int32/int64 -> float64,
+    int16 -> float32, int8/uint8/bool -> float16).
+
+    Parameters
+    ----------
+    x : DNDarray
+        Input array.
+    out : DNDarray, optional
+        Where to store the result (same shape, any layout; the result must cast to its dtype
+        under ``'same_kind'`` casting).
+    where : DNDarray or array-like of bool, optional
+        Compute only where True; elsewhere ``out`` keeps its value (zeros without ``out``).
+
+    Returns
+    -------
+    DNDarray
+        Same shape and layout as ``x``.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray, or the result cannot be cast to ``out``'s dtype.
+
+    Examples
+    --------
+    >>> ht.arctan(ht.array([0.0, 1.0]))
+    DNDarray([0.0000, 0.7854], dtype=ht.float32, device=cpu:0, split=None)
+    """
+    return _unary(torch.arctan, x, out, where, "arctan", no_cast=False)
+
+
+def sinh(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
+    """
+    Elementwise hyperbolic sine.
+
+    Integer and boolean inputs give floats as in NumPy (int32/int64 -> float64,
+    int16 -> float32, int8/uint8/bool -> float16).
+
+    Parameters
+    ----------
+    x : DNDarray
+        Input array.
+    out : DNDarray, optional
+        Where to store the result (same shape, any layout; the result must cast to its dtype
+        under ``'same_kind'`` casting).
+    where : DNDarray or array-like of bool, optional
+        Compute only where True; elsewhere ``out`` keeps its value (zeros without ``out``).
+
+    Returns
+    -------
+    DNDarray
+        Same shape and layout as ``x``.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray, or the result cannot be cast to ``out``'s dtype.
+
+    Examples
+    --------
+    >>> ht.sinh(ht.array([0.0, 1.0]))
+    DNDarray([0.0000, 1.1752], dtype=ht.float32, device=cpu:0, split=None)
+    """
+    return _unary(torch.sinh, x, out, where, "sinh", no_cast=False)
+
+
+def cosh(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
+    """
+    Elementwise hyperbolic cosine.
+
+    Integer and boolean inputs give floats as in NumPy (int32/int64 -> float64,
+    int16 -> float32, int8/uint8/bool -> float16).
+
+    Parameters
+    ----------
+    x : DNDarray
+        Input array.
+    out : DNDarray, optional
+        Where to store the result (same shape, any layout; the result must cast to its dtype
+        under ``'same_kind'`` casting).
+    where : DNDarray or array-like of bool, optional
+        Compute only where True; elsewhere ``out`` keeps its value (zeros without ``out``).
+
+    Returns
+    -------
+    DNDarray
+        Same shape and layout as ``x``.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray, or the result cannot be cast to ``out``'s dtype.
+
+    Examples
+    --------
+    >>> ht.cosh(ht.array([0.0, 1.0]))
+    DNDarray([1.0000, 1.5431], dtype=ht.float32, device=cpu:0, split=None)
+    """
+    return _unary(torch.cosh, x, out, where, "cosh", no_cast=False)
+
+
+def tanh(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
+    """
+    Elementwise hyperbolic tangent.
+
+    Integer and boolean inputs give floats as in NumPy (int32/int64 -> float64,
+    int16 -> float32, int8/uint8/bool -> float16).
+
+    Parameters
+    ----------
+    x : DNDarray
+        Input array.
+    out : DNDarray, optional
+        Where to store the result (same shape, any layout; the result must cast to its dtype
+        under ``'same_kind'`` casting).
+    where : DNDarray or array-like of bool, optional
+        Compute only where True; elsewhere ``out`` keeps its value (zeros without ``out``).
+
+    Returns
+    -------
+    DNDarray
+        Same shape and layout as ``x``.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray, or the result cannot be cast to ``out``'s dtype.
+
+    Examples
+    --------
+    >>> ht.tanh(ht.array([0.0, 1.0]))
+    DNDarray([0.0000, 0.7616], dtype=ht.float32, device=cpu:0, split=None)
+    """
+    return _unary(torch.tanh, x, out, where, "tanh", no_cast=False)
+
+
+def arcsinh(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
+    """
+    Elementwise inverse hyperbolic sine.
+
+    Integer and boolean inputs give floats as in NumPy (int32/int64 -> float64,
+    int16 -> float32, int8/uint8/bool -> float16).
+
+    Parameters
+    ----------
+    x : DNDarray
+        Input array.
+    out : DNDarray, optional
+        Where to store the result (same shape, any layout; the result must cast to its dtype
+        under ``'same_kind'`` casting).
+    where : DNDarray or array-like of bool, optional
+        Compute only where True; elsewhere ``out`` keeps its value (zeros without ``out``).
+
+    Returns
+    -------
+    DNDarray
+        Same shape and layout as ``x``.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray, or the result cannot be cast to ``out``'s dtype.
+
+    Examples
+    --------
+    >>> ht.arcsinh(ht.array([0.0, 1.0]))
+    DNDarray([0.0000, 0.8814], dtype=ht.float32, device=cpu:0, split=None)
+    """
+    return _unary(torch.arcsinh, x, out, where, "arcsinh", no_cast=False)
+
+
+def arccosh(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
+    """
+    Elementwise inverse hyperbolic cosine (``nan`` below 1 for reals).
+
+    Integer and boolean inputs give floats as in NumPy (int32/int64 -> float64,
+    int16 -> float32, int8/uint8/bool -> float16).
+
+    Parameters
+    ----------
+    x : DNDarray
+        Input array.
+    out : DNDarray, optional
+        Where to store the result (same shape, any layout; the result must cast to its dtype
+        under ``'same_kind'`` casting).
+    where : DNDarray or array-like of bool, optional
+        Compute only where True; elsewhere ``out`` keeps its value (zeros without ``out``).
+
+    Returns
+    -------
+    DNDarray
+        Same shape and layout as ``x``.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray, or the result cannot be cast to ``out``'s dtype.
+
+    Examples
+    --------
+    >>> ht.arccosh(ht.array([1.0, 2.0]))
+    DNDarray([0.0000, 1.3170], dtype=ht.float32, device=cpu:0, split=None)
+    """
+    return _unary(torch.arccosh, x, out, where, "arccosh", no_cast=False)
+
+
+def arctanh(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
+    """
+    Elementwise inverse hyperbolic tangent (``+-inf`` at ``+-1``, ``nan`` beyond for reals).
+
+    Integer and boolean inputs give floats as in NumPy (int32/int64 -> float64,
+    int16 -> float32, int8/uint8/bool -> float16).
+
+    Parameters
+    ----------
+    x : DNDarray
+        Input array.
+    out : DNDarray, optional
+        Where to store the result (same shape, any layout; the result must cast to its dtype
+        under ``'same_kind'`` casting).
+    where : DNDarray or array-like of bool, optional
+        Compute only where True; elsewhere ``out`` keeps its value (zeros without ``out``).
+
+    Returns
+    -------
+    DNDarray
+        Same shape and layout as ``x``.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray, or the result cannot be cast to ``out``'s dtype.
+
+    Examples
+    --------
+    >>> ht.arctanh(ht.array([0.0, 0.5]))
+    DNDarray([0.0000, 0.5493], dtype=ht.float32, device=cpu:0, split=None)
+    """
+    return _unary(torch.arctanh, x, out, where, "arctanh", no_cast=False)
+
+
+def deg2rad(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
+    """
+    Convert angles from degrees to radians, elementwise.
+
+    Integer and boolean inputs give floats as in NumPy (int32/int64 -> float64,
+    int16 -> float32, int8/uint8/bool -> float16).
+
+    Parameters
+    ----------
+    x : DNDarray
+        Input array.
+    out : DNDarray, optional
+        Where to store the result (same shape, any layout; the result must cast to its dtype
+        under ``'same_kind'`` casting).
+    where : DNDarray or array-like of bool, optional
+        Compute only where True; elsewhere ``out`` keeps its value (zeros without ``out``).
+
+    Returns
+    -------
+    DNDarray
+        Same shape and layout as ``x``.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray or is complex, or the result cannot be cast to ``out``'s dtype.
+
+    Examples
+    --------
+    >>> ht.deg2rad(ht.array([90.0, 180.0]))
+    DNDarray([1.5708, 3.1416], dtype=ht.float32, device=cpu:0, split=None)
+    """
+    _reject_complex(x, "deg2rad")
+    return _unary(torch.deg2rad, x, out, where, "deg2rad", no_cast=False)
+
+
+def rad2deg(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
+    """
+    Convert angles from radians to degrees, elementwise.
+
+    Integer and boolean inputs give floats as in NumPy (int32/int64 -> float64,
+    int16 -> float32, int8/uint8/bool -> float16).
+
+    Parameters
+    ----------
+    x : DNDarray
+        Input array.
+    out : DNDarray, optional
+        Where to store the result (same shape, any layout; the result must cast to its dtype
+        under ``'same_kind'`` casting).
+    where : DNDarray or array-like of bool, optional
+        Compute only where True; elsewhere ``out`` keeps its value (zeros without ``out``).
+
+    Returns
+    -------
+    DNDarray
+        Same shape and layout as ``x``.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray or is complex, or the result cannot be cast to ``out``'s dtype.
+
+    Examples
+    --------
+    >>> ht.rad2deg(ht.array([1.5707964, 3.1415927]))
+    DNDarray([ 90., 180.], dtype=ht.float32, device=cpu:0, split=None)
+    """
+    _reject_complex(x, "rad2deg")
+    return _unary(torch.rad2deg, x, out, where, "rad2deg", no_cast=False)
+
+
+asin = arcsin
+acos = arccos
+atan = arctan
+asinh = arcsinh
+acosh = arccosh
+atanh = arctanh
+radians = deg2rad
+degrees = rad2deg
+
+
+def arctan2(x1, x2, out: Optional[DNDarray] = None, where=None) -> DNDarray:
+    """
+    Elementwise arc tangent of ``x1 / x2``, choosing the quadrant from the signs of both
+    (result in radians in ``[-pi, pi]``).
+
+    Integer and boolean operands give floats as in NumPy.
+
+    Parameters
+    ----------
+    x1 : DNDarray, scalar or array-like
+        y-coordinates.
+    x2 : DNDarray, scalar or array-like
+        x-coordinates; broadcast against ``x1``, distributed layouts are aligned.
+    out : DNDarray, optional
+        Where to store the result.
+    where : DNDarray or array-like of bool, optional
+        Compute only where True; elsewhere ``out`` keeps its value (zeros without ``out``).
+
+    Returns
+    -------
+    DNDarray
+
+    Raises
+    ------
+    TypeError
+        If an operand is complex or not numeric.
+    ValueError
+        If the shapes cannot be broadcast together.
+
+    Examples
+    --------
+    >>> ht.arctan2(ht.array([1.0, -1.0]), ht.array([-1.0, -1.0]))
+    DNDarray([ 2.3562, -2.3562], dtype=ht.float32, device=cpu:0, split=None)
+    """
+    rt = _operand_result_type(x1, x2, "arctan2")
+    if issubclass(rt, types.complexfloating):
+        raise TypeError("arctan2 is not supported for complex operands")
+    return _binary(torch.atan2, x1, x2, out, where, "arctan2", promote_to_float=True,
+                   result_type=types.float_type_for(rt))
+
+
+atan2 = arctan2

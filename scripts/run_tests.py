@@ -1,0 +1,445 @@
+#!/usr/bin/env python3
+"""Run heat's pytest suite under ``mpiexec -n P`` for several process counts.
+
+Usage (from the repository root)::
+
+    python scripts/run_tests.py                          # tests/ under 1, 2, 3 and 4 processes
+    python scripts/run_tests.py --procs 3 tests/core/test_arithmetics.py -- -k add -x
+    python scripts/run_tests.py --procs 1,2 --timeout-per-test 60 -- -v
+
+Everything after ``--`` goes to pytest unchanged. Each process count is one ``mpiexec`` run:
+
+- every test gets ``--timeout=N --timeout-method=thread`` (pytest-timeout's ``signal`` method cannot
+  interrupt a blocked MPI call; the ``thread`` method ends the stuck process and mpiexec then tears
+  down the job), and the whole run is killed after ``--overall-timeout`` seconds as a last resort;
+- only rank 0 prints pytest's output; ranks 1.. write to log files in a temporary folder, whose tails
+  are printed when a rank crashed or ended differently from rank 0 (tests/conftest.py already makes
+  outcomes collective and shows other ranks' failures on rank 0);
+- a run fails if mpiexec exits non-zero (any rank did), timed out, or collected no tests (exit 5).
+
+At the end a table lists each run, followed by one line ``N passed, M failed, K skipped`` summed over
+all runs (a run that failed without a failed test, e.g. a crash or timeout, adds one failure). The
+exit status is 0 only if every run succeeded.
+
+Internally, mpiexec starts this same script with ``--worker``, which redirects ranks > 0 to their log
+file at the file-descriptor level (so C-level output and pytest-timeout's stack dumps land there too)
+and then runs pytest in-process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+LOG_TAIL_LINES = 60
+KILL_GRACE_S = 10.0
+
+
+# --------------------------------------------------------------------------------------------------
+# worker: one MPI rank
+# --------------------------------------------------------------------------------------------------
+def _rank_from_environment() -> int | None:
+    for name in ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "MPI_LOCALRANKID"):
+        value = os.environ.get(name)
+        if value is not None and value.isdigit():
+            return int(value)
+    return None
+
+
+def worker_main(pytest_args: list[str]) -> int:
+    """Run pytest as one rank of the job; ranks > 0 write their output to a log file."""
+    rank = _rank_from_environment()
+    if rank is None:
+        from mpi4py import MPI
+
+        rank = MPI.COMM_WORLD.Get_rank()
+    log_dir = os.environ.get("HEAT_TEST_LOGDIR")
+    if log_dir and rank > 0:
+        log_fd = os.open(
+            os.path.join(log_dir, f"rank{rank}.log"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644
+        )
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(log_fd, 1)
+        os.dup2(log_fd, 2)
+        os.close(log_fd)
+    # Behave like `python -m pytest` run from the current folder: it comes first on sys.path.
+    sys.path[0] = os.getcwd()
+
+    import pytest
+
+    status = int(pytest.main(pytest_args))
+    if log_dir:
+        with open(os.path.join(log_dir, f"rank{rank}.status"), "w") as status_file:
+            status_file.write(f"{status}\n")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    return status
+
+
+# --------------------------------------------------------------------------------------------------
+# driver
+# --------------------------------------------------------------------------------------------------
+@dataclass
+class RunResult:
+    procs: int
+    returncode: int | None = None
+    timed_out: bool = False
+    wall_s: float = 0.0
+    counts: dict[str, int] = field(default_factory=dict)
+    summary_found: bool = False
+
+    @property
+    def passed(self) -> int:
+        return self.counts.get("passed", 0) + self.counts.get("xpassed", 0)
+
+    @property
+    def failed(self) -> int:
+        return self.counts.get("failed", 0) + self.counts.get("errors", 0)
+
+    @property
+    def skipped(self) -> int:
+        return self.counts.get("skipped", 0) + self.counts.get("xfailed", 0)
+
+    @property
+    def ok(self) -> bool:
+        return not self.timed_out and self.returncode == 0
+
+    @property
+    def status(self) -> str:
+        if self.timed_out:
+            return "TIMEOUT"
+        if self.returncode == 0:
+            return "ok"
+        if self.returncode == 5:
+            return "NO TESTS"
+        if not self.summary_found:
+            return "CRASHED"  # rank 0's pytest never printed its summary line
+        if self.failed:
+            return "FAILED"
+        return "ERROR"  # e.g. interrupted, internal error, or a rank aborted after its tests
+
+    @property
+    def failures_for_total(self) -> int:
+        """Failed tests, or 1 for a run that failed without a failed test (crash, timeout)."""
+        return self.failed if (self.ok or self.failed) else 1
+
+
+_SUMMARY_LINE = re.compile(r"^=*\s*(?P<body>.*?)\s+in\s+[\d.]+s(?:\s+\([^)]*\))?\s*=*\s*$")
+_SUMMARY_COUNT = re.compile(
+    r"(\d+) (passed|failed|skipped|deselected|xfailed|xpassed|errors?|warnings?|rerun)\b"
+)
+
+
+def parse_pytest_summary(lines: list[str]) -> dict[str, int] | None:
+    """Counts from the last pytest summary line ("== 3 passed, 1 failed in 0.12s ==")."""
+    for line in reversed(lines):
+        match = _SUMMARY_LINE.match(line.strip())
+        if not match:
+            continue
+        body = match.group("body")
+        if body.startswith("no tests ran"):
+            return {}
+        counts = {}
+        for number, word in _SUMMARY_COUNT.findall(body):
+            word = {"error": "errors", "warning": "warnings"}.get(word, word)
+            counts[word] = counts.get(word, 0) + int(number)
+        if counts:
+            return counts
+    return None
+
+
+def _process_tree(root_pid: int) -> list[int]:
+    """PIDs of root_pid and all its descendants (read from /proc)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat_file:
+                stat = stat_file.read()
+        except OSError:
+            continue
+        ppid = int(stat[stat.rindex(")") + 2 :].split()[1])
+        children.setdefault(ppid, []).append(int(entry))
+    tree, todo = [], [root_pid]
+    while todo:
+        pid = todo.pop()
+        tree.append(pid)
+        todo.extend(children.get(pid, []))
+    return tree
+
+
+def _signal_pids(pids: list[int], sig: int) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            pass
+
+
+def kill_job(process: subprocess.Popen) -> None:
+    """End mpiexec and every process it started (hydra puts ranks in their own sessions)."""
+    tree = _process_tree(process.pid) if sys.platform.startswith("linux") else [process.pid]
+    _signal_pids([process.pid], signal.SIGTERM)  # mpiexec forwards this and cleans up
+    try:
+        process.wait(timeout=KILL_GRACE_S)
+    except subprocess.TimeoutExpired:
+        pass
+    survivors = [pid for pid in tree if os.path.exists(f"/proc/{pid}")]
+    _signal_pids(survivors, signal.SIGKILL)
+    try:
+        process.wait(timeout=KILL_GRACE_S)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def find_mpiexec(requested: str | None) -> str:
+    if requested:
+        return requested
+    beside_python = Path(sys.executable).parent / "mpiexec"
+    if beside_python.exists():
+        return str(beside_python)
+    found = shutil.which("mpiexec") or shutil.which("mpirun")
+    if not found:
+        sys.exit("run_tests.py: no mpiexec found (pip install mpich, or pass --mpiexec)")
+    return found
+
+
+def child_environment(procs: int, log_dir: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["HEAT_TEST"] = "1"
+    env["PYTHONUNBUFFERED"] = "1"
+    env["HEAT_TEST_LOGDIR"] = str(log_dir)
+    env["HEAT_TEST_NPROCS"] = str(procs)
+    if procs > 1:
+        # With k processes on c cores each process gets about c/k compute threads.
+        threads = str(max(1, (os.cpu_count() or 1) // procs))
+        env["OMP_NUM_THREADS"] = threads
+        env["MKL_NUM_THREADS"] = threads
+    return env
+
+
+def run_once(
+    procs: int,
+    mpiexec: str,
+    mpiexec_args: list[str],
+    pytest_args: list[str],
+    overall_timeout: float,
+    log_root: Path,
+) -> RunResult:
+    log_dir = log_root / f"np{procs}"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    command = [
+        mpiexec,
+        *mpiexec_args,
+        "-n",
+        str(procs),
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "--worker",
+        "--",
+        *pytest_args,
+    ]
+    print(f"\n{'=' * 30} mpiexec -n {procs} {'=' * 30}", flush=True)
+    print("$ " + shlex.join(command), flush=True)
+
+    result = RunResult(procs)
+    output_lines: list[str] = []
+    start = time.monotonic()
+    process = subprocess.Popen(
+        command,
+        cwd=REPO_ROOT,
+        env=child_environment(procs, log_dir),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+    def pump() -> None:
+        assert process.stdout is not None
+        for raw in iter(process.stdout.readline, b""):
+            line = raw.decode("utf-8", errors="replace")
+            sys.stdout.write(line)
+            sys.stdout.flush()
+            output_lines.append(line.rstrip("\n"))
+
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
+    try:
+        process.wait(timeout=overall_timeout)
+    except subprocess.TimeoutExpired:
+        result.timed_out = True
+        print(
+            f"\nrun_tests.py: mpiexec -n {procs} exceeded {overall_timeout:g} s; killing it",
+            flush=True,
+        )
+        kill_job(process)
+    except BaseException:
+        kill_job(process)
+        raise
+    reader.join(timeout=KILL_GRACE_S)
+    result.wall_s = time.monotonic() - start
+    result.returncode = process.returncode
+
+    counts = parse_pytest_summary(output_lines)
+    result.summary_found = counts is not None
+    result.counts = counts or {}
+    if not result.ok:
+        show_rank_logs(log_dir, procs)
+    return result
+
+
+def show_rank_logs(log_dir: Path, procs: int) -> None:
+    """Print the tail of the log of each rank > 0 that crashed or ended unlike rank 0."""
+
+    def status_of(rank: int) -> int | None:
+        try:
+            return int((log_dir / f"rank{rank}.status").read_text().strip())
+        except (OSError, ValueError):
+            return None
+
+    reference = status_of(0)
+    for rank in range(1, procs):
+        status = status_of(rank)
+        if status is not None and status == reference:
+            continue
+        log = log_dir / f"rank{rank}.log"
+        ending = "no exit status (killed or crashed)" if status is None else f"exit status {status}"
+        print(f"\n{'-' * 20} rank {rank}: {ending}; last lines of {log} {'-' * 20}")
+        try:
+            lines = log.read_text(errors="replace").splitlines()
+        except OSError:
+            lines = ["(no log)"]
+        print("\n".join(lines[-LOG_TAIL_LINES:]))
+        print("-" * 78, flush=True)
+
+
+def print_summary(results: list[RunResult]) -> None:
+    header = f"{'procs':>5}  {'status':<8} {'exit':>5} {'passed':>7} {'failed':>7} {'skipped':>8} {'wall[s]':>8}"
+    print(f"\n{'=' * 30} summary {'=' * 30}")
+    print(header)
+    for r in results:
+        exit_code = "-" if r.returncode is None else str(r.returncode)
+        if r.summary_found:
+            numbers = f"{r.passed:>7} {r.failed:>7} {r.skipped:>8}"
+        else:
+            numbers = f"{'?':>7} {'?':>7} {'?':>8}"
+        print(f"{r.procs:>5}  {r.status:<8} {exit_code:>5} {numbers} {r.wall_s:>8.1f}")
+    passed = sum(r.passed for r in results)
+    failed = sum(r.failures_for_total for r in results)
+    skipped = sum(r.skipped for r in results)
+    print(f"total wall time: {sum(r.wall_s for r in results):.1f} s")
+    print(f"{passed} passed, {failed} failed, {skipped} skipped", flush=True)
+
+
+def parse_arguments(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
+    if "--" in argv:
+        split = argv.index("--")
+        own, extra = argv[:split], argv[split + 1 :]
+    else:
+        own, extra = argv, []
+    parser = argparse.ArgumentParser(
+        description="Run the pytest suite under mpiexec for several process counts.",
+        epilog="Arguments after -- are passed to pytest.",
+    )
+    parser.add_argument("paths", nargs="*", help="test files or folders (default: --tests-dir)")
+    parser.add_argument("--tests-dir", default="tests", help="folder to test (default: tests)")
+    parser.add_argument(
+        "--procs", default="1,2,3,4", help="comma-separated process counts (default: 1,2,3,4)"
+    )
+    parser.add_argument(
+        "--timeout-per-test", type=float, default=120, help="seconds per test (default: 120)"
+    )
+    parser.add_argument(
+        "--overall-timeout",
+        type=float,
+        default=1200,
+        help="seconds per mpiexec run before it is killed (default: 1200)",
+    )
+    parser.add_argument("--mpiexec", help="mpiexec to use (default: beside python, then PATH)")
+    parser.add_argument(
+        "--mpiexec-args", default="", help="extra mpiexec arguments, as one shell-quoted string"
+    )
+    parser.add_argument(
+        "--fail-fast", action="store_true", help="stop after the first failed process count"
+    )
+    parser.add_argument("--log-dir", help="folder for the per-rank logs (default: a temp folder)")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    return parser.parse_args(own), extra
+
+
+def _absolute_test_path(path: str) -> str:
+    """Resolve a path (or node id "path::name") given relative to the caller's folder."""
+    file_part, sep, rest = path.partition("::")
+    return str(Path(file_part).resolve()) + sep + rest
+
+
+def main(argv: list[str]) -> int:
+    args, extra = parse_arguments(argv)
+    if args.worker:
+        return worker_main(extra)
+
+    try:
+        proc_counts = [int(p) for p in args.procs.split(",") if p.strip()]
+    except ValueError:
+        sys.exit(f"run_tests.py: --procs must be comma-separated integers, got {args.procs!r}")
+    if not proc_counts or min(proc_counts) < 1:
+        sys.exit("run_tests.py: --procs needs at least one positive process count")
+    paths = [_absolute_test_path(p) for p in args.paths] or [_absolute_test_path(args.tests_dir)]
+    timeout = f"{args.timeout_per_test:g}"
+    pytest_args = [
+        *paths,
+        "-p",
+        "no:cacheprovider",
+        f"--timeout={timeout}",
+        "--timeout-method=thread",
+        *extra,
+    ]
+    mpiexec = find_mpiexec(args.mpiexec)
+
+    log_root = Path(args.log_dir) if args.log_dir else Path(tempfile.mkdtemp(prefix="heat-tests-"))
+    log_root.mkdir(parents=True, exist_ok=True)
+    print(f"run_tests.py: python {sys.executable}; mpiexec {mpiexec}; rank logs in {log_root}")
+
+    results: list[RunResult] = []
+    try:
+        for procs in proc_counts:
+            result = run_once(
+                procs,
+                mpiexec,
+                shlex.split(args.mpiexec_args),
+                pytest_args,
+                args.overall_timeout,
+                log_root,
+            )
+            results.append(result)
+            if args.fail_fast and not result.ok:
+                break
+    except KeyboardInterrupt:
+        print("\nrun_tests.py: interrupted", flush=True)
+        print_summary(results)
+        return 130
+
+    print_summary(results)
+    all_ok = len(results) == len(proc_counts) and all(r.ok for r in results)
+    if all_ok and not args.log_dir:
+        shutil.rmtree(log_root, ignore_errors=True)
+    return 0 if all_ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

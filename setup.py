@@ -1,0 +1,46 @@
+"""Packaging for heat. Install for development with:
+
+    pip install torch==2.13.0        # first: the CPU build (a looser pin may pull CUDA packages)
+    pip install -e ".[dev]"
+"""
+
+from pathlib import Path
+
+from setuptools import find_packages, setup
+
+HERE = Path(__file__).resolve().parent
+
+version_namespace: dict = {}
+exec((HERE / "heat" / "_version.py").read_text(), version_namespace)
+
+setup(
+    name="heat",
+    version=version_namespace["__version__"],
+    description="Distributed tensor computing on MPI and PyTorch: a NumPy-like distributed array",
+    long_description=(HERE / "README.md").read_text(encoding="utf-8"),
+    long_description_content_type="text/markdown",
+    author="heat developers",
+    license="MIT",
+    packages=find_packages(include=["heat", "heat.*"]),
+    python_requires=">=3.10",
+    install_requires=[
+        # torch is pinned below the next minor release: with torch absent, a range admitting a
+        # newer release makes pip fetch a CUDA build (several GB). Install torch==2.13.0 first.
+        "torch>=2.1,<2.14",
+        "numpy>=1.24",
+        "mpi4py>=3.1",
+        "h5py>=3.8",
+    ],
+    extras_require={
+        # An MPI library from PyPI, for machines without a system MPI.
+        "mpich": ["mpich"],
+        # What scripts/run_tests.py needs (pytest>=8 for new-style hook wrappers in conftest).
+        "dev": ["pytest>=8", "pytest-timeout>=2.1", "mpich"],
+    },
+    classifiers=[
+        "Programming Language :: Python :: 3",
+        "License :: OSI Approved :: MIT License",
+        "Operating System :: POSIX :: Linux",
+        "Topic :: Scientific/Engineering",
+    ],
+)

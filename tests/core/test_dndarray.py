@@ -1,0 +1,146 @@
+import numpy as np
+import pytest
+import torch
+
+import heat as ht
+from tests.helpers import (
+    assert_array_equal,
+    assert_raises_then_collective_works,
+    collective_assert,
+    random_array,
+    splits_for,
+)
+
+
+@pytest.mark.parametrize("shape", [(7,), (5, 6), (2, 3, 4), (0, 3)])
+def test_metadata(shape):
+    data = random_array(shape, np.float32)
+    for split in splits_for(len(shape)):
+        x = ht.array(data, split=split)
+        assert x.shape == x.gshape == shape
+        assert x.ndim == len(shape)
+        assert x.size == x.gnumel == data.size
+        assert x.lnumel == x.larray.numel()
+        assert x.nbytes == data.nbytes and x.gnbytes == data.nbytes
+        assert x.lnbytes == x.larray.numel() * 4
+        assert x.dtype is ht.float32
+        assert x.device == ht.cpu
+        assert x.comm.size == ht.MPI_WORLD.size
+        lmap = x.lshape_map
+        assert lmap.shape == (x.comm.size, len(shape))
+        assert tuple(lmap[x.comm.rank].tolist()) == x.lshape
+        assert x.balanced and x.is_balanced(force_check=True)
+        assert len(x) == shape[0]
+
+
+def test_conversions():
+    for split in (None, 0):
+        x = ht.array([3.5], split=split)
+        assert float(x) == 3.5 and int(x) == 3 and complex(x) == 3.5 + 0j
+        assert bool(ht.array([1], split=split)) is True
+        assert x.item() == 3.5
+        i = ht.array(4, dtype=ht.int64)
+        assert [0, 1, 2, 3, 4, 5][i] == 4
+        assert ht.array([[1, 2], [3, 4]], split=split).tolist() == [[1, 2], [3, 4]]
+        assert np.asarray(ht.arange(4, split=split)).tolist() == [0, 1, 2, 3]
+        assert np.array(ht.arange(3, split=split), dtype=np.float64).dtype == np.float64
+    # a one-element array split over more processes than elements: the owner broadcasts
+    one = ht.array([7], split=0)
+    assert one.item() == 7
+    b = ht.zeros(3, dtype=ht.bfloat16, split=0)
+    assert b.numpy().dtype == np.float32
+    assert_raises_then_collective_works(ValueError, ht.arange(3, split=0).item)
+    assert_raises_then_collective_works(ValueError, bool, ht.arange(3, split=0))
+    assert_raises_then_collective_works(TypeError, float, ht.arange(3, split=0))
+    assert_raises_then_collective_works(TypeError, len, ht.array(3))
+    assert_raises_then_collective_works(TypeError, lambda: [1, 2][ht.array(1.0)])
+
+
+def test_astype_and_devices():
+    x = ht.arange(5, split=0)
+    for dtype in (ht.float32, ht.int8, ht.bool, ht.complex64, ht.bfloat16):
+        y = x.astype(dtype)
+        assert y.dtype is dtype and y.larray.dtype == dtype.torch_type() and y.split == 0
+    assert x.astype(ht.int64, copy=False) is x
+    assert x.cpu() is x and x.to_device("cpu") is x
+    assert_raises_then_collective_works(ValueError, x.to_device, "tpu")
+    assert_raises_then_collective_works(TypeError, x.astype, "float128x")
+
+
+def test_larray_setter_and_balanced_never_lies():
+    x = ht.arange(8, split=0)
+    size, rank = x.comm.size, x.comm.rank
+    if size > 1:
+        local = torch.arange(8) if rank == 0 else torch.zeros(0, dtype=torch.int64)
+        x.larray = local
+        collective_assert(x.balanced is False)
+        x.balance_()
+        assert x.balanced
+        assert_array_equal(x, np.arange(8))
+    with pytest.raises(TypeError):
+        x.larray = np.zeros(3)
+
+
+def test_operators_smoke():
+    a = random_array((4, 5), np.float64, seed=3)
+    b = random_array((4, 5), np.float64, seed=4) + 20
+    ia = random_array((4, 5), np.int64, seed=5, low=1, high=50)
+    for split in splits_for(2):
+        x, y, ix = ht.array(a, split=split), ht.array(b, split=split), ht.array(ia, split=split)
+        assert_array_equal(x + y, a + b)
+        assert_array_equal(x - 1, a - 1)
+        assert_array_equal(2 * x, 2 * a)
+        assert_array_equal(x / y, a / b)
+        assert_array_equal(1 / y, 1 / b)
+        assert_array_equal(x // y, a // b)
+        assert_array_equal(x % y, a % b)
+        assert_array_equal(y ** 0.5, b ** 0.5)
+        assert_array_equal(ix ** 2, ia ** 2)
+        assert_array_equal(2 ** ix, 2 ** ia)
+        assert_array_equal(-x, -a)
+        assert_array_equal(+x, +a)
+        assert_array_equal(abs(x), abs(a))
+        assert_array_equal(ix & 6, ia & 6)
+        assert_array_equal(ix | 6, ia | 6)
+        assert_array_equal(ix ^ 6, ia ^ 6)
+        assert_array_equal(~ix, ~ia)
+        assert_array_equal(ix << 2, ia << 2)
+        assert_array_equal(ix >> 1, ia >> 1)
+        assert_array_equal(x < y, a < b)
+        assert_array_equal(x <= 0, a <= 0)
+        assert_array_equal(x > 0, a > 0)
+        assert_array_equal(x >= y, a >= b)
+        assert_array_equal(x == x, a == a)
+        assert_array_equal(x != y, a != b)
+        q, r = divmod(x, y)
+        assert_array_equal(q, a // b)
+        assert_array_equal(r, a % b)
+        z = ht.array(a, split=split)
+        z += 1
+        z *= 2
+        z -= y
+        z /= 4
+        assert_array_equal(z, ((a + 1) * 2 - b) / 4)
+        assert_array_equal(x + np.float64(2.0), a + 2.0)
+
+
+def test_numpy_array_on_left_defers_to_heat():
+    a = np.arange(4.0)
+    x = ht.arange(4, dtype=ht.float64, split=0)
+    r = a + x
+    assert isinstance(r, ht.DNDarray)
+    assert_array_equal(r, a + a)
+
+
+def test_method_delegation():
+    x = ht.arange(6, split=0)
+    assert x.T.gshape == (6,)
+    collective_assert(hasattr(x, "fill"))
+    x.fill(3)
+    assert_array_equal(x, np.full(6, 3))
+    c = x.copy()
+    c.fill(1)
+    assert_array_equal(x, np.full(6, 3))
+    with pytest.raises(AttributeError):
+        x.no_such_method
+    assert x.lloc[0:0].shape == (0,)

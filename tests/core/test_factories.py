@@ -1,0 +1,173 @@
+import numpy as np
+import pytest
+import torch
+
+import heat as ht
+from tests.helpers import (
+    assert_array_equal,
+    assert_raises_then_collective_works,
+    check_layout,
+    collective_assert,
+    random_array,
+    splits_for,
+)
+
+SHAPES = [(7,), (5, 6), (2, 3, 4), (1, 5), (0, 3), ()]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.bool_, np.complex64])
+def test_array_split(shape, dtype):
+    data = random_array(shape, dtype)
+    for split in splits_for(len(shape)):
+        x = ht.array(data, split=split)
+        assert x.split == (None if split is None else split % len(shape))
+        assert_array_equal(x, data)
+        assert x.balanced
+
+
+@pytest.mark.parametrize("shape", [(7,), (5, 6), (2, 3, 4)])
+def test_array_is_split(shape):
+    size, rank = ht.MPI_WORLD.size, ht.MPI_WORLD.rank
+    for axis in range(len(shape)):
+        # rank r contributes r + 1 rows along the axis: unbalanced, uneven
+        local_shape = list(shape)
+        local_shape[axis] = rank + 1
+        block = np.full(local_shape, rank, dtype=np.int32)
+        x = ht.array(block, is_split=axis)
+        expected = np.concatenate(
+            [np.full([*shape[:axis], r + 1, *shape[axis + 1:]], r, dtype=np.int32) for r in range(size)],
+            axis=axis,
+        )
+        assert_array_equal(x, expected)
+        assert x.split == axis
+        collective_assert(x.balanced == (size == 1 or shape[axis] is None) or not x.balanced)
+
+
+def test_array_is_split_mismatch_raises_everywhere():
+    rank = ht.MPI_WORLD.rank
+    if ht.MPI_WORLD.size == 1:
+        pytest.skip("needs several processes")
+    block = np.zeros((2, 3 + rank))
+    assert_raises_then_collective_works(ValueError, ht.array, block, is_split=0)
+
+
+def test_array_inference_and_copy():
+    assert ht.array([1, 2]).dtype is ht.int64
+    assert ht.array([1.0, 2]).dtype is ht.float32
+    assert ht.array([True]).dtype is ht.bool
+    assert ht.array(np.zeros(2, dtype=np.float64)).dtype is ht.float64
+    assert ht.array(torch.zeros(2, dtype=torch.bfloat16)).dtype is ht.bfloat16
+    assert ht.array(np.arange(3, dtype=np.uint16)).dtype is ht.int32
+    data = np.arange(4.0)
+    x = ht.array(data)
+    data[0] = 100
+    assert x.numpy()[0] == 0  # copied
+    y = ht.asarray(data)
+    data[1] = 50
+    assert y.numpy()[1] == 50  # shares memory
+    assert ht.asarray(x) is x
+    z = ht.array(x, dtype=ht.float32, split=0)
+    assert_array_equal(z, np.array([0, 1, 2, 3], dtype=np.float32))
+    assert ht.array([[1]], ndmin=4).gshape == (1, 1, 1, 1)
+    assert ht.array(5.0).gshape == ()
+    assert ht.float32([1, 2]).dtype is ht.float32
+
+
+def test_array_bad_input():
+    assert_raises_then_collective_works(ValueError, ht.array, [1, 2], split=0, is_split=0)
+    assert_raises_then_collective_works(ValueError, ht.array, [1, 2], split=1)
+    assert_raises_then_collective_works(TypeError, ht.array, [1, 2], split="0")
+    assert_raises_then_collective_works(TypeError, ht.array, [1, 2], dtype="no-such-type")
+    assert_raises_then_collective_works(TypeError, ht.array, np.array(["a", "b"]))
+    assert_raises_then_collective_works(ValueError, ht.array, [1, 2], device="tpu")
+
+
+@pytest.mark.parametrize("factory,np_factory", [(ht.zeros, np.zeros), (ht.ones, np.ones)])
+def test_zeros_ones(factory, np_factory):
+    for shape in [(7,), (5, 6), (2, 3, 4), (0,), 3]:
+        nd = 1 if isinstance(shape, int) else len(shape)
+        for split in splits_for(nd):
+            for dtype in (ht.float32, ht.int64, ht.bool, ht.complex128):
+                x = factory(shape, dtype=dtype, split=split)
+                assert_array_equal(x, np_factory(shape, dtype=dtype.numpy_type()))
+    assert ht.zeros(3).dtype is ht.float32
+
+
+def test_empty_full_like():
+    for split in splits_for(2):
+        x = ht.empty((5, 4), split=split, dtype=ht.int32)
+        check_layout(x)
+        assert x.gshape == (5, 4) and x.dtype is ht.int32
+        f = ht.full((5, 4), 7, split=split)
+        assert_array_equal(f, np.full((5, 4), 7))
+        f = ht.full((5, 4), 2.5, split=split, dtype=ht.float64)
+        assert_array_equal(f, np.full((5, 4), 2.5))
+        for like, np_like in [(ht.zeros_like, np.zeros_like), (ht.ones_like, np.ones_like)]:
+            y = like(f)
+            assert y.split == f.split
+            assert_array_equal(y, np_like(np.full((5, 4), 2.5)))
+        assert_array_equal(ht.full_like(f, 3), np.full((5, 4), 3.0))
+        assert ht.empty_like(f).gshape == f.gshape
+    assert_raises_then_collective_works(ValueError, ht.zeros, (2, -1))
+    assert_raises_then_collective_works(TypeError, ht.zeros, (2, 1.5))
+    assert_raises_then_collective_works(ValueError, ht.ones, (3, 4), split=2)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [(10,), (1, 10, 3), (10, 1, -2), (0.5, 4.0, 0.5), (5, 5), (-3, 4), (0, 1, 0.1), (2,)],
+)
+def test_arange(args):
+    expected = np.arange(*args)
+    if expected.dtype == np.float64:
+        expected = expected.astype(np.float32)
+    for split in (None, 0):
+        assert_array_equal(ht.arange(*args, split=split), expected, rtol=1e-6)
+    assert_array_equal(ht.arange(*args, dtype=ht.float64, split=0), np.arange(*args, dtype=np.float64))
+
+
+def test_arange_bad_input():
+    assert_raises_then_collective_works(ValueError, ht.arange, 1, 5, 0)
+    assert_raises_then_collective_works(TypeError, ht.arange, "5")
+    assert_raises_then_collective_works(TypeError, ht.arange)
+
+
+@pytest.mark.parametrize("num", [0, 1, 2, 7, 50])
+@pytest.mark.parametrize("endpoint", [True, False])
+def test_linspace_logspace(num, endpoint):
+    for split in (None, 0):
+        x = ht.linspace(-2, 3, num, endpoint=endpoint, split=split, dtype=ht.float64)
+        assert_array_equal(x, np.linspace(-2, 3, num, endpoint=endpoint))
+        y, step = ht.linspace(0, 1, num, endpoint=endpoint, retstep=True, split=split)
+        _, np_step = np.linspace(0, 1, num, endpoint=endpoint, retstep=True)
+        collective_assert(np.isnan(step) and np.isnan(np_step) or np.isclose(step, np_step))
+        z = ht.logspace(0, 2, num, endpoint=endpoint, split=split, dtype=ht.float64)
+        assert_array_equal(z, np.logspace(0, 2, num, endpoint=endpoint))
+        w = ht.logspace(0, 3, num, base=2.0, split=split)
+        assert_array_equal(w, np.logspace(0, 3, num, base=2.0).astype(np.float32), rtol=1e-5)
+    assert ht.linspace(0, 10, 5, dtype=ht.int64).numpy().tolist() == [0, 2, 5, 7, 10]
+    assert_raises_then_collective_works(ValueError, ht.linspace, 0, 1, -1)
+    assert_raises_then_collective_works(TypeError, ht.linspace, 0, 1, 2.5)
+
+
+@pytest.mark.parametrize("shape,k", [(4, 0), ((3, 5), 1), ((5, 3), -2), ((2, 6), 3), (1, 0)])
+def test_eye(shape, k):
+    n, m = (shape, shape) if isinstance(shape, int) else shape
+    for split in (None, 0, 1):
+        assert_array_equal(ht.eye(shape, k=k, split=split), np.eye(n, m, k=k, dtype=np.float32))
+    assert_array_equal(ht.eye(shape, k=k, dtype=ht.int32, split=0), np.eye(n, m, k=k, dtype=np.int32))
+    assert_raises_then_collective_works(ValueError, ht.eye, (2, 3, 4))
+
+
+@pytest.mark.parametrize("indexing", ["xy", "ij"])
+def test_meshgrid(indexing):
+    a, b, c = np.arange(4.0), np.arange(3), np.arange(5.0) * 2
+    expected = np.meshgrid(a, b, c, indexing=indexing)
+    for splits in [(None, None, None), (0, None, None), (None, 0, None), (None, None, 0)]:
+        arrays = [ht.array(v, split=s) for v, s in zip((a, b, c), splits)]
+        result = ht.meshgrid(*arrays, indexing=indexing)
+        for r, e in zip(result, expected):
+            assert_array_equal(r, e)
+    assert_raises_then_collective_works(ValueError, ht.meshgrid, ht.arange(3), indexing="yx")
+    assert_raises_then_collective_works(ValueError, ht.meshgrid, ht.zeros((2, 2)))

@@ -1,0 +1,466 @@
+"""
+Tests of heat/core/indexing.py: ``x[key]``, ``x[key] = value``, ``nonzero`` and ``where``.
+
+NumPy is the oracle. For compactness, each test loops over many keys for one (shape, split) and
+collects the failures; the ranks agree on the outcome at the end (every comparison uses gathered
+data, so all ranks see the same failures).
+"""
+
+import numpy as np
+import pytest
+import torch
+
+import heat as ht
+from heat.core import indexing
+from tests.helpers import (
+    assert_array_equal,
+    assert_raises_then_collective_works,
+    collective_assert,
+    splits_for,
+)
+
+SHAPES = ((7,), (5, 6), (3, 4, 5), (2, 3))
+COMBOS = [(shape, split) for shape in SHAPES for split in splits_for(len(shape))]
+
+
+def ids(combo):
+    shape, split = combo
+    return f"{'x'.join(map(str, shape))}-s{split}"
+
+
+def skewed(x):
+    """``x`` with an unbalanced layout (most rows on the last process), if distributed."""
+    size = x.comm.size
+    if x.split is None or size == 1:
+        return x
+    n = x.shape[x.split]
+    counts = [0] * size
+    counts[0] = n // 3
+    counts[-1] = n - n // 3
+    return ht.redistribute(x, counts)
+
+
+def masks(shape, split):
+    """Boolean masks for ``shape`` as NumPy arrays and as DNDarrays split in several ways."""
+    rng = np.random.default_rng(len(shape) * 10 + sum(shape))
+    full = rng.random(shape) > 0.4
+    result = [full, ht.array(full, split=split), ht.array(full, split=0 if split != 0 else None)]
+    lead = rng.random(shape[:1]) > 0.5
+    result += [lead, ht.array(lead, split=0), [bool(b) for b in lead]]
+    result.append(torch.from_numpy(lead.copy()))
+    return result
+
+
+def keys_for(shape, split):
+    """Keys covering basic, mask and integer-array indexing (valid and invalid)."""
+    n0 = shape[0]
+    ndim = len(shape)
+    keys = [
+        0, n0 - 1, -1, -n0, np.int64(1), Ellipsis, None, (), True, False,
+        slice(None), slice(1, None), slice(None, None, 2), slice(None, None, -1),
+        slice(n0 - 1, 0, -2), slice(None, None, -3), slice(2, 2), slice(10, 20), slice(-2, None),
+        (None, slice(1, None)), (Ellipsis, None), (slice(None, None, -1), None),
+        [0, n0 - 1, 0], np.array([-1, 0, 1]) % n0 - n0 * (np.arange(3) % 2), [], np.array([], dtype=np.int64),
+        torch.tensor([n0 - 1, 0]), ht.array([1, 0, 1], split=0), ht.array(1),
+        # errors
+        n0, -n0 - 1, [n0], (Ellipsis, Ellipsis), 1.5, np.array([1.0]), (0,) * (ndim + 1),
+        np.ones(n0 + 1, dtype=bool), "a",
+    ]
+    keys += masks(shape, split)
+    if ndim >= 2:
+        n1 = shape[1]
+        keys += [
+            (1, 2), (-1, -1), (slice(None), 1), (1, slice(None)), (slice(None), -1),
+            (slice(None, None, -1), slice(1, None, 2)), (slice(1, None, 2), slice(None, None, -2)),
+            (Ellipsis, 1), (None, 1, None), (slice(None), None, slice(None, None, -1)),
+            ([0, n0 - 1], [1, n1 - 1]), ([[0], [n0 - 1]], [1, 0, n1 - 1]),
+            (slice(None), [0, n1 - 1, n1 - 1]), ([n0 - 1, 0], slice(None, None, -2)),
+            (1, [0, 1]), ([1, 0], 1), ([1], None, [0]), (slice(None), [-1, 0]),
+            (Ellipsis, [0, 1]), (np.array([0, n0 - 1]), Ellipsis), ([0, 1], [0, 1, 1]),
+            (slice(None), np.ones(n1, dtype=bool)), (slice(None), np.zeros(n1, dtype=bool)),
+            (slice(None), ht.array(np.arange(n1) % 2 == 0, split=0)),
+            (np.arange(n0) % 2 == 0, slice(None, None, -1)),
+            (ht.array(np.arange(n0) % 2 == 1, split=0), [0, n1 - 1]),
+            (ht.array([1, 0], split=0), ht.array([1, n1 - 1], split=0)),
+            (slice(None), ht.array([1, 0], split=0)),
+            (0, n1), (slice(None), [n1]), (np.ones((n0, n1 + 1), dtype=bool)),
+        ]
+    if ndim >= 3:
+        n1, n2 = shape[1], shape[2]
+        keys += [
+            (1, Ellipsis, 2), (0, slice(None), [0, 2]), (slice(None), [1, 2], [0, n2 - 1]),
+            ([0, 2], slice(None), [1, 3]), ([[0], [1]], slice(1, 3), [2, 4]),
+            (None, Ellipsis, None), (slice(None), 2, [1, -1]),
+            (slice(None, None, -1), Ellipsis, slice(None, None, -2)),
+            (slice(None), np.random.default_rng(1).random((n1, n2)) > 0.5),
+            (np.random.default_rng(2).random((shape[0], n1)) > 0.5, slice(1, None)),
+            (slice(None), slice(None), [0, 0, 4]), (Ellipsis, [1, 0], slice(None)),
+        ]
+    return keys
+
+
+def to_numpy_key(key):
+    """The same key for NumPy (DNDarrays gathered, tensors converted)."""
+    if isinstance(key, tuple):
+        return tuple(to_numpy_key(k) for k in key)
+    if isinstance(key, ht.DNDarray):
+        return key.numpy()
+    if isinstance(key, torch.Tensor):
+        return key.numpy()
+    return key
+
+
+def check_result(result, expected, label, failures):
+    """Compare a DNDarray with NumPy (collective: gathers data and local shapes)."""
+    if not isinstance(result, ht.DNDarray):
+        failures.append(f"{label}: got {type(result).__name__}")
+        return
+    shapes = result.comm.allgather(tuple(result.larray.shape))
+    values = result.numpy()
+    if result.gshape != expected.shape:
+        failures.append(f"{label}: shape {result.gshape} != {expected.shape}")
+        return
+    if result.dtype is not ht.types.canonical_heat_type(expected.dtype):
+        failures.append(f"{label}: dtype {result.dtype} != {expected.dtype}")
+    if result.split is None:
+        if any(s != result.gshape for s in shapes):
+            failures.append(f"{label}: split None but local shapes {shapes}")
+    else:
+        total = sum(s[result.split] for s in shapes)
+        if total != result.gshape[result.split]:
+            failures.append(f"{label}: local shapes {shapes} do not sum to {result.gshape}")
+        if result._balanced is not None:
+            counts = tuple(s[result.split] for s in shapes)
+            balanced = counts == result.comm.counts_displs_shape(result.gshape, result.split)[0]
+            if balanced != result._balanced:
+                failures.append(f"{label}: balanced flag {result._balanced} but counts {counts}")
+    if not np.array_equal(values, expected):
+        failures.append(f"{label}: values\n{values}\n!= expected\n{expected}")
+
+
+def run_getitem(x, a, keys):
+    failures = []
+    for i, key in enumerate(keys):
+        label = f"key {i} {key!r}"
+        np_key = to_numpy_key(key)
+        try:
+            expected = np.asarray(a[np_key])
+            expected_error = None
+        except Exception as error:  # noqa: BLE001 - any NumPy error is the oracle
+            expected_error = type(error)
+        try:
+            result = x[key]
+        except Exception as error:  # noqa: BLE001
+            if expected_error is None or not isinstance(error, expected_error):
+                failures.append(f"{label}: raised {type(error).__name__}: {error}")
+            continue
+        if expected_error is not None:
+            failures.append(f"{label}: NumPy raised {expected_error.__name__}, heat did not")
+            continue
+        check_result(result, expected, label, failures)
+    return failures
+
+
+@pytest.mark.parametrize("combo", COMBOS, ids=ids)
+def test_getitem_matches_numpy(combo):
+    shape, split = combo
+    a = np.arange(np.prod(shape), dtype=np.int64).reshape(shape) * 3 - 7
+    x = ht.array(a, split=split)
+    failures = run_getitem(x, a, keys_for(shape, split))
+    collective_assert(not failures, "\n".join(failures[:8]))
+    # the input is untouched
+    assert_array_equal(x, a)
+
+
+@pytest.mark.parametrize("combo", [c for c in COMBOS if c[1] is not None], ids=ids)
+def test_getitem_unbalanced(combo):
+    shape, split = combo
+    a = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+    x = skewed(ht.array(a, split=split))
+    keys = [
+        1, -1, slice(None, None, -1), slice(1, None, 2), slice(None, None, -2), [2, 0, 1],
+        a > 5, np.arange(shape[0]) % 2 == 0,
+    ]
+    if len(shape) > 1:
+        keys += [(slice(None), 1), (slice(None), slice(None, None, -1)), (slice(None), [1, 0])]
+    failures = run_getitem(x, a, keys)
+    collective_assert(not failures, "\n".join(failures[:8]))
+
+
+@pytest.mark.parametrize(
+    "dtype", [np.float32, np.float64, np.int32, np.int64, np.bool_, np.complex64]
+)
+def test_getitem_dtypes(dtype):
+    a = (np.arange(20).reshape(4, 5) % 3).astype(dtype)
+    for split in (None, 0, 1):
+        x = ht.array(a, split=split)
+        keys = [2, (1, 3), slice(None, None, -2), (slice(None), [4, 0]), a != 0, ([1, 2], 1)]
+        failures = run_getitem(x, a, keys)
+        collective_assert(not failures, "\n".join(failures[:8]))
+
+
+def test_getitem_empty_arrays():
+    a = np.zeros((0, 3))
+    for split in (None, 0, 1):
+        x = ht.array(a, split=split)
+        keys = [slice(None), (slice(None), 1), (slice(None), [0, 2]), np.zeros((0, 3), bool),
+                0, (Ellipsis, None), []]
+        failures = run_getitem(x, a, keys)
+        collective_assert(not failures, "\n".join(failures[:8]))
+
+
+def test_getitem_0d():
+    a = np.array(5.0)
+    x = ht.array(a)
+    failures = run_getitem(x, a, [(), Ellipsis, None, True, False, 0, slice(None)])
+    collective_assert(not failures, "\n".join(failures[:8]))
+
+
+def test_getitem_layouts():
+    """Split and balance of the results, and views for basic slicing."""
+    size = ht.MPI_WORLD.size
+    x = ht.arange(10, split=0)
+    collective_assert(x[3].split is None and x[3].gshape == ())
+    y = x[2:9]
+    collective_assert(y.split == 0 and y._balanced is not None)
+    collective_assert(x[::-1].split == 0 and x[::-1]._balanced is True)
+    m = x[x > 3]
+    collective_assert(m.split == 0)
+    two = ht.zeros((4, 6), split=1)
+    collective_assert(two[1].split == 0 and two[:, 2].split is None and two[:, 1:4].split == 1)
+    collective_assert(two[[0, 2]].split == 1)
+    collective_assert(two[:, [0, 2, 5]].split == 1)
+    r = ht.zeros((3, 4), split=None)
+    v = r[1]
+    v.larray[0] = 1  # basic indexing of a non-split array is a view, as in NumPy
+    collective_assert(r.larray[1, 0].item() == 1)
+    collective_assert(size >= 1)
+
+
+class _Counter:
+    """Counts the collectives of a communicator (wraps its methods)."""
+
+    NAMES = ("Bcast", "bcast", "allgather", "allreduce", "allgather_tensors", "alltoallv_tensors",
+             "Alltoallv", "allreduce_tensor", "Allreduce", "Allgather", "Allgatherv", "alltoall")
+
+    def __init__(self, comm, monkeypatch):
+        self.calls = []
+        for name in self.NAMES:
+            original = getattr(type(comm), name)
+
+            def wrapper(this, *args, _name=name, _original=original, **kwargs):
+                self.calls.append(_name)
+                return _original(this, *args, **kwargs)
+
+            monkeypatch.setattr(type(comm), name, wrapper)
+
+
+def test_communication_volume(monkeypatch):
+    x = ht.arange(10, split=0)
+    m = np.arange(10) % 3 == 0
+    counter = _Counter(x.comm, monkeypatch)
+    value = x[3]
+    scalar_calls = list(counter.calls)
+    counter.calls.clear()
+    x[2:7]
+    x[..., None]
+    x[m]  # a NumPy mask is applied locally; the total is known everywhere
+    getitem_calls = list(counter.calls)
+    counter.calls.clear()
+    x[m] = -1
+    x[1:8:2] = 5
+    setitem_calls = list(counter.calls)
+    monkeypatch.undo()
+    expected_scalar = ["Bcast"] if x.comm.size > 1 else []
+    collective_assert(scalar_calls == expected_scalar, f"x[3] used {scalar_calls}")
+    collective_assert(getitem_calls == [], f"local indexing used {getitem_calls}")
+    collective_assert(setitem_calls == [], f"local assignment used {setitem_calls}")
+    expected = np.arange(10)
+    expected[m] = -1
+    expected[1:8:2] = 5
+    assert_array_equal(x, expected)
+    collective_assert(value.item() == 3)
+
+
+def test_fast_path_scalar():
+    x = ht.arange(10)
+    collective_assert(x[3].item() == 3 and x[-1].item() == 9 and x[2:5].gshape == (3,))
+    assert_raises_then_collective_works(IndexError, lambda: x[10])
+    x[4] = 40
+    collective_assert(x[4].item() == 40)
+
+
+# ---------------------------------------------------------------------------------------------
+# setitem
+# ---------------------------------------------------------------------------------------------
+def set_keys(shape, split):
+    n0 = shape[0]
+    keys = [
+        0, -1, slice(None), slice(1, None, 2), slice(None, None, -1), slice(None, None, -2),
+        slice(3, 3), Ellipsis, (None, slice(None, 2)), [0, n0 - 1], [-1, 1],
+        np.arange(n0) % 2 == 0, ht.array(np.arange(n0) % 3 == 0, split=0),
+        ht.array([n0 - 1, 0], split=0), torch.tensor([1]),
+    ]
+    rng = np.random.default_rng(7)
+    full = rng.random(shape) > 0.5
+    keys += [full, ht.array(full, split=split)]
+    if len(shape) >= 2:
+        n1 = shape[1]
+        keys += [
+            (1, 2), (slice(None), 1), (slice(None, None, -1), slice(1, None)),
+            (slice(None), slice(None, None, -2)), (slice(None), [0, n1 - 1]),
+            ([0, n0 - 1], [1, 0]), ([1, 0], 0), (slice(None), np.arange(n1) % 2 == 1),
+            (0, slice(None), None), ([[0], [1]], [0, n1 - 1]),
+        ]
+    if len(shape) >= 3:
+        keys += [(0, slice(None), [0, 2]), ([1, 0], slice(None), [1, 3]),
+                 (slice(None), np.random.default_rng(3).random(shape[1:]) > 0.5)]
+    return keys
+
+
+def values_for(region_shape, split, rng):
+    """Values to assign to a region of ``region_shape``: scalar, NumPy, distributed, broadcast."""
+    values = [7, np.float64(-2.5)]
+    data = rng.integers(-50, 50, size=region_shape).astype(np.float64)
+    values.append(data)
+    if len(region_shape) >= 1:
+        for vsplit in {0, len(region_shape) - 1}:
+            values.append(ht.array(data, split=vsplit))
+        row = rng.integers(-50, 50, size=region_shape[-1:]).astype(np.float64)
+        values.append(row)
+        values.append(ht.array(row, split=0))
+        values.append(data[None])  # extra leading unit axis, accepted by NumPy
+    return values
+
+
+def value_for_numpy(value):
+    return value.numpy() if isinstance(value, ht.DNDarray) else value
+
+
+@pytest.mark.parametrize("combo", COMBOS, ids=ids)
+def test_setitem_matches_numpy(combo):
+    shape, split = combo
+    base = np.arange(np.prod(shape), dtype=np.float64).reshape(shape)
+    rng = np.random.default_rng(0)
+    failures = []
+    for i, key in enumerate(set_keys(shape, split)):
+        np_key = to_numpy_key(key)
+        region_shape = base[np_key].shape
+        for j, value in enumerate(values_for(region_shape, split, rng)):
+            label = f"key {i} {key!r} value {j} {type(value).__name__}"
+            expected = base.copy()
+            try:
+                expected[np_key] = value_for_numpy(value)
+            except (TypeError, ValueError):
+                continue  # NumPy's mask assignment takes only 0-d and 1-d values
+            x = ht.array(base, split=split)
+            try:
+                x[key] = value
+            except Exception as error:  # noqa: BLE001
+                failures.append(f"{label}: raised {type(error).__name__}: {error}")
+                continue
+            if x.split != (None if split is None else split % len(shape)):
+                failures.append(f"{label}: split changed to {x.split}")
+            check_result(x, expected, label, failures)
+    collective_assert(not failures, "\n".join(failures[:8]))
+
+
+@pytest.mark.parametrize("split", [None, 0, 1])
+def test_setitem_unbalanced_and_dtypes(split):
+    a = np.arange(30).reshape(5, 6).astype(np.int32)
+    x = skewed(ht.array(a, split=split))
+    expected = a.copy()
+    x[1:4, ::-2] = ht.array(np.full((3, 3), 9), split=0)
+    expected[1:4, ::-2] = 9
+    x[x > 20] = 2.7  # cast to int32 as NumPy does
+    expected[expected > 20] = 2
+    x[[4, 0], [5, 1]] = np.array([-1, -2])
+    expected[[4, 0], [5, 1]] = [-1, -2]
+    assert_array_equal(x, expected)
+    b = ht.zeros((4, 3), dtype=ht.bool, split=split)
+    b[1:3] = True
+    assert_array_equal(b, np.array([[0] * 3, [1] * 3, [1] * 3, [0] * 3], dtype=bool))
+
+
+def test_setitem_errors():
+    for split in (None, 0):
+        x = ht.zeros((5, 6), split=split)
+        assert_raises_then_collective_works(IndexError, x.__setitem__, 5, 1)
+        assert_raises_then_collective_works(IndexError, x.__setitem__, (0, -7), 1)
+        assert_raises_then_collective_works(IndexError, x.__setitem__, [[5]], 1)
+        assert_raises_then_collective_works(IndexError, x.__setitem__, np.ones(4, bool), 1)
+        assert_raises_then_collective_works(ValueError, x.__setitem__, slice(None), np.ones(5))
+        assert_raises_then_collective_works(
+            ValueError, x.__setitem__, slice(0, 2), ht.ones((3, 6), split=0)
+        )
+        assert_raises_then_collective_works(IndexError, x.__setitem__, 1.0, 1)
+        # distributed index array out of bounds: every rank raises
+        assert_raises_then_collective_works(
+            IndexError, x.__getitem__, ht.array([0, 1, 2, 3, 9], split=0)
+        )
+        assert_raises_then_collective_works(
+            IndexError, x.__setitem__, ht.array([0, -6, 2], split=0), 0
+        )
+
+
+def test_getitem_errors_collective():
+    x = ht.zeros((5, 6), split=0)
+    for key in (5, (0, 6), (0, 0, 0), np.ones((4, 6), bool), [1.5], (Ellipsis, Ellipsis)):
+        assert_raises_then_collective_works(IndexError, x.__getitem__, key)
+    assert_raises_then_collective_works(
+        IndexError, x.__getitem__, (ht.array([0, 1, 2], split=0), ht.array([0, 1], split=0))
+    )
+    assert_raises_then_collective_works(TypeError, indexing.getitem, np.zeros(3), 0)
+
+
+# ---------------------------------------------------------------------------------------------
+# nonzero, where
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("combo", COMBOS + [((0, 3), 0), ((0, 3), 1)], ids=ids)
+def test_nonzero(combo):
+    shape, split = combo
+    rng = np.random.default_rng(4)
+    failures = []
+    for dtype in (np.float32, np.int64, np.bool_):
+        a = (rng.integers(0, 3, size=shape) * (rng.random(shape) > 0.3)).astype(dtype)
+        for x in (ht.array(a, split=split), skewed(ht.array(a, split=split))):
+            result = ht.nonzero(x)
+            expected = np.nonzero(a)
+            if len(result) != len(expected):
+                failures.append(f"{dtype}: {len(result)} index arrays")
+                continue
+            for r, e in zip(result, expected):
+                check_result(r, e, f"nonzero {dtype}", failures)
+                if split is not None and ht.MPI_WORLD.size > 1 and r.split != 0:
+                    failures.append(f"nonzero result split {r.split}")
+            both = ht.where(x)
+            for r, e in zip(both, expected):
+                check_result(r, e, f"where(x) {dtype}", failures)
+    collective_assert(not failures, "\n".join(failures[:8]))
+    assert_raises_then_collective_works(ValueError, ht.nonzero, ht.array(1.0))
+    assert_raises_then_collective_works(TypeError, ht.nonzero, np.ones(3))
+
+
+@pytest.mark.parametrize("combo", COMBOS, ids=ids)
+def test_where(combo):
+    shape, split = combo
+    rng = np.random.default_rng(5)
+    cond = rng.random(shape) > 0.5
+    a = rng.integers(-5, 5, size=shape).astype(np.float32)
+    b = rng.integers(-5, 5, size=shape[-1:]).astype(np.int32)
+    other = None if split is None else (0 if split % len(shape) != 0 else len(shape) - 1)
+    failures = []
+    cases = [
+        (ht.array(cond, split=split), ht.array(a, split=split), ht.array(b), np.where(cond, a, b)),
+        (ht.array(cond, split=split), ht.array(a, split=other), 2.5, np.where(cond, a, np.float32(2.5))),
+        (ht.array(cond), 1, ht.array(a, split=split), np.where(cond, 1, a)),
+        (ht.array(cond, split=other), ht.array(b, split=0), ht.array(a, split=split), np.where(cond, b, a)),
+        (ht.array(cond.astype(np.int64), split=split), -1, 3, np.where(cond, -1, 3)),
+    ]
+    for i, (c, x, y, expected) in enumerate(cases):
+        check_result(ht.where(c, x, y), expected, f"case {i}", failures)
+    collective_assert(not failures, "\n".join(failures[:8]))
+    assert_raises_then_collective_works(ValueError, ht.where, ht.array(cond), 1)
+    assert_raises_then_collective_works(
+        ValueError, ht.where, ht.array(cond), ht.ones(shape + (2,)), 0
+    )

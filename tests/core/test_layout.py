@@ -1,0 +1,123 @@
+import numpy as np
+import pytest
+import torch
+
+import heat as ht
+from tests.helpers import (
+    assert_array_equal,
+    assert_raises_then_collective_works,
+    collective_assert,
+    random_array,
+    splits_for,
+)
+
+
+@pytest.mark.parametrize("shape", [(7,), (5, 6), (2, 3, 4), (1, 5), (0, 3), (3, 0, 2)])
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.bool_, np.complex128])
+def test_resplit_every_pair(shape, dtype):
+    data = random_array(shape, dtype)
+    for source in splits_for(len(shape)):
+        x = ht.array(data, split=source)
+        for target in splits_for(len(shape)):
+            y = ht.resplit(x, target)
+            assert y.split == (None if target is None else target % len(shape))
+            assert_array_equal(y, data)
+            assert y.is_balanced(force_check=True)
+        z = ht.array(data, split=source)
+        z.resplit_(0)
+        assert_array_equal(z, data)
+
+
+def test_resplit_unbalanced_source():
+    size = ht.MPI_WORLD.size
+    data = np.arange(24.0).reshape(6, 4)
+    x = ht.array(data, split=0)
+    counts = [0] * size
+    counts[-1] = 6
+    y = ht.redistribute(x, counts)
+    assert_array_equal(y, data)
+    collective_assert(y.balanced == (size == 1))
+    assert_array_equal(ht.resplit(y, 1), data)
+    assert_array_equal(ht.resplit(y, None), data)
+
+
+def test_redistribute_and_balance():
+    size = ht.MPI_WORLD.size
+    data = random_array((9, 3), np.float64)
+    x = ht.array(data, split=0)
+    for counts in ([9] + [0] * (size - 1), [0] * (size - 1) + [9], list(x.counts_displs()[0])):
+        y = ht.redistribute(x, counts)
+        assert y.lshape[0] == counts[ht.MPI_WORLD.rank]
+        assert_array_equal(y, data)
+        b = ht.balance(y)
+        assert b.is_balanced(force_check=True)
+        assert_array_equal(b, data)
+        y.balance_()
+        assert y.is_balanced(force_check=True) and y.lshape == x.lshape
+    target = x.lshape_map.clone()
+    target[:, 0] = 0
+    target[0, 0] = 9
+    x.redistribute_(target_map=target)
+    assert x.lshape[0] == (9 if ht.MPI_WORLD.rank == 0 else 0)
+    assert_array_equal(x, data)
+    c = ht.collect(ht.array(data, split=1), target_rank=size - 1)
+    assert c.lshape[1] == (3 if ht.MPI_WORLD.rank == size - 1 else 0)
+    assert_array_equal(c, data)
+
+
+def test_layout_bad_input():
+    x = ht.zeros((4, 3), split=0)
+    assert_raises_then_collective_works(ValueError, ht.resplit, x, 2)
+    assert_raises_then_collective_works(TypeError, ht.resplit, x, 1.0)
+    assert_raises_then_collective_works(TypeError, ht.resplit, np.zeros(3), 0)
+    assert_raises_then_collective_works(ValueError, ht.redistribute, x, [4] * (x.comm.size + 1))
+    assert_raises_then_collective_works(ValueError, ht.redistribute, x, [5] + [0] * (x.comm.size - 1))
+    assert_raises_then_collective_works(ValueError, ht.redistribute, ht.zeros(3), [3])
+    assert_raises_then_collective_works(ValueError, ht.collect, x, x.comm.size)
+
+
+def test_lshape_map_counts_displs():
+    size = ht.MPI_WORLD.size
+    x = ht.arange(10, split=0)
+    counts, displs = x.counts_displs()
+    assert sum(counts) == 10 and displs[0] == 0
+    assert [int(c) for c in x.lshape_map[:, 0]] == list(counts)
+    expected = [10 // size + (1 if r < 10 % size else 0) for r in range(size)]
+    assert list(counts) == expected
+    assert x.global_offset() == displs[x.comm.rank]
+    assert_raises_then_collective_works(ValueError, ht.zeros(3).counts_displs)
+
+
+def test_binary_alignment_across_splits():
+    a = random_array((5, 6), np.float64, seed=1)
+    b = random_array((5, 6), np.float64, seed=2)
+    row = random_array((6,), np.float64, seed=3)
+    col = random_array((5, 1), np.float64, seed=4)
+    for sa in splits_for(2):
+        x = ht.array(a, split=sa)
+        for sb in splits_for(2):
+            y = ht.array(b, split=sb)
+            r = x + y
+            assert_array_equal(r, a + b)
+            if sa is None or sb is None:
+                # the split operand's layout wins over a non-split one
+                split = sa if sa is not None else sb
+                collective_assert(r.split == (None if split is None else split % 2))
+        for sr in splits_for(1):
+            assert_array_equal(x * ht.array(row, split=sr), a * row)
+            assert_array_equal(ht.array(row, split=sr) - x, row - a)
+        for sc in splits_for(2):
+            assert_array_equal(x / ht.array(col, split=sc), a / col)
+    # unbalanced operands with the same split axis are redistributed
+    size = ht.MPI_WORLD.size
+    x = ht.redistribute(ht.array(a, split=0), [5] + [0] * (size - 1))
+    y = ht.array(b, split=0)
+    assert_array_equal(x + y, a + b)
+    assert_array_equal(y + x, a + b)
+
+
+def test_binary_bad_input():
+    x = ht.zeros((4, 3), split=0)
+    assert_raises_then_collective_works(ValueError, lambda: x + ht.zeros((4, 4), split=1))
+    assert_raises_then_collective_works(ValueError, lambda: ht.add(x, x, out=ht.zeros((3, 3))))
+    assert_raises_then_collective_works(TypeError, lambda: x + "a")
