@@ -1,7 +1,7 @@
-"""Packaging for heat. Install for development with:
+"""Packaging for heat.
 
-    pip install torch==2.13.0        # first: the CPU build (a looser pin may pull CUDA packages)
-    pip install -e ".[dev]"
+Install for development with ``pip install torch==2.13.0 && pip install -e ".[dev]"``: torch first,
+so that pip takes the CPU build instead of resolving the torch requirement to a CUDA build.
 """
 
 from pathlib import Path

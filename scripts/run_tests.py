@@ -9,26 +9,28 @@ Usage (from the repository root)::
 
 Everything after ``--`` goes to pytest unchanged. Each process count is one ``mpiexec`` run:
 
-- every test gets ``--timeout=N --timeout-method=thread`` (pytest-timeout's ``signal`` method cannot
-  interrupt a blocked MPI call; the ``thread`` method ends the stuck process and mpiexec then tears
-  down the job), and the whole run is killed after ``--overall-timeout`` seconds as a last resort;
-- only rank 0 prints pytest's output; ranks 1.. write to log files in a temporary folder, whose tails
-  are printed when a rank crashed or ended differently from rank 0 (tests/conftest.py already makes
-  outcomes collective and shows other ranks' failures on rank 0);
+- every test gets ``--timeout=N --timeout-method=thread`` (pytest-timeout's ``signal`` method
+  cannot interrupt a blocked MPI call; the ``thread`` method ends the stuck process and mpiexec
+  then tears down the job), and the whole run is killed after ``--overall-timeout`` seconds as a
+  last resort, after every rank has dumped its stacks;
+- only rank 0 prints pytest's output; ranks 1.. write to log files in a temporary folder, whose
+  tails are printed when a rank crashed or ended differently from rank 0 (tests/conftest.py
+  already makes outcomes collective and shows other ranks' failures on rank 0);
 - a run fails if mpiexec exits non-zero (any rank did), timed out, or collected no tests (exit 5).
 
-At the end a table lists each run, followed by one line ``N passed, M failed, K skipped`` summed over
-all runs (a run that failed without a failed test, e.g. a crash or timeout, adds one failure). The
-exit status is 0 only if every run succeeded.
+At the end a table lists each run, followed by one line ``N passed, M failed, K skipped`` summed
+over all runs (a run that failed without a failed test, e.g. a crash or a timeout, adds one
+failure). The exit status is 0 only if every run succeeded.
 
-Internally, mpiexec starts this same script with ``--worker``, which redirects ranks > 0 to their log
-file at the file-descriptor level (so C-level output and pytest-timeout's stack dumps land there too)
-and then runs pytest in-process.
+Internally, mpiexec starts this same script with ``--worker``, which redirects ranks > 0 to their
+log file at the file-descriptor level (so C-level output and pytest-timeout's stack dumps land
+there too) and then runs pytest in-process.
 """
 
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import os
 import re
 import shlex
@@ -43,7 +45,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-LOG_TAIL_LINES = 60
+LOG_TAIL_LINES = 80
+_TIMEOUT_BANNER = "+ Timeout +"  # pytest-timeout's banner when it ends a process
 KILL_GRACE_S = 10.0
 
 
@@ -51,11 +54,14 @@ KILL_GRACE_S = 10.0
 # worker: one MPI rank
 # --------------------------------------------------------------------------------------------------
 def _rank_from_environment() -> int | None:
-    for name in ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "MPI_LOCALRANKID"):
+    for name in ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK"):
         value = os.environ.get(name)
         if value is not None and value.isdigit():
             return int(value)
     return None
+
+
+_stack_dump_file = None
 
 
 def worker_main(pytest_args: list[str]) -> int:
@@ -75,6 +81,11 @@ def worker_main(pytest_args: list[str]) -> int:
         os.dup2(log_fd, 1)
         os.dup2(log_fd, 2)
         os.close(log_fd)
+    # The driver sends SIGUSR1 before killing a run that exceeded its time: dump every stack, to a
+    # duplicate of stderr (pytest's output capturing redirects fd 2 itself while a test runs).
+    global _stack_dump_file
+    _stack_dump_file = os.fdopen(os.dup(2), "w")
+    faulthandler.register(signal.SIGUSR1, file=_stack_dump_file, all_threads=True)
     # Behave like `python -m pytest` run from the current folder: it comes first on sys.path.
     sys.path[0] = os.getcwd()
 
@@ -100,6 +111,7 @@ class RunResult:
     wall_s: float = 0.0
     counts: dict[str, int] = field(default_factory=dict)
     summary_found: bool = False
+    test_timed_out: bool = False  # pytest-timeout ended a rank (a test exceeded its limit)
 
     @property
     def passed(self) -> int:
@@ -126,7 +138,8 @@ class RunResult:
         if self.returncode == 5:
             return "NO TESTS"
         if not self.summary_found:
-            return "CRASHED"  # rank 0's pytest never printed its summary line
+            # rank 0's pytest never printed its summary line
+            return "HUNG" if self.test_timed_out else "CRASHED"
         if self.failed:
             return "FAILED"
         return "ERROR"  # e.g. interrupted, internal error, or a rank aborted after its tests
@@ -190,9 +203,23 @@ def _signal_pids(pids: list[int], sig: int) -> None:
             pass
 
 
-def kill_job(process: subprocess.Popen) -> None:
+def _is_worker(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+            return b"--worker" in cmdline.read().split(b"\0")
+    except OSError:
+        return False
+
+
+def kill_job(process: subprocess.Popen, dump_stacks: bool = False) -> None:
     """End mpiexec and every process it started (hydra puts ranks in their own sessions)."""
     tree = _process_tree(process.pid) if sys.platform.startswith("linux") else [process.pid]
+    if dump_stacks:
+        print("run_tests.py: stacks of the ranks (rank 0 here, other ranks in their logs):")
+        _signal_pids(
+            [pid for pid in tree if pid != process.pid and _is_worker(pid)], signal.SIGUSR1
+        )
+        time.sleep(3)
     _signal_pids([process.pid], signal.SIGTERM)  # mpiexec forwards this and cleans up
     try:
         process.wait(timeout=KILL_GRACE_S)
@@ -287,7 +314,7 @@ def run_once(
             f"\nrun_tests.py: mpiexec -n {procs} exceeded {overall_timeout:g} s; killing it",
             flush=True,
         )
-        kill_job(process)
+        kill_job(process, dump_stacks=True)
     except BaseException:
         kill_job(process)
         raise
@@ -299,6 +326,9 @@ def run_once(
     result.summary_found = counts is not None
     result.counts = counts or {}
     if not result.ok:
+        result.test_timed_out = any(_TIMEOUT_BANNER in line for line in output_lines) or any(
+            _TIMEOUT_BANNER in log.read_text(errors="replace") for log in log_dir.glob("rank*.log")
+        )
         show_rank_logs(log_dir, procs)
     return result
 
@@ -329,7 +359,10 @@ def show_rank_logs(log_dir: Path, procs: int) -> None:
 
 
 def print_summary(results: list[RunResult]) -> None:
-    header = f"{'procs':>5}  {'status':<8} {'exit':>5} {'passed':>7} {'failed':>7} {'skipped':>8} {'wall[s]':>8}"
+    header = (
+        f"{'procs':>5}  {'status':<8} {'exit':>5} {'passed':>7} {'failed':>7} {'skipped':>8} "
+        f"{'wall[s]':>8}"
+    )
     print(f"\n{'=' * 30} summary {'=' * 30}")
     print(header)
     for r in results:

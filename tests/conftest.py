@@ -1,26 +1,29 @@
-"""Test-suite wide pytest hooks that make a run under ``mpiexec -n P`` behave like one test run.
+"""Test-suite wide pytest hooks that make a run under ``mpiexec -n P`` behave as one test run.
 
-Every rank runs the same pytest session on the same collected tests. These hooks keep the ranks in
-step (see ``shared/notes/testing-under-mpi.md`` for the measured pitfalls they guard against):
+Every rank runs the same pytest session on the same collected tests. These hooks keep the ranks
+in step (shared/notes/testing-under-mpi.md has the measured pitfalls they guard against):
 
-- **Collective outcomes.** After each phase (setup, call, teardown) of every test the ranks agree on
-  one outcome: failed if any rank failed, else skipped if any rank skipped, else passed. A rank that
-  passed while another failed reports "failed on rank(s) [...]", and rank 0 shows the failures of
-  the other ranks as extra sections, so rank 0's output alone tells the whole story. Because a failed
-  setup stops the test on *every* rank, no rank runs into a collective that the others skipped.
+- **Collective outcomes.** After each phase (setup, call, teardown) of every test the ranks agree
+  on one outcome: failed if any rank failed, else skipped if any rank skipped, else passed. A rank
+  that passed while another failed reports "failed on rank(s) [...]", and rank 0 shows the
+  failures of the other ranks as extra sections, so rank 0's output alone tells the whole story.
+  Because a failed setup stops the test on *every* rank, no rank runs into a collective that the
+  others skipped.
 - **Identical collection.** The ranks check that they collected the same tests; if not, or if any
   rank had a collection error, every rank stops instead of running different tests.
 - **No silent hang at the end.** A rank that finishes its session waits a bounded time for the
   others and aborts ``MPI_COMM_WORLD`` if they do not arrive (one rank left the session early, so
   the others are stuck in a collective). An uncaught exception aborts the world communicator too.
 
-The hooks talk over duplicates of ``MPI.COMM_WORLD`` so their messages can never match a message of
-the code under test. mpi4py is imported directly (not heat), so this file works even while heat
-itself does not import. Without mpi4py, or with one process, the hooks do nothing.
+The hooks talk over duplicates of ``MPI.COMM_WORLD``, so their messages never match a message of
+the code under test, and wait with non-blocking calls that sleep between polls, so that a waiting
+rank does not spin on a core that an oversubscribed run (4 processes on 2 cores) needs. mpi4py is
+imported directly (not heat), so this file works even while heat itself does not import. Without
+mpi4py, or with one process, the hooks do nothing.
 
 A hang *inside* a test (a receive that is never matched) is ended by pytest-timeout's ``thread``
-method (configured in ``pytest.ini``), which dumps the stacks and ends the process; mpiexec then
-tears down the other ranks.
+method (configured in pytest.ini and by scripts/run_tests.py), which dumps the stacks and ends the
+process; mpiexec then tears down the other ranks.
 """
 
 from __future__ import annotations

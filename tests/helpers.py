@@ -138,3 +138,69 @@ def combinations(shapes: Iterable[Sequence[int]] = SHAPES):
     for shape in shapes:
         for split in splits_for(len(shape)):
             yield tuple(shape), split
+
+
+def assert_arrays_equal(pairs, rtol: float = 1e-5, atol: float = 1e-8, check_dtype: bool = True) -> None:
+    """
+    Batched :func:`assert_array_equal` for many results at once, with two collectives in all
+    (one allgather of every local block, one agreement on the outcome) instead of ~5 per array.
+
+    ``pairs``: iterable of ``(actual, expected)`` or ``(actual, expected, {"rtol": ..., ...})``.
+    Checks the same as assert_array_equal: layout invariants, shape, dtype, values (NaN == NaN).
+    """
+    pairs = [tuple(p) if len(p) == 3 else (p[0], p[1], {}) for p in pairs]
+    payload = []
+    for actual, _, _ in pairs:
+        if isinstance(actual, ht.DNDarray):
+            local = actual.larray.detach().cpu()
+            local = local.float() if local.dtype is torch.bfloat16 else local
+            payload.append((tuple(actual.larray.shape), local.resolve_conj().resolve_neg().numpy()))
+        else:
+            payload.append(None)
+    gathered = ht.MPI_WORLD.allgather(payload)
+    ok, message = True, ""
+    for index, (actual, expected, options) in enumerate(pairs):
+        expected = np.asarray(expected)
+        prefix = f"result {index}: "
+        if not isinstance(actual, ht.DNDarray):
+            ok, message = False, prefix + f"expected a DNDarray, got {type(actual).__name__}"
+            break
+        shapes = [g[index][0] for g in gathered]
+        blocks = [g[index][1] for g in gathered]
+        if actual.larray.dtype != actual.dtype.torch_type():
+            ok, message = False, prefix + f"larray dtype {actual.larray.dtype} != dtype {actual.dtype}"
+            break
+        if actual.split is None:
+            if any(s != actual.gshape for s in shapes):
+                ok, message = False, prefix + f"split=None but local shapes {shapes} != gshape {actual.gshape}"
+                break
+            values = blocks[actual.comm.rank]
+        else:
+            split = actual.split
+            if any(len(s) != actual.ndim or any(s[i] != actual.gshape[i] for i in range(actual.ndim) if i != split)
+                   for s in shapes) or sum(s[split] for s in shapes) != actual.gshape[split]:
+                ok, message = False, prefix + f"local shapes {shapes} do not compose {actual.gshape} along {split}"
+                break
+            if actual._balanced is not None:
+                balanced = tuple(s[split] for s in shapes) == tuple(
+                    actual.comm.counts_displs_shape(actual.gshape, split)[0])
+                if balanced != actual._balanced:
+                    ok, message = False, prefix + f"balanced flag says {actual._balanced}, layout says {balanced}"
+                    break
+            values = np.concatenate(blocks, axis=split)
+        if actual.gshape != expected.shape:
+            ok, message = False, prefix + f"shape {actual.gshape} != expected {expected.shape}"
+            break
+        if check_dtype and actual.dtype is not ht.types.canonical_heat_type(expected.dtype):
+            ok, message = False, prefix + f"dtype {actual.dtype.__name__} != expected {expected.dtype}"
+            break
+        try:
+            if expected.dtype.kind in "fc" or values.dtype.kind in "fc":
+                np.testing.assert_allclose(values, expected, rtol=options.get("rtol", rtol),
+                                           atol=options.get("atol", atol), equal_nan=True)
+            else:
+                np.testing.assert_array_equal(values, expected)
+        except AssertionError as error:
+            ok, message = False, prefix + str(error)
+            break
+    collective_assert(ok, message)

@@ -95,6 +95,12 @@ def _operand_result_type(t1, t2, name: str):
     """The promoted type of two operands, NumPy 2 rules (Python scalars are weak)."""
     if type(t1) is DNDarray and type(t2) is DNDarray and t1._dtype is t2._dtype:
         return t1._dtype
+    for operand in (t1, t2):
+        # result_type would read strings and classes as type specifiers, not as data
+        if operand is None or isinstance(operand, (str, bytes, type)):
+            raise TypeError(
+                f"{name}: unsupported operand types {type(t1).__name__} and {type(t2).__name__}"
+            )
     try:
         return types.result_type(t1, t2)
     except (TypeError, ValueError, KeyError) as error:

@@ -85,7 +85,11 @@ _TRANSPORT_TYPES: Dict[torch.dtype, MPI.Datatype] = {
     torch.complex64: MPI.C_FLOAT_COMPLEX,
     torch.complex128: MPI.C_DOUBLE_COMPLEX,
 }
-for _name, _mpi_type in (("uint16", MPI.UINT16_T), ("uint32", MPI.UINT32_T), ("uint64", MPI.UINT64_T)):
+for _name, _mpi_type in (
+    ("uint16", MPI.UINT16_T),
+    ("uint32", MPI.UINT32_T),
+    ("uint64", MPI.UINT64_T),
+):
     if hasattr(torch, _name):
         _TRANSPORT_TYPES[getattr(torch, _name)] = _mpi_type
 
@@ -136,9 +140,12 @@ def _half_op(dtype: torch.dtype, name: str) -> MPI.Op:
     key = (dtype, name)
     op = _HALF_OPS.get(key)
     if op is None:
-        torch_fn = {"SUM": torch.add, "PROD": torch.mul, "MIN": torch.minimum, "MAX": torch.maximum}[
-            name
-        ]
+        torch_fn = {
+            "SUM": torch.add,
+            "PROD": torch.mul,
+            "MIN": torch.minimum,
+            "MAX": torch.maximum,
+        }[name]
 
         def reduce_halves(inbuf, inoutbuf, datatype, _fn=torch_fn, _dtype=dtype):
             if inoutbuf.nbytes == 0:
@@ -162,17 +169,21 @@ def _reduction(dtype: torch.dtype, op: MPI.Op) -> Tuple[MPI.Datatype, MPI.Op, bo
     """
     name = _op_name(op)
     wire = _TRANSPORT_TYPES[dtype]
-    if name is None:
-        return wire, op, dtype in _HALF_TYPES
+    if name is None:  # user-defined ops compute on the host
+        return wire, op, True
     if dtype == torch.bool:
         return wire, _PREDEFINED_OPS[_BOOL_OPS[name]], False
     if dtype in _HALF_TYPES:
         if name not in ("SUM", "PROD", "MIN", "MAX"):
-            raise ValueError(f"op MPI.{name} is not supported for {dtype}; use SUM, PROD, MIN or MAX")
+            raise ValueError(
+                f"op MPI.{name} is not supported for {dtype}; use SUM, PROD, MIN or MAX"
+            )
         return wire, _half_op(dtype, name), True
     if dtype in _REAL_FLOAT_TYPES:
         if name not in ("SUM", "PROD", "MIN", "MAX"):
-            raise ValueError(f"op MPI.{name} is not supported for {dtype}; use SUM, PROD, MIN or MAX")
+            raise ValueError(
+                f"op MPI.{name} is not supported for {dtype}; use SUM, PROD, MIN or MAX"
+            )
     elif dtype in _COMPLEX_TYPES:
         if name not in ("SUM", "PROD"):
             raise ValueError(f"op MPI.{name} is not supported for {dtype}; use SUM or PROD")
@@ -259,21 +270,23 @@ def _check_tensor(t: Any, name: str) -> torch.Tensor:
 
 
 def _needs_host(t: torch.Tensor, force_host: bool = False) -> bool:
-    if t.device.type == "cpu":
+    if t.is_cpu:
         return False
     if force_host:
         return True
-    return not (t.device.type == "cuda" and CUDA_AWARE_MPI)
+    return not (t.is_cuda and CUDA_AWARE_MPI)
 
 
 def _sync_device(t: torch.Tensor) -> None:
     """Let pending kernels on ``t`` finish before MPI touches its device memory directly."""
-    if t.device.type == "cuda":
+    if t.is_cuda:
         torch.cuda.current_stream(t.device).synchronize()
 
 
 def _send_tensor(t: torch.Tensor, force_host: bool = False) -> torch.Tensor:
     """A contiguous tensor with the values of ``t`` in memory MPI may read."""
+    if t.is_cpu and t.is_contiguous() and not t.is_conj() and not t.is_neg():
+        return t  # the common case, kept cheap: MPI only reads the memory
     t = t.detach()
     if t.is_conj():
         t = t.resolve_conj()
@@ -297,6 +310,15 @@ class _RecvStage:
 
     def __init__(self, target: torch.Tensor, preserve: bool = False, force_host: bool = False):
         self.target = target
+        if (
+            target.is_cpu
+            and target.is_contiguous()
+            and not target.is_conj()
+            and not target.is_neg()
+        ):
+            self.work = target  # MPI writes the memory directly (also of tensors requiring grad)
+            self.copy_back = False
+            return
         t = target.detach()
         host = _needs_host(t, force_host)
         if t.is_contiguous() and not t.is_conj() and not t.is_neg() and not host:
@@ -328,7 +350,7 @@ def _memory(t: torch.Tensor, offset: int = 0, count: Optional[int] = None) -> MP
 
 
 def _contiguous_type(base: MPI.Datatype, n: int) -> MPI.Datatype:
-    """An uncommitted datatype covering ``n`` consecutive ``base`` items, each count <= _MAX_COUNT."""
+    """An uncommitted datatype of ``n`` consecutive ``base`` items; every count <= _MAX_COUNT."""
     limit = _MAX_COUNT
     if n <= limit:
         return base.Create_contiguous(n)
@@ -349,7 +371,7 @@ def _contiguous_type(base: MPI.Datatype, n: int) -> MPI.Datatype:
 
 
 class _Types:
-    """Derived datatypes created for one call; ``free()`` releases them (MPI lets pending ops finish)."""
+    """Derived datatypes of one call; ``free()`` releases them (pending operations still finish)."""
 
     __slots__ = ("owned",)
 
@@ -364,7 +386,9 @@ class _Types:
         self.owned.append(dt)
         return 1, dt
 
-    def segment(self, t: torch.Tensor, offset: int, n: int, base: MPI.Datatype) -> Tuple[int, MPI.Datatype]:
+    def segment(
+        self, t: torch.Tensor, offset: int, n: int, base: MPI.Datatype
+    ) -> Tuple[int, MPI.Datatype]:
         """(count, datatype) for ``n`` items of ``t`` from ``offset``, at its absolute address."""
         if n == 0:
             return 0, MPI.BYTE
@@ -394,12 +418,18 @@ def _int_list(values: Any, name: str, length: int) -> List[int]:
     try:
         result = [int(v) for v in values]
     except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a sequence of integers, got {type(values).__name__}") from None
+        raise TypeError(
+            f"{name} must be a sequence of integers, got {type(values).__name__}"
+        ) from None
     if len(result) != length:
         raise ValueError(f"{name} must have one entry per process ({length}), got {len(result)}")
     if any(v < 0 for v in result):
         raise ValueError(f"{name} must not contain negative values, got {result}")
     return result
+
+
+def _is_sequence(x: Any) -> bool:
+    return isinstance(x, (list, tuple, range)) or getattr(x, "ndim", 0) >= 1
 
 
 def _displacements(counts: Sequence[int]) -> List[int]:
@@ -542,7 +572,7 @@ class NodeTopology:
 
 @dataclass(frozen=True)
 class NodeProcessGroups:
-    """``torch.distributed`` groups matching a :class:`NodeTopology` (see ``node_process_groups``)."""
+    """``torch.distributed`` groups of a :class:`NodeTopology` (see ``node_process_groups``)."""
 
     node_group: Any
     cross_node_group: Any
@@ -577,7 +607,9 @@ def _check_shape(shape: Any) -> Tuple[int, ...]:
     try:
         dims = tuple(shape)
     except TypeError:
-        raise TypeError(f"shape must be a sequence of integers, got {type(shape).__name__}") from None
+        raise TypeError(
+            f"shape must be a sequence of integers, got {type(shape).__name__}"
+        ) from None
     result = []
     for d in dims:
         if isinstance(d, bool) or not isinstance(d, int):
@@ -802,16 +834,27 @@ class MPICommunication(Communication):
         return root
 
     def _vbuf(self, buf: Any, name: str) -> Tuple[torch.Tensor, List[int], List[int]]:
-        """Parse ``(tensor, counts, displs)``, ``(tensor, (counts, displs))`` or ``(tensor, counts)``."""
+        """Parse ``(t, counts, displs)``, ``(t, (counts, displs))`` or ``(t, counts)``."""
         if not isinstance(buf, (tuple, list)) or not 2 <= len(buf) <= 3:
-            raise TypeError(f"{name} must be a tuple (tensor, counts, displs), got {type(buf).__name__}")
+            raise TypeError(
+                f"{name} must be a tuple (tensor, counts, displs), got {type(buf).__name__}"
+            )
         tensor = _check_tensor(buf[0], f"{name}[0]")
-        if len(buf) == 2 and isinstance(buf[1], tuple) and len(buf[1]) == 2 and not isinstance(buf[1][0], int):
-            counts, displs = buf[1]
+        pair = buf[1] if len(buf) == 2 else None
+        if (
+            isinstance(pair, tuple)
+            and len(pair) == 2
+            and all(_is_sequence(p) or p is None for p in pair)
+        ):
+            counts, displs = pair
         else:
             counts, displs = buf[1], (buf[2] if len(buf) == 3 else None)
         counts = _int_list(counts, f"{name} counts", self.size)
-        displs = _displacements(counts) if displs is None else _int_list(displs, f"{name} displs", self.size)
+        displs = (
+            _displacements(counts)
+            if displs is None
+            else _int_list(displs, f"{name} displs", self.size)
+        )
         numel = tensor.numel()
         for c, d in zip(counts, displs):
             if c and d + c > numel:
@@ -826,7 +869,9 @@ class MPICommunication(Communication):
 
     # -- reductions ------------------------------------------------------------------------------
 
-    def _reduce_like(self, kind: str, sendbuf, recvbuf, op, root: int = 0) -> Optional[torch.Tensor]:
+    def _reduce_like(
+        self, kind: str, sendbuf, recvbuf, op, root: int = 0
+    ) -> Optional[torch.Tensor]:
         """Allreduce, Reduce, Scan and Exscan: element-wise, split into <= _MAX_COUNT pieces."""
         is_root = kind != "Reduce" or self.rank == root
         if is_root and sendbuf is recvbuf and sendbuf is not None:
@@ -862,7 +907,7 @@ class MPICommunication(Communication):
 
     def Allreduce(self, sendbuf, recvbuf: torch.Tensor, op: MPI.Op = MPI.SUM) -> torch.Tensor:
         """
-        Combine ``sendbuf`` of all processes element-wise with ``op``; every process gets the result.
+        Combine ``sendbuf`` of all processes element-wise with ``op``; all processes get the result.
 
         Parameters
         ----------
@@ -935,8 +980,8 @@ class MPICommunication(Communication):
 
     def Exscan(self, sendbuf, recvbuf: torch.Tensor, op: MPI.Op = MPI.SUM) -> torch.Tensor:
         """
-        Exclusive prefix reduction: rank r gets ``op`` over ranks 0..r-1; rank 0's result is undefined
-        (use ``exscan_tensor`` to get the neutral element there).
+        Exclusive prefix reduction: rank r gets ``op`` over ranks 0..r-1; rank 0's result is
+        undefined (use ``exscan_tensor`` to get the neutral element there).
 
         Examples
         --------
@@ -970,7 +1015,9 @@ class MPICommunication(Communication):
         requests = []
         for offset, n in _chunks(recvbuf.numel()):
             sb = MPI.IN_PLACE if in_place else [_memory(send, offset, n), n, wire]
-            requests.append(self.handle.Iallreduce(sb, [_memory(stage.work, offset, n), n, wire], mpi_op))
+            requests.append(
+                self.handle.Iallreduce(sb, [_memory(stage.work, offset, n), n, wire], mpi_op)
+            )
         return Request(requests, recvbuf, stage.finish, (send, stage))
 
     # -- broadcast and point-to-point ------------------------------------------------------------
@@ -1098,7 +1145,9 @@ class MPICommunication(Communication):
             types.free()
         return Request([request], None, None, (work,))
 
-    def Irecv(self, buf: torch.Tensor, source: int = MPI.ANY_SOURCE, tag: int = MPI.ANY_TAG) -> Request:
+    def Irecv(
+        self, buf: torch.Tensor, source: int = MPI.ANY_SOURCE, tag: int = MPI.ANY_TAG
+    ) -> Request:
         """
         Non-blocking receive; ``Wait()`` on the returned request gives ``buf`` filled.
 
@@ -1152,7 +1201,9 @@ class MPICommunication(Communication):
         _check_tensor(recvbuf, "recvbuf")
         n, remainder = divmod(recvbuf.numel(), self.size)
         if remainder:
-            raise ValueError(f"recvbuf must have a multiple of {self.size} elements, got {recvbuf.numel()}")
+            raise ValueError(
+                f"recvbuf must have a multiple of {self.size} elements, got {recvbuf.numel()}"
+            )
         if not in_place:
             _check_tensor(sendbuf, "sendbuf")
             if sendbuf.numel() != n or sendbuf.dtype != recvbuf.dtype:
@@ -1226,7 +1277,7 @@ class MPICommunication(Communication):
 
     def Scatter(self, sendbuf: Optional[torch.Tensor], recvbuf, root: int = 0):
         """
-        Split the (flattened) ``sendbuf`` of ``root`` into ``size`` equal blocks; rank r gets block r.
+        Split the (flattened) ``sendbuf`` of ``root`` into ``size`` blocks; rank r gets block r.
 
         Parameters
         ----------
@@ -1292,18 +1343,23 @@ class MPICommunication(Communication):
         Examples
         --------
         >>> p, r = MPI_WORLD.size, MPI_WORLD.rank
-        >>> MPI_WORLD.Alltoall(torch.arange(p) + 10 * r, torch.empty(p, dtype=torch.int64))  # rank 1 of 2
+        >>> out = torch.empty(p, dtype=torch.int64)
+        >>> MPI_WORLD.Alltoall(torch.arange(p) + 10 * r, out)  # on rank 1 of 2
         tensor([ 1, 11])
         """
         in_place = _is_in_place(sendbuf)
         _check_tensor(recvbuf, "recvbuf")
         n, remainder = divmod(recvbuf.numel(), self.size)
         if remainder:
-            raise ValueError(f"recvbuf must have a multiple of {self.size} elements, got {recvbuf.numel()}")
+            raise ValueError(
+                f"recvbuf must have a multiple of {self.size} elements, got {recvbuf.numel()}"
+            )
         if not in_place:
             _check_tensor(sendbuf, "sendbuf")
             if sendbuf.numel() != recvbuf.numel() or sendbuf.dtype != recvbuf.dtype:
-                raise ValueError("sendbuf and recvbuf must have the same dtype and number of elements")
+                raise ValueError(
+                    "sendbuf and recvbuf must have the same dtype and number of elements"
+                )
         wire = _TRANSPORT_TYPES[recvbuf.dtype]
         stage = _RecvStage(recvbuf, preserve=in_place)
         send = stage.work.clone() if in_place else _send_tensor(sendbuf)
@@ -1368,7 +1424,10 @@ class MPICommunication(Communication):
         if not in_place:
             _check_tensor(sendbuf, "sendbuf")
             if sendbuf.numel() != counts[self.rank] or sendbuf.dtype != tensor.dtype:
-                raise ValueError(f"sendbuf must have counts[{self.rank}] = {counts[self.rank]} elements of {tensor.dtype}")
+                raise ValueError(
+                    f"sendbuf must have counts[{self.rank}] = {counts[self.rank]} "
+                    f"elements of {tensor.dtype}"
+                )
         wire = _TRANSPORT_TYPES[tensor.dtype]
         stage = _RecvStage(tensor, preserve=in_place)
         # counts/displs are known on every rank, so every rank takes the same path
@@ -1432,7 +1491,10 @@ class MPICommunication(Communication):
         if not in_place:
             _check_tensor(sendbuf, "sendbuf")
             if is_root and (sendbuf.numel() != counts[self.rank] or sendbuf.dtype != tensor.dtype):
-                raise ValueError(f"sendbuf must have counts[{self.rank}] = {counts[self.rank]} elements of {tensor.dtype}")
+                raise ValueError(
+                    f"sendbuf must have counts[{self.rank}] = {counts[self.rank]} "
+                    f"elements of {tensor.dtype}"
+                )
         wire = _TRANSPORT_TYPES[(tensor if is_root else sendbuf).dtype]
         send = None if in_place else _send_tensor(sendbuf)
         stage = _RecvStage(tensor, preserve=in_place) if is_root else None
@@ -1499,7 +1561,10 @@ class MPICommunication(Communication):
         if not in_place:
             _check_tensor(recvbuf, "recvbuf")
             if is_root and (recvbuf.numel() != counts[self.rank] or recvbuf.dtype != tensor.dtype):
-                raise ValueError(f"recvbuf must have counts[{self.rank}] = {counts[self.rank]} elements of {tensor.dtype}")
+                raise ValueError(
+                    f"recvbuf must have counts[{self.rank}] = {counts[self.rank]} "
+                    f"elements of {tensor.dtype}"
+                )
         wire = _TRANSPORT_TYPES[(tensor if is_root else recvbuf).dtype]
         send = _send_tensor(tensor) if is_root else None
         stage = None if in_place else _RecvStage(recvbuf)
@@ -1562,7 +1627,9 @@ class MPICommunication(Communication):
         else:
             stensor, scounts, sdispls = self._vbuf(sendbuf, "sendbuf")
             if stensor.dtype != tensor.dtype:
-                raise ValueError(f"sendbuf dtype {stensor.dtype} differs from recvbuf dtype {tensor.dtype}")
+                raise ValueError(
+                    f"sendbuf dtype {stensor.dtype} differs from recvbuf dtype {tensor.dtype}"
+                )
         wire = _TRANSPORT_TYPES[tensor.dtype]
         stage = _RecvStage(tensor, preserve=in_place)
         # in place: MPI would need a copy of the outgoing data anyway
@@ -1584,7 +1651,7 @@ class MPICommunication(Communication):
         self, sendbufs: Sequence[torch.Tensor], recvbufs: Sequence[torch.Tensor]
     ) -> List[torch.Tensor]:
         """
-        All-to-all of separate tensors: ``sendbufs[r]`` goes to rank r, ``recvbufs[r]`` comes from it.
+        All-to-all of separate tensors: ``sendbufs[r]`` goes to rank r; ``recvbufs[r]`` is from r.
 
         Each pair may have its own dtype and shape (only the number of elements and the dtype of
         ``sendbufs[r]`` on rank q and ``recvbufs[q]`` on rank r must match).
@@ -1740,7 +1807,9 @@ class MPICommunication(Communication):
                     f"outside axis {axis}"
                 )
 
-    def _gather_along(self, t: torch.Tensor, axis: int, root: Optional[int]) -> Optional[torch.Tensor]:
+    def _gather_along(
+        self, t: torch.Tensor, axis: int, root: Optional[int]
+    ) -> Optional[torch.Tensor]:
         metas = self.handle.allgather(self._block_metadata(t, axis))
         self._raise_first_error(metas, "t")
         self._check_blocks_agree(metas, "t")
@@ -1789,7 +1858,9 @@ class MPICommunication(Communication):
         """
         return self._gather_along(t, axis, None)
 
-    def gather_tensors(self, t: torch.Tensor, root: int = 0, axis: int = 0) -> Optional[torch.Tensor]:
+    def gather_tensors(
+        self, t: torch.Tensor, root: int = 0, axis: int = 0
+    ) -> Optional[torch.Tensor]:
         """
         Concatenate the tensors of all processes along ``axis`` on ``root``.
 
@@ -1813,7 +1884,9 @@ class MPICommunication(Communication):
         root = self._check_root(root)
         return self._gather_along(t, axis, root)
 
-    def alltoallv_tensors(self, blocks: Sequence[torch.Tensor], axis: int = 0) -> List[torch.Tensor]:
+    def alltoallv_tensors(
+        self, blocks: Sequence[torch.Tensor], axis: int = 0
+    ) -> List[torch.Tensor]:
         """
         Exchange blocks: ``blocks[r]`` goes to rank r; ``result[r]`` is what rank r sent here.
 
@@ -1869,7 +1942,9 @@ class MPICommunication(Communication):
             if not isinstance(blocks, (list, tuple)):
                 raise TypeError(f"blocks must be a list of tensors, got {type(blocks).__name__}")
             if len(blocks) != self.size:
-                raise ValueError(f"blocks must hold one tensor per process ({self.size}), got {len(blocks)}")
+                raise ValueError(
+                    f"blocks must hold one tensor per process ({self.size}), got {len(blocks)}"
+                )
             metas = [self._block_metadata(b, axis) for b in blocks]
             for meta in metas:
                 if meta[0] == "error":
@@ -2008,7 +2083,9 @@ class MPICommunication(Communication):
 
     # -- node topology -----------------------------------------------------------------------------
 
-    def node_topology(self, ranks_per_node: Optional[int] = None, cached: bool = True) -> NodeTopology:
+    def node_topology(
+        self, ranks_per_node: Optional[int] = None, cached: bool = True
+    ) -> NodeTopology:
         """
         How this communicator's processes sit on nodes (collective on this communicator).
 
@@ -2046,10 +2123,14 @@ class MPICommunication(Communication):
                         f"HEAT_RANKS_PER_NODE must be a positive integer, got {setting!r}"
                     ) from None
                 if ranks_per_node < 1:
-                    raise ValueError(f"HEAT_RANKS_PER_NODE must be a positive integer, got {setting!r}")
+                    raise ValueError(
+                        f"HEAT_RANKS_PER_NODE must be a positive integer, got {setting!r}"
+                    )
         else:
             if isinstance(ranks_per_node, bool) or not isinstance(ranks_per_node, int):
-                raise TypeError(f"ranks_per_node must be an int, got {type(ranks_per_node).__name__}")
+                raise TypeError(
+                    f"ranks_per_node must be an int, got {type(ranks_per_node).__name__}"
+                )
             if ranks_per_node < 1:
                 raise ValueError(f"ranks_per_node must be positive, got {ranks_per_node}")
         if cached and ranks_per_node in self._topologies:
@@ -2082,7 +2163,9 @@ class MPICommunication(Communication):
             ranks_per_node=ranks_per_node,
         )
 
-    def torch_process_group(self, backend: Optional[str] = None, timeout: Optional[datetime.timedelta] = None):
+    def torch_process_group(
+        self, backend: Optional[str] = None, timeout: Optional[datetime.timedelta] = None
+    ):
         """The ``torch.distributed`` group of this communicator; see :func:`torch_process_group`."""
         return torch_process_group(self, backend=backend, timeout=timeout)
 
@@ -2146,7 +2229,8 @@ def sanitize_comm(comm: Any) -> MPICommunication:
         if isinstance(comm, MPI.Intracomm):
             return MPICommunication(comm)
     raise TypeError(
-        f"comm must be an MPICommunication, an mpi4py intracommunicator or None, got {type(comm).__name__}"
+        "comm must be an MPICommunication, an mpi4py intracommunicator or None, "
+        f"got {type(comm).__name__}"
     )
 
 
@@ -2243,10 +2327,15 @@ def _init_torch_distributed(backend: Optional[str], timeout: Optional[datetime.t
     if rank != 0:
         store = dist.TCPStore(address, port, size, is_master=False, timeout=store_timeout)
     kwargs = {} if timeout is None else {"timeout": timeout}
+    hook = sys.excepthook
     dist.init_process_group(
         backend=backend or _default_backend(), store=store, rank=rank, world_size=size, **kwargs
     )
     _TORCH_STORE = store
+    if getattr(hook, "_heat_abort_hook", False):
+        # torch wraps sys.excepthook to prefix ranks and captures its output in a buffer; ours
+        # prefixes ranks already and must print before it aborts
+        sys.excepthook = hook
 
 
 def torch_process_group(
@@ -2370,6 +2459,7 @@ def node_process_groups(
 # ------------------------------------------------------------------------------------------------
 
 _SETUP_DONE = False
+_ABORT_HOOK_INSTALLED = False  # whether sys.excepthook aborts the job (set by _setup_process)
 
 
 def _local_process_count() -> int:
@@ -2415,9 +2505,22 @@ def _abort_on_exception_hook(previous: Callable) -> Callable:
             prefix = f"[rank {world.Get_rank()}/{world.Get_size()}] "
             text = "".join(traceback.format_exception(exc_type, exc_value, exc_traceback))
             lines = [prefix + line for line in text.splitlines(True)]
-            lines.append(prefix + "uncaught exception: aborting the MPI job (HEAT_ABORT_ON_EXCEPTION=0 disables)\n")
-            sys.stderr.write("".join(lines))
-            sys.stderr.flush()
+            lines.append(
+                prefix
+                + "uncaught exception: aborting the MPI job (HEAT_ABORT_ON_EXCEPTION=0 disables)\n"
+            )
+            report = "".join(lines)
+            streams = [sys.stderr]
+            # someone (torch.distributed wraps the hook) may capture sys.stderr in a buffer that
+            # is never printed once we abort: then also write to the process's real stderr
+            if sys.__stderr__ is not None and sys.stderr is not sys.__stderr__:
+                streams.append(sys.__stderr__)
+            for stream in streams:
+                try:
+                    stream.write(report)
+                    stream.flush()
+                except Exception:
+                    pass
             if previous is not None and previous is not sys.__excepthook__:
                 previous(exc_type, exc_value, exc_traceback)
         finally:
@@ -2439,15 +2542,16 @@ def _setup_process() -> None:
     Once per process, at import: huge pages for torch's allocator, threads per process, and (with
     more than one process) abort the whole job on an uncaught exception.
     """
-    global _SETUP_DONE
+    global _SETUP_DONE, _ABORT_HOOK_INSTALLED
     if _SETUP_DONE:
         return
     _SETUP_DONE = True
     os.environ.setdefault("THP_MEM_ALLOC_ENABLE", "1")
     _configure_threads()
     if _wants_abort_hook(MPI.COMM_WORLD.Get_size()):
-        if not getattr(sys.excepthook, "_heat_abort_hook", False):
+        if not getattr(sys.excepthook, "_heat_abort_hook", False):  # not by an earlier copy
             sys.excepthook = _abort_on_exception_hook(sys.excepthook)
+        _ABORT_HOOK_INSTALLED = True
 
 
 _setup_process()

@@ -771,6 +771,40 @@ def _advanced_get(x: DNDarray, view: _View, entries) -> DNDarray:
 # ---------------------------------------------------------------------------------------------
 # public: getitem / setitem
 # ---------------------------------------------------------------------------------------------
+def _getitem_int(x: DNDarray, key: int) -> Optional[DNDarray]:
+    """
+    Fast path for ``x[i]`` with a Python int (None: take the general path, e.g. to raise).
+    Along the split axis of a balanced array the owner is computed arithmetically and broadcasts
+    the row (one ``Bcast``).
+    """
+    split = x._split
+    n = x._gshape[0]
+    if not -n <= key < n:
+        return None
+    if split is None:
+        return DNDarray(x._array[key], x._gshape[1:], x._dtype, None, x._device, x._comm, True)
+    if split != 0:
+        return DNDarray(
+            x._array[key], x._gshape[1:], x._dtype, split - 1, x._device, x._comm, x._balanced
+        )
+    if not x._balanced:
+        return None
+    comm = x._comm
+    if key < 0:
+        key += n
+    size = comm.size
+    base, remainder = divmod(n, size)
+    big = (base + 1) * remainder  # rows held by the ranks that have one extra row
+    owner = key // (base + 1) if key < big else remainder + (key - big) // base
+    if comm.rank == owner:
+        result = x._array[key - (owner * base + min(owner, remainder))].clone()
+    else:
+        result = torch.empty(x._gshape[1:], dtype=x._array.dtype, device=x._array.device)
+    if size > 1:
+        comm.Bcast(result, root=owner)
+    return DNDarray(result, x._gshape[1:], x._dtype, None, x._device, comm, True)
+
+
 def getitem(x: DNDarray, key) -> DNDarray:
     """
     ``x[key]`` with NumPy's rules for basic and advanced indexing (``DNDarray.__getitem__``).
@@ -813,14 +847,17 @@ def getitem(x: DNDarray, key) -> DNDarray:
     """
     if type(x) is not DNDarray and not isinstance(x, DNDarray):
         raise TypeError(f"x must be a DNDarray, but was {type(x).__name__}")
-    if x._split is None:
-        # fast path: one integer or an ascending slice of a non-distributed array
-        key_type = type(key)
-        if (key_type is int and x._gshape) or (
-            key_type is slice and (key.step is None or (type(key.step) is int and key.step > 0))
-        ):
-            local = x._array[key]
-            return DNDarray(local, tuple(local.shape), x._dtype, None, x._device, x._comm, True)
+    key_type = type(key)
+    if key_type is int and x._gshape:
+        result = _getitem_int(x, key)
+        if result is not None:
+            return result
+    elif x._split is None and key_type is slice and (
+        key.step is None or (type(key.step) is int and key.step > 0)
+    ):
+        # fast path: an ascending slice of a non-distributed array is a view
+        local = x._array[key]
+        return DNDarray(local, tuple(local.shape), x._dtype, None, x._device, x._comm, True)
     view, entries, advanced = _prepare(x, key)
     if not advanced:
         return _basic_get(x, view, entries)

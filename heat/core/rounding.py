@@ -229,19 +229,24 @@ def trunc(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
 def _round_integer(tensor: torch.Tensor, decimals: int) -> torch.Tensor:
     """Round integers to a multiple of 10**-decimals, ties to even (as NumPy)."""
     factor = 10 ** (-decimals)
-    if factor > torch.iinfo(tensor.dtype).max:
+    if factor > torch.iinfo(torch.int64).max:
         return torch.zeros_like(tensor)
-    quotient = torch.floor_divide(tensor, factor)
-    twice_rest = 2 * (tensor - quotient * factor)
-    up = (twice_rest > factor) | ((twice_rest == factor) & (quotient % 2 == 1))
-    return (quotient + up.to(tensor.dtype)) * factor
+    # int64 arithmetic: the intermediate multiples may not fit a small integer type
+    wide = tensor.to(torch.int64)
+    quotient = torch.floor_divide(wide, factor)
+    rest = wide - quotient * factor  # in [0, factor)
+    up = (rest > factor - rest) | ((rest == factor - rest) & (quotient % 2 == 1))
+    return ((quotient + up.to(torch.int64)) * factor).to(tensor.dtype)
 
 
 def _round_tensor(tensor: torch.Tensor, decimals: int) -> torch.Tensor:
     if tensor.is_complex():
         return torch.complex(
-            torch.round(tensor.real, decimals=decimals), torch.round(tensor.imag, decimals=decimals)
+            _round_tensor(tensor.real, decimals), _round_tensor(tensor.imag, decimals)
         )
+    if tensor.dtype in (torch.float16, torch.bfloat16):
+        # scaling by 10**decimals in half precision loses digits; NumPy's results need float32
+        return torch.round(tensor.float(), decimals=decimals).to(tensor.dtype)
     if tensor.is_floating_point():
         return torch.round(tensor, decimals=decimals)
     if decimals >= 0:
@@ -255,7 +260,9 @@ def round(x: DNDarray, decimals: int = 0, out: Optional[DNDarray] = None) -> DND
     ``round(2.5) == 2``). Complex values are rounded part by part.
 
     Integer arrays keep their dtype (negative ``decimals`` round to tens, hundreds, ...);
-    boolean arrays give float16, as in NumPy.
+    boolean arrays give float16, as in NumPy. float16 and bfloat16 values are scaled and
+    rounded in float32, so they can differ from NumPy's float16 result in the last digit where
+    NumPy's half precision scaling by ``10**decimals`` loses digits.
 
     Parameters
     ----------
@@ -468,9 +475,9 @@ def sgn(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
 
 
 def _fraction_tensor(tensor: torch.Tensor) -> torch.Tensor:
-    fraction = tensor - torch.trunc(tensor)
-    # modf(+-inf) = (+-0, +-inf); inf - inf would be nan
-    return torch.where(torch.isinf(tensor), torch.copysign(torch.zeros_like(tensor), tensor), fraction)
+    # modf(+-inf) = (+-0, +-inf), and the fraction keeps the sign of x even when it is zero
+    fraction = torch.where(torch.isinf(tensor), torch.zeros_like(tensor), tensor - torch.trunc(tensor))
+    return torch.copysign(fraction, tensor)
 
 
 def modf(x: DNDarray, out: Optional[Tuple[DNDarray, DNDarray]] = None, where=None) -> Tuple[DNDarray, DNDarray]:

@@ -288,7 +288,8 @@ def _partition_bounds(comm, keys: torch.Tensor, splitters: torch.Tensor, tie_bre
     bounds[:, p] = n
     if n == 0 or p == 1:
         return bounds
-    split_keys = splitters[:, :, 0].to(keys.dtype).to(keys.device)
+    split_keys = splitters[:, :, 0].to(keys.dtype).to(keys.device).contiguous()
+    keys = keys.contiguous()
     left = torch.searchsorted(keys, split_keys, side="left").cpu()
     if tie_break:
         right = torch.searchsorted(keys, split_keys, side="right").cpu()
@@ -521,6 +522,11 @@ def _sort_impl(a: DNDarray, axis: Optional[int], descending: bool, want_indices:
     """Shared body of sort (values) and argsort (global indices along the axis)."""
     comm = a.comm
     dtype = a.larray.dtype
+    if axis is None and want_indices and a.split not in (None, 0) and comm.size > 1 and a.size:
+        # ties are broken by (rank, local position), which is the flat order only for split 0
+        from .layout import resplit
+
+        a = resplit(a, 0)
     if axis is None:  # the flattened array
         gshape, split, axis_out = (a.size,), (None if a.split is None else 0), 0
         local = a.larray.reshape(1, -1)
@@ -940,9 +946,15 @@ def _apply_sorter(a: DNDarray, sorter) -> DNDarray:
         if sorter.split is not None and comm.size > 1:
             local_sorter = comm.allgather_tensors(local_sorter, axis=0)
         return _wrap(a.larray[local_sorter], a, a.gshape, a.split, a._balanced)
-    from ._operations import align_local
+    counts, displs = a.counts_displs()
+    if sorter.split is None:
+        block = local_sorter.narrow(0, displs[comm.rank], counts[comm.rank])
+    else:
+        if sorter.counts_displs()[0] != counts:
+            from .layout import redistribute
 
-    block = align_local(sorter, a.gshape, a.split, a).to(torch.int64)
+            sorter = redistribute(sorter, counts)
+        block = sorter.larray.to(torch.int64)
     return _wrap(_gather_by_index(a, block), a, a.gshape, a.split, a._balanced)
 
 

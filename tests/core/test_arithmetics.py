@@ -10,8 +10,8 @@ import torch
 
 import heat as ht
 from tests.helpers import (
-    SHAPES,
     assert_array_equal,
+    assert_arrays_equal,
     assert_raises_then_collective_works,
     collective_assert,
     combinations,
@@ -82,22 +82,24 @@ def scalar_for(kind, dtype):
 @pytest.mark.parametrize("name,dtype", BINARY_CASES)
 def test_binary_all_splits(name, dtype):
     function, np_function, _, kind = BINARY[name]
+    checks = []
     for shape, split in combinations():
         a, b = operands(kind, shape, dtype)
         x, y = ht.array(a, split=split), ht.array(b, split=split)
         expected = np_call(np_function, a, b)
-        assert_array_equal(function(x, y), expected, **tolerance(expected.dtype))
+        checks.append((function(x, y), expected, tolerance(expected.dtype)))
     # Python scalars on either side (weak: keep the array's dtype where NumPy does)
     a, b = operands(kind, (5, 6), dtype)
     s = scalar_for(kind, dtype)
     for split in (None, 0, 1):
         x = ht.array(a, split=split)
         expected = np_call(np_function, a, s)
-        assert_array_equal(function(x, s), expected, **tolerance(expected.dtype))
+        checks.append((function(x, s), expected, tolerance(expected.dtype)))
         if kind == "any" or np.dtype(dtype).kind in "f":
             base = np.abs(a) + 1 if kind == "pow" else b
             expected = np_call(np_function, s, base)
-            assert_array_equal(function(s, ht.array(base, split=split)), expected, **tolerance(expected.dtype))
+            checks.append((function(s, ht.array(base, split=split)), expected, tolerance(expected.dtype)))
+    assert_arrays_equal(checks)
 
 
 OPERATORS = [
@@ -121,21 +123,24 @@ def test_operators_and_inplace(symbol, np_function, dtype):
     kind = "pow" if symbol == "**" else ("shift" if symbol in ("<<", ">>") else "any")
     a, b = operands(kind, (4, 5), dtype, seed=3)
     expected = np_call(np_function, a, b)
-    for split_x, split_y in ((0, 0), (0, 1), (1, None), (None, 0)):
+    tol = tolerance(expected.dtype)
+    # (heat creates float32 from Python floats, NumPy float64)
+    listed = np.array(b.tolist())
+    listed = listed.astype(np.float32) if listed.dtype == np.float64 else listed
+    checks = []
+    for split_x, split_y in ((0, 0), (0, 1), (1, None), (None, 0), (-1, 0)):
         x, y = ht.array(a, split=split_x), ht.array(b, split=split_y)
-        assert_array_equal(eval(f"x {symbol} y"), expected, **tolerance(expected.dtype))
+        checks.append((eval(f"x {symbol} y"), expected, tol))
         # reflected operators with a NumPy array and a list on the left
-        assert_array_equal(eval(f"b {symbol} x"), np_call(np_function, b, a), **tolerance(expected.dtype))
-        # (heat creates float32 from Python floats, NumPy float64)
-        listed = np.array(b.tolist())
-        listed = listed.astype(np.float32) if listed.dtype == np.float64 else listed
-        assert_array_equal(eval(f"b.tolist() {symbol} x"), np_call(np_function, listed, a), **tolerance(expected.dtype))
+        checks.append((eval(f"b {symbol} x"), np_call(np_function, b, a), tol))
+        checks.append((eval(f"b.tolist() {symbol} x"), np_call(np_function, listed, a), tol))
         if expected.dtype == a.dtype:
             before = x
             exec(f"x {symbol}= y")
-            collective_assert(x is before, "in-place operator returned a new object")
-            assert x.split == split_x
-            assert_array_equal(x, expected, **tolerance(expected.dtype))
+            assert x is before, "in-place operator returned a new object"
+            assert x.split == (split_x % 2 if split_x is not None else None)
+            checks.append((x, expected, tol))
+    assert_arrays_equal(checks)
 
 
 def test_inplace_casting_rules():
@@ -168,27 +173,31 @@ def test_broadcasting_mixed_splits(shape_x, split_x, shape_y, split_y):
     a = random_array(shape_x, np.float64, seed=1)
     b = random_array(shape_y, np.float64, seed=2)
     x, y = ht.array(a, split=split_x), ht.array(b, split=split_y)
-    assert_array_equal(x + y, a + b)
-    assert_array_equal(y - x, b - a)
-    assert_array_equal(ht.divide(x, y), a / b)
-    assert_array_equal(ht.floor_divide(y, x), np_call(np.floor_divide, b, a))
+    assert_arrays_equal([
+        (x + y, a + b),
+        (y - x, b - a),
+        (ht.divide(x, y), a / b),
+        (ht.floor_divide(y, x), np_call(np.floor_divide, b, a)),
+    ])
 
 
 def test_non_dndarray_operands():
     a = random_array((4, 5), np.int32, seed=4)
     x = ht.array(a, split=0)
-    assert_array_equal(ht.add(x, a[0]), a + a[0])
-    assert_array_equal(ht.add(a[:, :1], x), a[:, :1] + a)
-    assert_array_equal(ht.multiply(x, a.tolist()), a * np.array(a.tolist()))
-    assert_array_equal(ht.subtract([1, 2, 3, 4, 5], x), np.array([1, 2, 3, 4, 5]) - a)
-    assert_array_equal(ht.add(x, np.float32(0.5)), a + np.float32(0.5))
-    assert_array_equal(ht.add(2, 3), np.add(2, 3))
-    assert_array_equal(ht.multiply(np.ones(3), [1, 2, 3]), np.multiply(np.ones(3), [1, 2, 3]))
-    assert_array_equal(ht.add(x, True), a + True)
-    assert_array_equal(ht.divide(x, 2), a / 2)
-    assert_array_equal(ht.add(x, 2.5), a + 2.5)
-    assert_array_equal(ht.add(x, 1j), a + 1j)
-    assert_array_equal(ht.add(torch.ones(5, dtype=torch.int32), x), a + 1)
+    assert_arrays_equal([
+        (ht.add(x, a[0]), a + a[0]),
+        (ht.add(a[:, :1], x), a[:, :1] + a),
+        (ht.multiply(x, a.tolist()), a * np.array(a.tolist())),
+        (ht.subtract([1, 2, 3, 4, 5], x), np.array([1, 2, 3, 4, 5]) - a),
+        (ht.add(x, np.float32(0.5)), a + np.float32(0.5)),
+        (ht.add(2, 3), np.add(2, 3)),
+        (ht.multiply(np.ones(3), [1, 2, 3]), np.multiply(np.ones(3), [1, 2, 3])),
+        (ht.add(x, True), a + True),
+        (ht.divide(x, 2), a / 2),
+        (ht.add(x, 2.5), a + 2.5),
+        (ht.add(x, 1j), a + 1j),
+        (ht.add(torch.ones(5, dtype=torch.int32), x), a + 1),
+    ])
 
 
 @pytest.mark.parametrize("out_split", [None, 0, 1])
@@ -260,39 +269,40 @@ def test_integer_division_by_zero(split, dtype):
     a = np.array([7, -7, 0, 5, -3, 9], dtype=dtype) if dtype != "uint8" else np.array([7, 6, 0, 5, 3, 9], dtype=dtype)
     b = np.array([0, 2, 0, -2, 0, 4], dtype=dtype) if dtype != "uint8" else np.array([0, 2, 0, 2, 0, 4], dtype=dtype)
     x, y = ht.array(a, split=split), ht.array(b, split=split)
+    checks = []
     for function, np_function in ((ht.floor_divide, np.floor_divide), (ht.remainder, np.remainder), (ht.fmod, np.fmod)):
-        assert_array_equal(function(x, y), np_call(np_function, a, b))
-        assert_array_equal(function(x, 0), np_call(np_function, a, np.array(0, dtype=dtype)))
-    assert_array_equal(divmod(x, y)[0], np_call(np.floor_divide, a, b))
-    assert_array_equal(divmod(x, y)[1], np_call(np.remainder, a, b))
-    assert_array_equal(ht.divide(x, y), np_call(np.divide, a, b))
+        checks.append((function(x, y), np_call(np_function, a, b)))
+        checks.append((function(x, 0), np_call(np_function, a, np.array(0, dtype=dtype))))
+    checks.append((divmod(x, y)[0], np_call(np.floor_divide, a, b)))
+    checks.append((divmod(x, y)[1], np_call(np.remainder, a, b)))
+    checks.append((ht.divide(x, y), np_call(np.divide, a, b)))
+    assert_arrays_equal(checks)
 
 
 def test_float_division_special_values():
     a = np.array([1.0, -1.0, 0.0, np.inf, np.nan, 5.5], dtype=np.float32)
     b = np.array([0.0, 0.0, 0.0, 2.0, 1.0, -2.0], dtype=np.float32)
+    checks = []
     for split in (None, 0):
         x, y = ht.array(a, split=split), ht.array(b, split=split)
         for function, np_function in ((ht.divide, np.divide), (ht.floor_divide, np.floor_divide),
                                       (ht.remainder, np.remainder), (ht.fmod, np.fmod)):
-            assert_array_equal(function(x, y), np_call(np_function, a, b))
+            checks.append((function(x, y), np_call(np_function, a, b)))
+    assert_arrays_equal(checks)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "int64", "int8", "bool"])
 def test_unary_operators(dtype):
     a = random_array((5, 6), dtype, seed=8)
+    checks = []
     for split in splits_for(2):
         x = ht.array(a, split=split)
         if dtype != "bool":
-            assert_array_equal(-x, -a)
-            assert_array_equal(+x, +a)
-            assert_array_equal(ht.negative(x), np.negative(a))
-            assert_array_equal(ht.positive(x), np.positive(a))
-            assert_array_equal(abs(x), np.abs(a))
+            checks += [(-x, -a), (+x, +a), (ht.negative(x), np.negative(a)),
+                       (ht.positive(x), np.positive(a)), (abs(x), np.abs(a))]
         if dtype != "float32":
-            assert_array_equal(~x, ~a)
-            assert_array_equal(ht.invert(x), np.invert(a))
-            assert_array_equal(ht.bitwise_not(x), np.bitwise_not(a))
+            checks += [(~x, ~a), (ht.invert(x), np.invert(a)), (ht.bitwise_not(x), np.bitwise_not(a))]
+    assert_arrays_equal(checks)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -309,32 +319,36 @@ def reduction_axes(ndim):
 @pytest.mark.parametrize("name", ["sum", "prod"])
 def test_sum_prod(name, dtype):
     function, np_function = getattr(ht, name), getattr(np, name)
+    checks = []
     for shape, split in combinations():
         a = random_array(shape, dtype, seed=9, low=-2, high=3) if dtype != "float32" else random_array(shape, dtype, 9, 0.5, 1.5)
         x = ht.array(a, split=split)
-        for axis in reduction_axes(len(shape)):
-            for keepdims in (False, True):
-                expected = np_function(a, axis=axis, keepdims=keepdims)
-                assert_array_equal(function(x, axis=axis, keepdims=keepdims), expected, **tolerance(dtype))
+        for i, axis in enumerate(reduction_axes(len(shape))):
+            keepdims = bool((i + len(shape)) % 2)
+            expected = np_function(a, axis=axis, keepdims=keepdims)
+            checks.append((function(x, axis=axis, keepdims=keepdims), expected, tolerance(dtype)))
     # methods, dtype=, out= with another split
     a = random_array((4, 5), dtype, seed=10, low=-2, high=3)
     x = ht.array(a, split=0)
-    assert_array_equal(getattr(x, name)(axis=1), np_function(a, axis=1), **tolerance(dtype))
+    checks.append((getattr(x, name)(axis=1), np_function(a, axis=1), tolerance(dtype)))
     if dtype != "complex64":
-        assert_array_equal(function(x, axis=0, dtype=ht.float64), np_function(a, axis=0, dtype=np.float64))
+        checks.append((function(x, axis=0, dtype=ht.float64), np_function(a, axis=0, dtype=np.float64)))
     out = ht.zeros((4,), dtype=ht.types.canonical_heat_type(np_function(a, axis=1).dtype), split=0)
     result = function(ht.array(a, split=1), axis=1, out=out)
-    collective_assert(result is out)
-    assert_array_equal(out, np_function(a, axis=1), **tolerance(dtype))
+    assert result is out
+    checks.append((out, np_function(a, axis=1), tolerance(dtype)))
+    assert_arrays_equal(checks)
 
 
 def test_sum_few_rows_is_scalar():
     # HeAT 1.8 returned shape (1,) for a (2,) array split over 3 processes
     x = ht.array([1.0, 2.0], split=0)
-    assert_array_equal(ht.sum(x), np.float32(3.0))
-    assert_array_equal(ht.prod(ht.array(np.empty((0, 3)), split=0), axis=0), np.ones(3))
-    assert_array_equal(ht.sum(ht.array(np.empty((0, 3)), split=0)), np.float64(0))
-    assert_array_equal(ht.sum(ht.array(5)), np.int64(5))
+    assert_arrays_equal([
+        (ht.sum(x), np.float32(3.0)),
+        (ht.prod(ht.array(np.empty((0, 3)), split=0), axis=0), np.ones(3)),
+        (ht.sum(ht.array(np.empty((0, 3)), split=0)), np.float64(0)),
+        (ht.sum(ht.array(5)), np.int64(5)),
+    ])
     assert_raises_then_collective_works(ValueError, ht.sum, ht.ones((2, 3), split=0), axis=2)
     assert_raises_then_collective_works(ValueError, ht.sum, ht.ones((2, 3), split=0), axis=(0, 0))
     assert_raises_then_collective_works(TypeError, ht.sum, ht.ones((2, 3), split=0), axis=1.0)
@@ -345,30 +359,33 @@ def test_sum_few_rows_is_scalar():
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
 def test_nan_reductions(name, dtype):
     function, np_function = getattr(ht, name), getattr(np, name)
+    checks = []
     for shape, split in combinations(((7,), (5, 6), (0, 3))):
         a = random_array(shape, dtype, seed=11, low=-2, high=3) if dtype == "int64" else random_array(shape, dtype, 11, 0.5, 1.5)
         if dtype != "int64" and a.size:
             a.ravel()[::3] = np.nan
         x = ht.array(a, split=split)
         for axis in (None, 0, -1):
-            assert_array_equal(function(x, axis=axis), np_function(a, axis=axis), **tolerance(dtype))
+            checks.append((function(x, axis=axis), np_function(a, axis=axis), tolerance(dtype)))
+    assert_arrays_equal(checks)
 
 
 @pytest.mark.parametrize("name", ["cumsum", "cumprod"])
 @pytest.mark.parametrize("dtype", ["float32", "int32", "bool", "float64"])
 def test_cumulative(name, dtype):
     function, np_function = getattr(ht, name), getattr(np, name)
+    checks = []
     for shape, split in combinations():
         a = random_array(shape, dtype, seed=12, low=-2, high=3)
         x = ht.array(a, split=split)
         for axis in range(len(shape)):
-            assert_array_equal(function(x, axis=axis), np_function(a, axis=axis), **tolerance(dtype))
+            checks.append((function(x, axis=axis), np_function(a, axis=axis), tolerance(dtype)))
     a = random_array((4, 5), dtype, seed=13, low=-2, high=3)
     x = ht.array(a, split=0)
-    assert_array_equal(function(x, axis=0, dtype=ht.float64), np_function(a, axis=0, dtype=np.float64))
+    checks.append((function(x, axis=0, dtype=ht.float64), np_function(a, axis=0, dtype=np.float64)))
     out = ht.zeros((4, 5), dtype=ht.float64, split=1)
     function(x, 0, out=out)
-    assert_array_equal(out, np_function(a, axis=0).astype(np.float64), **tolerance(dtype))
+    checks.append((out, np_function(a, axis=0).astype(np.float64), tolerance(dtype)))
     try:
         from heat.core.manipulations import flatten  # noqa: F401
 
@@ -376,7 +393,8 @@ def test_cumulative(name, dtype):
     except ImportError:
         has_flatten = False
     if has_flatten:
-        assert_array_equal(function(x), np_function(a), **tolerance(dtype))
+        checks.append((function(x), np_function(a), tolerance(dtype)))
+    assert_arrays_equal(checks)
     assert_raises_then_collective_works(ValueError, function, x, 2)
 
 
@@ -385,12 +403,14 @@ def test_cumulative(name, dtype):
 # ---------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("dtype", ["float32", "int32", "bool"])
 def test_diff(dtype):
+    checks = []
     for shape, split in combinations():
         a = random_array(shape, dtype, seed=14)
         x = ht.array(a, split=split)
         for axis in sorted({0, len(shape) - 1}):
             for n in (1, 2, 9):
-                assert_array_equal(ht.diff(x, n=n, axis=axis), np.diff(a, n=n, axis=axis))
+                checks.append((ht.diff(x, n=n, axis=axis), np.diff(a, n=n, axis=axis)))
+    assert_arrays_equal(checks)
 
 
 @pytest.mark.parametrize("split", [None, 0, 1])
@@ -407,16 +427,18 @@ def test_diff_prepend_append(split):
         dict(axis=1, n=3, prepend=1),
         dict(axis=0, n=7, prepend=row, append=row[:1]),
     ]
+    checks = []
     for case in cases:
         expected = np.diff(a, **case)
-        assert_array_equal(ht.diff(x, **case), expected)
+        checks.append((ht.diff(x, **case), expected))
         # distributed prepend/append
         split_case = dict(case)
         for key in ("prepend", "append"):
             value = case.get(key)
             if isinstance(value, np.ndarray):
                 split_case[key] = ht.array(value, split=0)
-        assert_array_equal(ht.diff(x, **split_case), expected)
+        checks.append((ht.diff(x, **split_case), expected))
+    assert_arrays_equal(checks)
     collective_assert(ht.diff(x, n=0) is x)
     assert_raises_then_collective_works(ValueError, ht.diff, x, n=-1)
     assert_raises_then_collective_works(ValueError, ht.diff, ht.array(3))
@@ -443,12 +465,14 @@ def test_nan_to_num(dtype):
     if dtype == "complex64":
         a = a + 1j * a[::-1]
     a = a.astype(dtype) if dtype != "int32" else np.arange(6, dtype=dtype).reshape(2, 3)
+    checks = []
     for split in splits_for(2):
         x = ht.array(a, split=split)
-        assert_array_equal(ht.nan_to_num(x), np.nan_to_num(a))
-        assert_array_equal(x.nan_to_num(nan=-1.0, posinf=9.0, neginf=-9.0),
-                           np.nan_to_num(a, nan=-1.0, posinf=9.0, neginf=-9.0))
+        checks.append((ht.nan_to_num(x), np.nan_to_num(a)))
+        checks.append((x.nan_to_num(nan=-1.0, posinf=9.0, neginf=-9.0),
+                       np.nan_to_num(a, nan=-1.0, posinf=9.0, neginf=-9.0)))
         result = ht.nan_to_num(x, copy=False, nan=5.0)
-        collective_assert(result is x)
-        assert_array_equal(x, np.nan_to_num(a, nan=5.0))
+        assert result is x
+        checks.append((x, np.nan_to_num(a, nan=5.0)))
+    assert_arrays_equal(checks)
     assert_raises_then_collective_works(TypeError, ht.nan_to_num, ht.ones(3), nan="a")
