@@ -56,7 +56,7 @@ def _wait(request) -> None:
     pause = 1e-4
     while not request.Test():
         time.sleep(pause)
-        pause = min(pause * 1.5, 2e-3)
+        pause = min(pause * 1.5, 1e-3)
 
 
 if MPI is not None and MPI.COMM_WORLD.Get_size() > 1:

@@ -331,7 +331,7 @@ def divide(
     Examples
     --------
     >>> ht.divide(ht.array([1, 2]), 2)
-    DNDarray([0.5000, 1.0000], dtype=ht.float64, device=cpu:0, split=None)
+    DNDarray([0.5, 1. ], dtype=ht.float64, device=cpu:0, split=None)
     """
     rt = _operand_result_type(t1, t2, "divide")
     operand_type = types.float64 if _is_exact(rt) else None
@@ -551,7 +551,7 @@ def float_power(
     Examples
     --------
     >>> ht.float_power(ht.array([2, 3]), -1)
-    DNDarray([0.5000, 0.3333], dtype=ht.float64, device=cpu:0, split=None)
+    DNDarray([0.5       , 0.33333333], dtype=ht.float64, device=cpu:0, split=None)
     """
     rt = _operand_result_type(t1, t2, "float_power")
     operand_type = types.complex128 if _is_complex(rt) else types.float64

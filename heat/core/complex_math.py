@@ -91,6 +91,8 @@ def imag(x: DNDarray) -> DNDarray:
 def _conj_tensor(tensor: torch.Tensor) -> torch.Tensor:
     if tensor.is_complex():
         return torch.conj_physical(tensor)
+    if tensor.dtype is torch.bool:
+        return tensor.to(torch.int8)  # NumPy has no boolean conjugate loop
     return tensor.clone()
 
 
@@ -109,7 +111,7 @@ def conj(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     Returns
     -------
     DNDarray
-        Same shape, layout and dtype as ``x``.
+        Same shape, layout and dtype as ``x`` (int8 for bool, as NumPy).
 
     Raises
     ------
@@ -121,14 +123,20 @@ def conj(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     >>> ht.conj(ht.array([1 + 2j, 3 - 4j]))
     DNDarray([1.-2.j, 3.+4.j], dtype=ht.complex64, device=cpu:0, split=None)
     """
-    return _unary(_conj_tensor, x, out, where, "conj", no_cast=True)
+    sanitize_in(x)
+    result_type = types.int8 if x.dtype is types.bool else x.dtype
+    return _unary(_conj_tensor, x, out, where, "conj", no_cast=True, result_type=result_type)
 
 
 conjugate = conj
 
 
 def _angle_tensor(tensor: torch.Tensor, deg: bool) -> torch.Tensor:
-    result = torch.angle(tensor)
+    if tensor.is_complex():
+        result = torch.angle(tensor)
+    else:
+        # arctan2(0, x): pi for -0.0 as in NumPy (torch.angle gives 0 there)
+        result = torch.atan2(torch.zeros((), dtype=tensor.dtype, device=tensor.device), tensor)
     if deg:
         result = result * (180.0 / math.pi)
     return result

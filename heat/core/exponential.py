@@ -62,7 +62,7 @@ def exp(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     Examples
     --------
     >>> ht.exp(ht.array([0.0, 1.0]))
-    DNDarray([1.0000, 2.7183], dtype=ht.float32, device=cpu:0, split=None)
+    DNDarray([1.       , 2.7182817], dtype=ht.float32, device=cpu:0, split=None)
     """
     return _unary(torch.exp, x, out, where, "exp", no_cast=False)
 
@@ -97,7 +97,7 @@ def expm1(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     Examples
     --------
     >>> ht.expm1(ht.array([0.0, 1e-5]))
-    DNDarray([0.0000e+00, 1.0000e-05], dtype=ht.float32, device=cpu:0, split=None)
+    DNDarray([0.000000e+00, 1.000005e-05], dtype=ht.float32, device=cpu:0, split=None)
     """
     return _unary(torch.expm1, x, out, where, "expm1", no_cast=False)
 
@@ -272,7 +272,7 @@ def log1p(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     Examples
     --------
     >>> ht.log1p(ht.array([0.0, 1e-5]))
-    DNDarray([0.0000e+00, 9.9999e-06], dtype=ht.float32, device=cpu:0, split=None)
+    DNDarray([0.00000e+00, 9.99995e-06], dtype=ht.float32, device=cpu:0, split=None)
     """
     return _unary(torch.log1p, x, out, where, "log1p", no_cast=False)
 
@@ -349,7 +349,7 @@ def logaddexp(x1, x2, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     Examples
     --------
     >>> ht.logaddexp(ht.array([0.0, 1.0]), 0.0)
-    DNDarray([0.6931, 1.3133], dtype=ht.float32, device=cpu:0, split=None)
+    DNDarray([0.6931472, 1.3132617], dtype=ht.float32, device=cpu:0, split=None)
     """
     return _float_binary(torch.logaddexp, x1, x2, out, where, "logaddexp")
 
@@ -383,7 +383,7 @@ def logaddexp2(x1, x2, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     Examples
     --------
     >>> ht.logaddexp2(ht.array([1.0, 3.0]), 1.0)
-    DNDarray([2.0000, 3.3219], dtype=ht.float32, device=cpu:0, split=None)
+    DNDarray([2.      , 3.321928], dtype=ht.float32, device=cpu:0, split=None)
     """
     return _float_binary(torch.logaddexp2, x1, x2, out, where, "logaddexp2")
 

@@ -26,11 +26,10 @@ from __future__ import annotations
 
 import bisect
 import math
-from typing import List, Optional, Sequence, Tuple, Union
+from typing import Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
-from mpi4py import MPI
 
 from . import types
 from .dndarray import DNDarray
@@ -90,7 +89,8 @@ def _exchange(send: torch.Tensor, send_rows: Sequence[int], recv_rows: Sequence[
     """
     row = math.prod(send.shape[1:])
     send = send.contiguous()
-    recv = torch.empty((sum(recv_rows),) + tuple(send.shape[1:]), dtype=send.dtype, device=send.device)
+    shape = (sum(recv_rows),) + tuple(send.shape[1:])
+    recv = torch.empty(shape, dtype=send.dtype, device=send.device)
     comm.Alltoallv((send, [c * row for c in send_rows]), (recv, [c * row for c in recv_rows]))
     return recv
 
@@ -128,7 +128,7 @@ def _route_to_counts(
     order = sorted(range(comm.size), key=lambda r: starts[r])
     if order != list(range(comm.size)):
         received = torch.cat([pieces[r] for r in order], dim=0)
-    return received.movedim(0, axis)
+    return received.movedim(0, axis).contiguous()
 
 
 def _ordered_rows(mask_local: torch.Tensor, axis: int, payload: torch.Tensor, comm):
@@ -152,7 +152,8 @@ def _ordered_rows(mask_local: torch.Tensor, axis: int, payload: torch.Tensor, co
     rank_cum = torch.cumsum(all_counts, dim=0)  # inclusive over ranks
     rank_starts = rank_cum - all_counts
     me = comm.rank
-    # global position of every local True: row start + earlier ranks' share of the row + rank
+    # global position of every local True: start of its row + the row's elements on earlier
+    # ranks + its place among this rank's elements of the row
     row_of = torch.nonzero(flat)[:, 0]
     local_row_starts = torch.cumsum(local_counts, 0) - local_counts
     within = torch.arange(row_of.shape[0], device=device) - local_row_starts[row_of]
@@ -271,7 +272,8 @@ def _prepare(x: DNDarray, key):
             consumed += value.ndim
     if consumed > x.ndim:
         raise IndexError(
-            f"too many indices for array: array is {x.ndim}-dimensional, but {consumed} were indexed"
+            f"too many indices for array: array is {x.ndim}-dimensional, but {consumed} were "
+            "indexed"
         )
     if n_ellipsis == 0:
         items.append((_ELLIPSIS, None))
@@ -312,7 +314,9 @@ def _prepare(x: DNDarray, key):
             n = x.gshape[x_dim]
             if kind == _INT:
                 if not -n <= value < n:
-                    raise IndexError(f"index {value} is out of bounds for axis {x_dim} with size {n}")
+                    raise IndexError(
+                        f"index {value} is out of bounds for axis {x_dim} with size {n}"
+                    )
                 if value < 0:
                     value += n
             elif kind == _ARRAY and not _is_distributed(value):
@@ -516,7 +520,8 @@ class _Layout:
         """(B..., R...) -> the result's axis order."""
         if self.n_pre == 0 or self.nb == 0:
             return t
-        return t.movedim(tuple(range(self.nb)), tuple(range(self.n_pre, self.n_pre + self.nb)))
+        moved = t.movedim(tuple(range(self.nb)), tuple(range(self.n_pre, self.n_pre + self.nb)))
+        return moved.contiguous()
 
     def from_result(self, t: torch.Tensor) -> torch.Tensor:
         """The result's axis order -> (B..., R...)."""
@@ -667,7 +672,7 @@ def _mask_get(x: DNDarray, y: _View, mask, dim: int) -> DNDarray:
                 total = int(_full_tensor(mask).sum())
             return DNDarray(selected, pre + (total,) + post, x.dtype, dim, x.device, comm, None)
         rows, total = _ordered_rows(mask_local, s - dim, selected.movedim(dim, 0), comm)
-        result = rows.movedim(0, dim)
+        result = rows.movedim(0, dim).contiguous()
         return DNDarray(result, pre + (total,) + post, x.dtype, dim, x.device, comm, True)
     if s is None and _is_distributed(mask) and mask.split == 0:
         # replicated data, distributed mask: every process serves its rows of the mask
@@ -781,15 +786,18 @@ def _getitem_int(x: DNDarray, key: int) -> Optional[DNDarray]:
     n = x._gshape[0]
     if not -n <= key < n:
         return None
+    comm = x._comm
     if split is None:
-        return DNDarray(x._array[key], x._gshape[1:], x._dtype, None, x._device, x._comm, True)
+        return DNDarray(x._array[key], x._gshape[1:], x._dtype, None, x._device, comm, True)
+    if split == 0 and comm.size == 1:  # a copy, as with several processes
+        local = x._array[key].clone()
+        return DNDarray(local, x._gshape[1:], x._dtype, None, x._device, comm, True)
     if split != 0:
         return DNDarray(
             x._array[key], x._gshape[1:], x._dtype, split - 1, x._device, x._comm, x._balanced
         )
     if not x._balanced:
         return None
-    comm = x._comm
     if key < 0:
         key += n
     size = comm.size
@@ -849,6 +857,10 @@ def getitem(x: DNDarray, key) -> DNDarray:
         raise TypeError(f"x must be a DNDarray, but was {type(x).__name__}")
     key_type = type(key)
     if key_type is int and x._gshape:
+        if x._split is None:  # fast path: a view, as in NumPy (torch raises the IndexError)
+            return DNDarray(
+                x._array[key], x._gshape[1:], x._dtype, None, x._device, x._comm, True
+            )
         result = _getitem_int(x, key)
         if result is not None:
             return result
@@ -880,7 +892,9 @@ def _value_operand(value, x: DNDarray):
         if isinstance(value, np.generic):
             value = value.item()
         if isinstance(value, complex) and not torch_type.is_complex:
-            raise TypeError(f"cannot assign a complex value to an array of dtype {x.dtype.__name__}")
+            raise TypeError(
+                f"cannot assign a complex value to an array of dtype {x.dtype.__name__}"
+            )
         return torch.tensor(value, dtype=torch_type, device=device)
     try:
         array = np.asarray(value)
@@ -1012,7 +1026,7 @@ def _advanced_set(x: DNDarray, view: _View, entries, value) -> None:
             nnz = tuple(int(c.sum()) for c in torch.split(per_row, list(y.counts)))
         shape = y.gshape[:dim] + (sum(nnz),) + y.gshape[dim + k:]
         value = _strip_value(value, shape)
-        flips = _result_flips(plan.flips, y.gshape, dim, k)
+        flips = _result_flips(plan.flips, dim, k)
         local = _local_value(value, shape, dim, nnz, flips, comm)
         y.t[lead + (mask_local,)] = local
         return
@@ -1037,15 +1051,20 @@ def _advanced_set(x: DNDarray, view: _View, entries, value) -> None:
 
     _check_source_bounds(sources, adv_dims, y.gshape, comm)
     chunks, b_counts, _ = _chunks(sources, bshape, comm)
+    rest = [d for d in range(y.t.ndim) if d not in adv_dims]
+    permuted = y.t.permute(adv_dims + rest)
+    flat = [c.reshape(-1) for c in chunks]
+    if _numel(value) == 1:
+        # the owners need only the positions: one exchange less
+        _, _, requests, _ = _route_requests(flat, adv_dims, y, comm)
+        permuted[tuple(requests.unbind(1))] = _full_tensor(value).reshape(())
+        return
     local = _local_value(value, layout.gshape, layout.b_start, b_counts, flips, comm)
     local = layout.from_result(local)
     rest_shape = tuple(y.gshape[d] for d in layout.rest)
     flat_values = local.reshape((math.prod(chunks[0].shape),) + rest_shape)
-    flat = [c.reshape(-1) for c in chunks]
     order, send_rows, requests, recv_rows = _route_requests(flat, adv_dims, y, comm)
     incoming = _exchange(flat_values[order], send_rows, recv_rows, comm)
-    rest = [d for d in range(y.t.ndim) if d not in adv_dims]
-    permuted = y.t.permute(adv_dims + rest)
     permuted[tuple(requests.unbind(1))] = incoming
 
 
@@ -1053,7 +1072,7 @@ def _numel(value) -> int:
     return value.size if isinstance(value, DNDarray) else value.numel()
 
 
-def _result_flips(flips, y_gshape, dim: int, k: int):
+def _result_flips(flips, dim: int, k: int):
     """Map reversed axes of y to the axes of a mask selection (mask axes dim..dim+k -> one)."""
     return [f if f < dim else f - k + 1 for f in flips]
 
@@ -1132,8 +1151,11 @@ def nonzero(x: DNDarray) -> Tuple[DNDarray, ...]:
     Examples
     --------
     >>> x = ht.array([[3, 0, 0], [0, 4, 5]], split=1)
-    >>> ht.nonzero(x)
-    (DNDarray([0, 1, 1], dtype=ht.int64, device=cpu:0, split=0), DNDarray([0, 1, 2], dtype=ht.int64, device=cpu:0, split=0))
+    >>> rows, cols = ht.nonzero(x)
+    >>> rows
+    DNDarray([0, 1, 1], dtype=ht.int64, device=cpu:0, split=0)
+    >>> cols
+    DNDarray([0, 1, 2], dtype=ht.int64, device=cpu:0, split=0)
     """
     if not isinstance(x, DNDarray):
         raise TypeError(f"x must be a DNDarray, but was {type(x).__name__}")

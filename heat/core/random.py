@@ -549,9 +549,36 @@ def random_sample(
     return _uniform_array(_shape_of(shape, "shape"), dtype, split, device, comm, "random_sample")
 
 
-def random(shape=None, dtype=types.float32, split=None, device=None, comm=None) -> DNDarray:
+def random(
+    shape=None,
+    dtype=types.float32,
+    split: Optional[int] = None,
+    device: Optional[Union[str, Device]] = None,
+    comm: Optional[MPICommunication] = None,
+) -> DNDarray:
     """
     Uniform random values in [0, 1); the same as :func:`random_sample`.
+
+    Parameters
+    ----------
+    shape : int or sequence of int, optional
+        The shape; None gives a 0-d array.
+    dtype : floating heat type
+        float32 (default), float64, float16 or bfloat16.
+    split : int, optional
+    device : str or Device, optional
+    comm : MPICommunication, optional
+
+    Returns
+    -------
+    DNDarray
+
+    Raises
+    ------
+    TypeError
+        If ``shape`` does not consist of integers or ``dtype`` is not a real floating point type.
+    ValueError
+        If a size is negative or ``split`` is out of range.
 
     Examples
     --------
@@ -561,9 +588,36 @@ def random(shape=None, dtype=types.float32, split=None, device=None, comm=None) 
     return _uniform_array(_shape_of(shape, "shape"), dtype, split, device, comm, "random")
 
 
-def ranf(shape=None, dtype=types.float32, split=None, device=None, comm=None) -> DNDarray:
+def ranf(
+    shape=None,
+    dtype=types.float32,
+    split: Optional[int] = None,
+    device: Optional[Union[str, Device]] = None,
+    comm: Optional[MPICommunication] = None,
+) -> DNDarray:
     """
     Uniform random values in [0, 1); the same as :func:`random_sample`.
+
+    Parameters
+    ----------
+    shape : int or sequence of int, optional
+        The shape; None gives a 0-d array.
+    dtype : floating heat type
+        float32 (default), float64, float16 or bfloat16.
+    split : int, optional
+    device : str or Device, optional
+    comm : MPICommunication, optional
+
+    Returns
+    -------
+    DNDarray
+
+    Raises
+    ------
+    TypeError
+        If ``shape`` does not consist of integers or ``dtype`` is not a real floating point type.
+    ValueError
+        If a size is negative or ``split`` is out of range.
 
     Examples
     --------
@@ -573,9 +627,36 @@ def ranf(shape=None, dtype=types.float32, split=None, device=None, comm=None) ->
     return _uniform_array(_shape_of(shape, "shape"), dtype, split, device, comm, "ranf")
 
 
-def sample(shape=None, dtype=types.float32, split=None, device=None, comm=None) -> DNDarray:
+def sample(
+    shape=None,
+    dtype=types.float32,
+    split: Optional[int] = None,
+    device: Optional[Union[str, Device]] = None,
+    comm: Optional[MPICommunication] = None,
+) -> DNDarray:
     """
     Uniform random values in [0, 1); the same as :func:`random_sample`.
+
+    Parameters
+    ----------
+    shape : int or sequence of int, optional
+        The shape; None gives a 0-d array.
+    dtype : floating heat type
+        float32 (default), float64, float16 or bfloat16.
+    split : int, optional
+    device : str or Device, optional
+    comm : MPICommunication, optional
+
+    Returns
+    -------
+    DNDarray
+
+    Raises
+    ------
+    TypeError
+        If ``shape`` does not consist of integers or ``dtype`` is not a real floating point type.
+    ValueError
+        If a size is negative or ``split`` is out of range.
 
     Examples
     --------
@@ -767,7 +848,13 @@ def randn(
     return standard_normal(_shape_from_args(d), dtype, split, device, comm)
 
 
-def standard_normal(shape=None, dtype=types.float32, split=None, device=None, comm=None) -> DNDarray:
+def standard_normal(
+    shape=None,
+    dtype=types.float32,
+    split: Optional[int] = None,
+    device: Optional[Union[str, Device]] = None,
+    comm: Optional[MPICommunication] = None,
+) -> DNDarray:
     """
     Standard normal random values, as :func:`numpy.random.standard_normal`.
 
@@ -952,9 +1039,31 @@ def randint(
     return _wrap(local.to(heat_type.torch_type()), gshape, heat_type, split, device, comm)
 
 
-def random_integer(low, high=None, size=None, dtype=types.int64, split=None, device=None, comm=None) -> DNDarray:
+def random_integer(
+    low: int,
+    high: Optional[int] = None,
+    size=None,
+    dtype=types.int64,
+    split: Optional[int] = None,
+    device: Optional[Union[str, Device]] = None,
+    comm: Optional[MPICommunication] = None,
+) -> DNDarray:
     """
     Random integers from ``[low, high)``; the same as :func:`randint` (HeAT's name).
+
+    Parameters
+    ----------
+    low, high, size, dtype, split, device, comm
+        As in :func:`randint`.
+
+    Returns
+    -------
+    DNDarray
+
+    Raises
+    ------
+    TypeError, ValueError
+        As in :func:`randint`.
 
     Examples
     --------
@@ -1141,7 +1250,7 @@ def _probabilities(p, n: int) -> torch.Tensor:
     else:
         try:
             array = np.asarray(p)
-        except Exception as error:  # noqa: BLE001 - anything NumPy cannot read
+        except Exception as error:  # anything NumPy cannot read
             raise TypeError(f"p must be array-like, but was {type(p).__name__}") from error
         if array.dtype.kind not in "biuf":
             raise TypeError(f"p must contain real numbers, but has dtype {array.dtype}")
@@ -1155,8 +1264,10 @@ def _probabilities(p, n: int) -> torch.Tensor:
         raise ValueError("p must not contain NaN")
     if bool((tensor < 0).any()):
         raise ValueError("p must be non-negative")
-    tolerance = max(np.sqrt(np.finfo(np.float64).eps),
-                    np.sqrt(float(types.finfo(exact_type).eps)) if types.heat_type_is_realfloating(exact_type) else 0.0)
+    # NumPy's tolerance: sqrt(eps) of float64, or of p's own type if that is coarser
+    tolerance = np.sqrt(np.finfo(np.float64).eps)
+    if types.heat_type_is_realfloating(exact_type):
+        tolerance = max(tolerance, float(np.sqrt(types.finfo(exact_type).eps)))
     total = float(tensor.sum())
     if abs(total - 1.0) > tolerance:
         raise ValueError(f"p must sum to 1, but sums to {total}")
@@ -1197,9 +1308,9 @@ def choice(
         with ``p``: inverse transform sampling on the cumulative sum of ``p``). Without
         replacement: every population element gets a random key (uniform: a random integer;
         with ``p``: an exponential variate of rate ``p_i``) and the sample is the ``prod(size)``
-        elements with the smallest keys in key order, which is the distribution of successive
-        draws proportional to the remaining weights (NumPy's). The same for any number of
-        processes.
+        elements with the smallest keys in key order (:func:`heat.topk`), which is the
+        distribution of successive draws proportional to the remaining weights (NumPy's). The
+        same for any number of processes.
 
     Raises
     ------
@@ -1265,13 +1376,20 @@ def choice(
         index_local = _generate(gshape, split, comm, device, 1, transform, torch.int64)
         indices = _wrap(index_local, gshape, types.int64, split, device, comm)
     else:
-        # the m smallest of n random keys, in key order
-        key_split = population.split if population is not None else (0 if split is not None else None)
+        # the m smallest of n random keys, in key order (ties, practically impossible, by index):
+        # a local linear-time selection per process, then a small exchange of the candidates
+        from .sorting import topk
+
+        if population is not None:
+            key_split = population.split
+        else:
+            key_split = 0 if comm.size > 1 else None
         if weights is None:
             keys = _keys(n, key_split, comm, device)
         else:
             keys = _weighted_keys(n, key_split, comm, device, weights)
-        indices = _to_layout(_order(keys)[:m], gshape, split)
+        _, smallest = topk(keys, m, dim=0, largest=False)
+        indices = _to_layout(smallest, gshape, split)
     if population is None:
         return indices
     result = population[indices]

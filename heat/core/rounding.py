@@ -85,8 +85,8 @@ def abs(x: DNDarray, out: Optional[DNDarray] = None, where=None, dtype=None) -> 
     sanitize_in(x)
     if dtype is not None:
         x = x.astype(types.canonical_heat_type(dtype), copy=False)
-    return _unary(_abs_tensor, x, out, where, "abs", no_cast=True,
-                  result_type=types.real_type_of(x.dtype))
+    result_type = types.real_type_of(x.dtype) if out is not None else None
+    return _unary(_abs_tensor, x, out, where, "abs", no_cast=True, result_type=result_type)
 
 
 absolute = abs
@@ -435,7 +435,7 @@ def sign(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     >>> ht.sign(ht.array([-3.0, 0.0, 2.0]))
     DNDarray([-1.,  0.,  1.], dtype=ht.float32, device=cpu:0, split=None)
     >>> ht.sign(ht.array([3 + 4j]))
-    DNDarray([0.6000+0.8000j], dtype=ht.complex64, device=cpu:0, split=None)
+    DNDarray([0.6+0.8j], dtype=ht.complex64, device=cpu:0, split=None)
     """
     sanitize_in(x)
     if x.dtype is types.bool:
@@ -507,7 +507,7 @@ def modf(x: DNDarray, out: Optional[Tuple[DNDarray, DNDarray]] = None, where=Non
     Examples
     --------
     >>> ht.modf(ht.array([-1.5, 2.25]))
-    (DNDarray([-0.5000,  0.2500], dtype=ht.float32, device=cpu:0, split=None), DNDarray([-1.,  2.], dtype=ht.float32, device=cpu:0, split=None))
+    (DNDarray([-0.5 ,  0.25], dtype=ht.float32, device=cpu:0, split=None), DNDarray([-1.,  2.], dtype=ht.float32, device=cpu:0, split=None))
     """
     sanitize_in(x)
     _reject_complex(x, "modf")

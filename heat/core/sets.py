@@ -1,3 +1,843 @@
-"""heat sets (being written)."""
+"""
+Set routines: ``unique`` (and the array-API ``unique_values``, ``unique_counts``,
+``unique_inverse``, ``unique_all``), ``isin``, ``in1d``, ``intersect1d``, ``union1d`` and
+``setdiff1d``.
 
-__all__ = []
+Distributed unique values come from the sample-sort machinery of :mod:`heat.core.sorting`:
+every process reduces its block to its local unique values, one all-to-all sends each local
+unique value to the process that owns its value range (equal values always meet on one
+process), the owners merge, and one more all-to-all balances the result. Results are identical at
+every process count: the unique values of a split input are returned split along 0 with the
+balanced layout; for a non-split input they are not split.
+
+Values are compared as in NumPy's ``unique`` with ``equal_nan=True``: all NaNs are one value
+(it sorts last) and ``-0.0 == 0.0``. In ``isin`` (and so in ``intersect1d`` and ``setdiff1d``)
+NaN is never found, as in NumPy, because NaN != NaN. Complex arrays are not supported (they have
+no order).
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from typing import Optional, Tuple, Union
+
+import numpy as np
+import torch
+from mpi4py import MPI
+
+from . import types
+from .dndarray import DNDarray
+from .sanitation import sanitize_axis, sanitize_in
+from .sorting import (
+    _alltoallv_columns,
+    _as_bytes,
+    _block_starts,
+    _check_flag,
+    _from_bytes,
+    _from_keys,
+    _global_flat_index,
+    _owners,
+    _rebalance,
+    _route,
+    _sample_exchange,
+    _to_keys,
+    _wrap,
+)
+
+__all__ = [
+    "UniqueAllResult",
+    "UniqueCountsResult",
+    "UniqueInverseResult",
+    "in1d",
+    "intersect1d",
+    "isin",
+    "setdiff1d",
+    "union1d",
+    "unique",
+    "unique_all",
+    "unique_counts",
+    "unique_inverse",
+    "unique_values",
+]
+
+UniqueAllResult = namedtuple("UniqueAllResult", ["values", "indices", "inverse_indices", "counts"])
+UniqueCountsResult = namedtuple("UniqueCountsResult", ["values", "counts"])
+UniqueInverseResult = namedtuple("UniqueInverseResult", ["values", "inverse_indices"])
+
+_INT64_MAX = torch.iinfo(torch.int64).max
+
+
+# =============================================================================================
+# helpers
+# =============================================================================================
+def _as_dndarray(obj, name: str, like: Optional[DNDarray] = None) -> DNDarray:
+    if isinstance(obj, DNDarray):
+        return obj
+    from .factories import array
+
+    try:
+        return array(obj, device=None if like is None else like.device, comm=None if like is None else like.comm)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"{name} must be a DNDarray or array-like: {error}") from None
+
+
+def _check_orderable(x: DNDarray, name: str) -> None:
+    if types.heat_type_is_complexfloating(x.dtype):
+        raise TypeError(f"{name} has the complex dtype {x.dtype.__name__}, which is not supported")
+
+
+def _local_unique(keys: torch.Tensor, want_index: bool, want_inverse: bool, want_counts: bool):
+    """
+    Sorted unique values of 1-D ``keys``; with the position of each one's first occurrence, the
+    inverse (index of every element's unique value) and the counts, as requested (else None).
+    """
+    if keys.device.type == "cpu":
+        found = np.unique(
+            keys.numpy(),
+            return_index=want_index,
+            return_inverse=want_inverse,
+            return_counts=want_counts,
+        )
+        found = found if isinstance(found, tuple) else (found,)
+        values = torch.from_numpy(np.ascontiguousarray(found[0]))
+        rest = [torch.from_numpy(np.asarray(f, dtype=np.int64).reshape(-1)) for f in found[1:]]
+        first = rest.pop(0) if want_index else None
+        inverse = rest.pop(0) if want_inverse else None
+        counts = rest.pop(0) if want_counts else None
+        return values, first, inverse, counts
+    values, inverse, counts = torch.unique(keys, sorted=True, return_inverse=True, return_counts=True)
+    first = None
+    if want_index:
+        positions = torch.arange(keys.shape[0], dtype=torch.int64, device=keys.device)
+        first = torch.full((values.shape[0],), _INT64_MAX, dtype=torch.int64, device=keys.device)
+        first.scatter_reduce_(0, inverse, positions, reduce="amin")
+    return values, first, inverse if want_inverse else None, counts if want_counts else None
+
+
+def _distributed_unique(
+    comm,
+    keys: torch.Tensor,
+    global_index: Optional[torch.Tensor],
+    want_inverse: bool,
+    want_counts: bool,
+    rebalance: bool = True,
+):
+    """
+    Global unique values of the 1-D local ``keys`` of all processes (at least one non-empty).
+
+    Returns ``(values, first, inverse, counts, total)``: this process's block of the sorted
+    unique keys (balanced if ``rebalance``; otherwise the owner blocks: disjoint, in rank
+    order), the smallest ``global_index`` of each (if given), the global unique index of every
+    local key (if ``want_inverse``), the global counts (if ``want_counts``), and the number of
+    unique values. Collectives: the sample-sort exchange, an allgather of the block sizes, one
+    all-to-all back for the inverse, one to rebalance.
+    """
+    want_index = global_index is not None
+    values, first, inverse, counts = _local_unique(keys, want_index, want_inverse, want_counts)
+    payloads = []
+    if want_counts:
+        payloads.append(counts.view(1, -1))
+    if want_index:
+        payloads.append(global_index[first].view(1, -1))
+    # equal keys must meet on one process: no tie-breaking by position
+    columns, recv_matrix, send_counts, recv_counts = _sample_exchange(
+        comm, values.view(1, -1), payloads, tie_break=False
+    )
+    merged, _, merged_inverse, _ = _local_unique(columns[0], False, True, False)
+    size = merged.shape[0]
+    device = merged.device
+    merged_columns = [merged]
+    if want_counts:
+        total_counts = torch.zeros(size, dtype=torch.int64, device=device)
+        total_counts.index_add_(0, merged_inverse, columns[1])
+        merged_columns.append(total_counts)
+    if want_index:
+        firsts = torch.full((size,), _INT64_MAX, dtype=torch.int64, device=device)
+        firsts.scatter_reduce_(0, merged_inverse, columns[-1], reduce="amin")
+        merged_columns.append(firsts)
+    sizes = comm.allgather(size)
+    offset, total = sum(sizes[: comm.rank]), sum(sizes)
+    local_inverse = None
+    if want_inverse:
+        (global_ids,) = _alltoallv_columns(comm, [merged_inverse + offset], recv_counts, send_counts)
+        local_inverse = global_ids[inverse]
+    if rebalance:
+        out_counts = comm.counts_displs_shape((total,), 0)[0]
+        all_sizes = torch.tensor(sizes, dtype=torch.int64).view(-1, 1)
+        merged_columns = [
+            c.reshape(-1)
+            for c in _rebalance(comm, merged_columns, torch.tensor([size]), out_counts, all_sizes)
+        ]
+    result = [merged_columns.pop(0)]
+    result_counts = merged_columns.pop(0) if want_counts else None
+    result_first = merged_columns.pop(0) if want_index else None
+    return result[0], result_first, local_inverse, result_counts, total
+
+
+def _chunk_1d(t: torch.Tensor, comm) -> torch.Tensor:
+    """This process's balanced chunk of a 1-D tensor every process holds."""
+    offset, lshape, _ = comm.chunk(tuple(t.shape), 0)
+    return t.narrow(0, offset, lshape[0])
+
+
+def _replicated_to_split(local: torch.Tensor, like: DNDarray, split: Optional[int], axis: int = 0) -> DNDarray:
+    """Wrap the whole array ``local`` (held by every process), keeping only this process's
+    balanced block along ``axis`` when ``split`` is not None (no communication)."""
+    gshape = tuple(local.shape)
+    if split is None or like.comm.size == 1:
+        return _wrap(local, like, gshape, None if split is None else axis, True)
+    offset, lshape, _ = like.comm.chunk(gshape, axis)
+    return _wrap(local.narrow(axis, offset, lshape[axis]).clone(), like, gshape, axis, True)
+
+
+def _compress(x: DNDarray, mask: torch.Tensor) -> DNDarray:
+    """The elements of the 1-D ``x`` where the local ``mask`` holds, balanced (one collective
+    for the size, one to balance)."""
+    local = x.larray[mask]
+    if x.split is None or x.comm.size == 1:
+        return _wrap(local, x, (local.shape[0],), x.split, True)
+    total = x.comm.allreduce(int(local.shape[0]), MPI.SUM)
+    result = _wrap(local, x, (total,), 0, None)
+    return result.balance_()
+
+
+def _flatten(x: DNDarray) -> DNDarray:
+    if x.ndim == 1:
+        return x
+    from . import manipulations
+
+    return manipulations.flatten(x)
+
+
+def _unique_result(values, index, inverse, counts, return_index, return_inverse, return_counts):
+    result = [values]
+    if return_index:
+        result.append(index)
+    if return_inverse:
+        result.append(inverse)
+    if return_counts:
+        result.append(counts)
+    return result[0] if len(result) == 1 else tuple(result)
+
+
+# =============================================================================================
+# unique
+# =============================================================================================
+def unique(
+    ar: DNDarray,
+    return_index: bool = False,
+    return_inverse: bool = False,
+    return_counts: bool = False,
+    axis: Optional[int] = None,
+    *,
+    equal_nan: bool = True,
+    sorted: bool = True,
+) -> Union[DNDarray, Tuple[DNDarray, ...]]:
+    """
+    The sorted unique elements of an array (or unique slices along ``axis``).
+
+    The result is the same at every process count. For ``axis=None`` on a split array the work
+    is distributed (no process ever holds all values): local unique values, one all-to-all
+    that brings equal values together, one all-to-all to balance; ``return_inverse`` sends each
+    local unique value's global index back along the same route.
+
+    Parameters
+    ----------
+    ar : DNDarray
+        The input (not complex).
+    return_index : bool, optional
+        Also return the (global, flat for ``axis=None``) index of the first occurrence of each
+        unique value.
+    return_inverse : bool, optional
+        Also return, for every element of ``ar``, the index of its unique value; it has ``ar``'s
+        shape and layout for ``axis=None``, else it is 1-D along ``axis``.
+    return_counts : bool, optional
+        Also return how often each unique value occurs.
+    axis : int, optional
+        Unique slices along this axis (e.g. unique rows for 0) instead of unique elements of
+        the flattened array. A split array is first resplit along ``axis`` if needed; then each
+        process's unique slices are gathered on every process (which holds ``processes x
+        local unique slices`` rows at most), so this path suits arrays with few distinct slices.
+    equal_nan : bool, optional
+        Only True (all NaNs are one value) is supported.
+    sorted : bool, optional
+        Accepted for NumPy compatibility; the result is always sorted.
+
+    Returns
+    -------
+    unique : DNDarray
+        The unique values: split along 0 (along ``axis``) with the balanced layout if ``ar`` is
+        split, else not split.
+    unique_indices : DNDarray, optional
+        int64, the layout of ``unique``'s first axis.
+    unique_inverse : DNDarray, optional
+        int64.
+    unique_counts : DNDarray, optional
+        int64, the layout of ``unique``'s first axis.
+
+    Raises
+    ------
+    TypeError
+        If ``ar`` is not a DNDarray or complex, or a flag is not a bool.
+    ValueError
+        If ``axis`` is out of bounds.
+    NotImplementedError
+        If ``equal_nan`` is False.
+
+    Notes
+    -----
+    With ``axis`` given, slices holding NaN at the same places compare equal (NumPy keeps them
+    apart).
+
+    Examples
+    --------
+    >>> x = ht.array([3, 1, 3, 2, 1, 3], split=0)
+    >>> ht.unique(x)
+    DNDarray([1, 2, 3], dtype=ht.int64, device=cpu:0, split=0)
+    >>> values, counts = ht.unique(x, return_counts=True)
+    >>> counts
+    DNDarray([2, 1, 3], dtype=ht.int64, device=cpu:0, split=0)
+    >>> ht.unique(ht.array([[1, 2], [0, 5], [1, 2]]), axis=0)
+    DNDarray([[0, 5],
+              [1, 2]], dtype=ht.int64, device=cpu:0, split=None)
+    """
+    sanitize_in(ar, "ar")
+    _check_orderable(ar, "ar")
+    return_index = _check_flag(return_index, "return_index")
+    return_inverse = _check_flag(return_inverse, "return_inverse")
+    return_counts = _check_flag(return_counts, "return_counts")
+    _check_flag(sorted, "sorted")
+    if not _check_flag(equal_nan, "equal_nan"):
+        raise NotImplementedError("unique supports only equal_nan=True")
+    if axis is not None:
+        if ar.ndim == 0:
+            raise ValueError(f"axis {axis} is out of bounds for array of dimension 0")
+        axis = sanitize_axis(ar.gshape, axis)
+        if not isinstance(axis, int):
+            raise TypeError(f"axis must be an integer or None, but was {axis!r}")
+        return _unique_axis(ar, axis, return_index, return_inverse, return_counts)
+
+    comm = ar.comm
+    dtype = ar.larray.dtype
+    split = None if ar.split is None else 0
+    if ar.split is None or comm.size == 1 or ar.size == 0:
+        keys = _to_keys(ar.larray.reshape(-1))
+        values, first, inverse, counts = _local_unique(keys, return_index, return_inverse, return_counts)
+        like = ar
+        values = _wrap(_from_keys(values, dtype), like, (values.shape[0],), split, True)
+        if return_index:
+            first = _wrap(first, like, (first.shape[0],), split, True)
+        if return_counts:
+            counts = _wrap(counts, like, (counts.shape[0],), split, True)
+        if return_inverse:
+            inverse = _wrap(inverse.reshape(ar.lshape), like, ar.gshape, ar.split, ar._balanced)
+        return _unique_result(values, first, inverse, counts, return_index, return_inverse, return_counts)
+
+    keys = _to_keys(ar.larray.reshape(-1))
+    global_index = _global_flat_index(ar) if return_index else None
+    values, first, inverse, counts, total = _distributed_unique(
+        comm, keys, global_index, return_inverse, return_counts
+    )
+    values = _wrap(_from_keys(values, dtype), ar, (total,), 0, True)
+    if return_index:
+        first = _wrap(first, ar, (total,), 0, True)
+    if return_counts:
+        counts = _wrap(counts, ar, (total,), 0, True)
+    if return_inverse:
+        inverse = _wrap(inverse.reshape(ar.lshape), ar, ar.gshape, ar.split, ar._balanced)
+    return _unique_result(values, first, inverse, counts, return_index, return_inverse, return_counts)
+
+
+def _local_unique_rows(rows: torch.Tensor, want_index: bool, want_inverse: bool, want_counts: bool):
+    """Unique rows of a 2-D key tensor (lexicographic order), as :func:`_local_unique`."""
+    if rows.device.type == "cpu":
+        found = np.unique(
+            rows.numpy(), axis=0, return_index=want_index, return_inverse=want_inverse,
+            return_counts=want_counts,
+        )
+        found = found if isinstance(found, tuple) else (found,)
+        values = torch.from_numpy(np.ascontiguousarray(found[0]))
+        rest = [torch.from_numpy(np.asarray(f, dtype=np.int64).reshape(-1)) for f in found[1:]]
+        first = rest.pop(0) if want_index else None
+        inverse = rest.pop(0) if want_inverse else None
+        counts = rest.pop(0) if want_counts else None
+        return values, first, inverse, counts
+    values, inverse, counts = torch.unique(rows, sorted=True, return_inverse=True, return_counts=True, dim=0)
+    first = None
+    if want_index:
+        positions = torch.arange(rows.shape[0], dtype=torch.int64, device=rows.device)
+        first = torch.full((values.shape[0],), _INT64_MAX, dtype=torch.int64, device=rows.device)
+        first.scatter_reduce_(0, inverse, positions, reduce="amin")
+    return values, first, inverse if want_inverse else None, counts if want_counts else None
+
+
+def _unique_axis(ar: DNDarray, axis: int, return_index: bool, return_inverse: bool, return_counts: bool):
+    """unique(..., axis=axis): unique slices, gathered (see :func:`unique`)."""
+    comm = ar.comm
+    dtype = ar.larray.dtype
+    split_in = ar.split
+    distributed = split_in is not None and comm.size > 1 and ar.size > 0
+    if split_in is not None and split_in != axis and distributed:
+        from .layout import resplit
+
+        ar = resplit(ar, axis)
+    if ar.size == 0 and split_in is not None and comm.size > 1:
+        # no values anywhere: compute on an empty array of the global shape (no communication)
+        local = torch.empty(ar.gshape, dtype=dtype, device=ar.larray.device)
+    else:
+        local = ar.larray
+    moved = local.movedim(axis, 0)
+    rest_shape = tuple(moved.shape[1:])
+    width = 1
+    for d in rest_shape:
+        width *= d
+    rows = _to_keys(moved.reshape(moved.shape[0], width))
+    want_index = return_index or distributed
+    values, first, inverse, counts = _local_unique_rows(rows, want_index, return_inverse, return_counts or distributed)
+    inverse_split = None if split_in is None else 0
+
+    if distributed:
+        offset = ar.global_offset()
+        meta = torch.stack(
+            [counts, first + offset, torch.full_like(counts, comm.rank)], dim=1
+        )  # (u, 3) int64
+        # one allgather of (key row, count, first index, rank) rows, as bytes
+        packed = torch.cat([_as_bytes(values).flatten(1), _as_bytes(meta).flatten(1)], dim=1)
+        gathered = comm.allgather_tensors(packed, axis=0)
+        key_bytes = width * values.element_size()
+        all_rows = _from_bytes(gathered[:, :key_bytes].reshape(-1, width, values.element_size()), values.dtype)
+        all_meta = _from_bytes(gathered[:, key_bytes:].reshape(-1, 3, 8), torch.int64)
+        merged, _, merged_inverse, _ = _local_unique_rows(all_rows, False, True, False)
+        size = merged.shape[0]
+        total_counts = torch.zeros(size, dtype=torch.int64, device=merged.device)
+        total_counts.index_add_(0, merged_inverse, all_meta[:, 0])
+        firsts = torch.full((size,), _INT64_MAX, dtype=torch.int64, device=merged.device)
+        firsts.scatter_reduce_(0, merged_inverse, all_meta[:, 1], reduce="amin")
+        if return_inverse:
+            mine = merged_inverse[all_meta[:, 2] == comm.rank]
+            inverse = mine[inverse]
+        values, first, counts = merged, firsts, total_counts
+        inverse_balanced = ar._balanced
+    else:
+        inverse_balanced = True if split_in is None else ar._balanced
+
+    result_split = None if split_in is None else axis
+    slices = _from_keys(values, dtype).reshape((values.shape[0],) + rest_shape).movedim(0, axis)
+    values_out = _replicated_to_split(slices.contiguous(), ar, result_split, axis)
+    first_out = _replicated_to_split(first, ar, inverse_split) if return_index else None
+    counts_out = _replicated_to_split(counts, ar, inverse_split) if return_counts else None
+    inverse_out = None
+    if return_inverse:
+        if split_in is not None and comm.size > 1 and ar.size == 0:
+            inverse = _chunk_1d(inverse, comm)
+            inverse_balanced = True
+        inverse_out = _wrap(inverse, ar, (ar.gshape[axis],), inverse_split, inverse_balanced)
+    return _unique_result(values_out, first_out, inverse_out, counts_out, return_index, return_inverse, return_counts)
+
+
+def unique_values(x: DNDarray) -> DNDarray:
+    """
+    The unique values of ``x`` (flattened), sorted (array API).
+
+    Parameters
+    ----------
+    x : DNDarray
+
+    Returns
+    -------
+    DNDarray
+        1-D, split along 0 (balanced) if ``x`` is split.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray or complex.
+
+    Examples
+    --------
+    >>> ht.unique_values(ht.array([2, 1, 2], split=0))
+    DNDarray([1, 2], dtype=ht.int64, device=cpu:0, split=0)
+    """
+    return unique(x)
+
+
+def unique_counts(x: DNDarray) -> UniqueCountsResult:
+    """
+    The unique values of ``x`` (flattened) and how often each occurs (array API).
+
+    Parameters
+    ----------
+    x : DNDarray
+
+    Returns
+    -------
+    UniqueCountsResult
+        ``(values, counts)``; both 1-D with the same layout.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray or complex.
+
+    Examples
+    --------
+    >>> ht.unique_counts(ht.array([2, 1, 2])).counts
+    DNDarray([1, 2], dtype=ht.int64, device=cpu:0, split=None)
+    """
+    values, counts = unique(x, return_counts=True)
+    return UniqueCountsResult(values, counts)
+
+
+def unique_inverse(x: DNDarray) -> UniqueInverseResult:
+    """
+    The unique values of ``x`` (flattened) and, for every element, the index of its value
+    among them (array API).
+
+    Parameters
+    ----------
+    x : DNDarray
+
+    Returns
+    -------
+    UniqueInverseResult
+        ``(values, inverse_indices)``; ``inverse_indices`` (int64) has ``x``'s shape and layout,
+        and ``values[inverse_indices] == x``.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray or complex.
+
+    Examples
+    --------
+    >>> ht.unique_inverse(ht.array([[2, 1], [2, 3]], split=0)).inverse_indices
+    DNDarray([[1, 0],
+              [1, 2]], dtype=ht.int64, device=cpu:0, split=0)
+    """
+    values, inverse = unique(x, return_inverse=True)
+    return UniqueInverseResult(values, inverse)
+
+
+def unique_all(x: DNDarray) -> UniqueAllResult:
+    """
+    The unique values of ``x`` (flattened) with first-occurrence indices, inverse indices and
+    counts (array API).
+
+    Parameters
+    ----------
+    x : DNDarray
+
+    Returns
+    -------
+    UniqueAllResult
+        ``(values, indices, inverse_indices, counts)``; ``indices`` are flat global indices.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray or complex.
+
+    Examples
+    --------
+    >>> ht.unique_all(ht.array([2, 1, 2])).indices
+    DNDarray([1, 0], dtype=ht.int64, device=cpu:0, split=None)
+    """
+    values, indices, inverse, counts = unique(x, True, True, True)
+    return UniqueAllResult(values, indices, inverse, counts)
+
+
+# =============================================================================================
+# membership
+# =============================================================================================
+def _member(value_keys: torch.Tensor, sorted_unique: torch.Tensor) -> torch.Tensor:
+    """Whether each key occurs in the sorted unique 1-D ``sorted_unique`` (bool, same shape)."""
+    if sorted_unique.shape[0] == 0:
+        return torch.zeros(value_keys.shape, dtype=torch.bool, device=value_keys.device)
+    flat = value_keys.reshape(-1).contiguous()
+    position = torch.searchsorted(sorted_unique, flat).clamp(max=sorted_unique.shape[0] - 1)
+    return (sorted_unique[position] == flat).reshape(value_keys.shape)
+
+
+def _common_type(x1: DNDarray, x2: DNDarray):
+    return types.result_type(x1, x2)
+
+
+def isin(
+    element,
+    test_elements,
+    assume_unique: bool = False,
+    invert: bool = False,
+    *,
+    kind: Optional[str] = None,
+) -> DNDarray:
+    """
+    Whether each element of ``element`` occurs in ``test_elements``; same shape and layout as
+    ``element``.
+
+    A split ``test_elements`` is never gathered: its distributed unique values (one sample-sort
+    exchange) stay in disjoint sorted blocks. A non-split ``element`` is then tested by every
+    process against its block, and one Allreduce (logical or) of ``element``'s size combines the
+    answers; a split ``element`` sends each value to the one process whose block could hold it
+    and gets the answer back (two all-to-alls of ``element``'s local size).
+
+    Parameters
+    ----------
+    element : DNDarray or array_like
+        The values to look up.
+    test_elements : DNDarray, array_like or scalar
+        The values to look for (flattened).
+    assume_unique : bool, optional
+        Accepted for NumPy compatibility (no effect).
+    invert : bool, optional
+        Return the negation (``element not in test_elements``).
+    kind : {None, 'sort', 'table'}, optional
+        Accepted for NumPy compatibility (no effect).
+
+    Returns
+    -------
+    DNDarray
+        bool, ``element``'s shape and layout.
+
+    Raises
+    ------
+    TypeError
+        If the inputs are not array-like or complex, or a flag is not a bool.
+    ValueError
+        If ``kind`` is not one of the accepted values.
+
+    Notes
+    -----
+    NaN is never found (NaN != NaN), as in NumPy; ``-0.0`` is found where ``0.0`` is.
+
+    Examples
+    --------
+    >>> ht.isin(ht.array([1, 2, 3, 4], split=0), ht.array([4, 2], split=0))
+    DNDarray([False,  True, False,  True], dtype=ht.bool, device=cpu:0, split=0)
+    """
+    element = _as_dndarray(element, "element")
+    test_elements = _as_dndarray(test_elements, "test_elements", element)
+    _check_orderable(element, "element")
+    _check_orderable(test_elements, "test_elements")
+    _check_flag(assume_unique, "assume_unique")
+    invert = _check_flag(invert, "invert")
+    if kind not in (None, "sort", "table"):
+        raise ValueError(f"kind must be None, 'sort' or 'table', but was {kind!r}")
+    comm = element.comm
+    torch_type = _common_type(element, test_elements).torch_type()
+    local = element.larray.to(torch_type)
+    value_keys = _to_keys(local)
+    test_keys = _to_keys(test_elements.larray.to(torch_type)).reshape(-1)
+
+    if test_elements.split is None or comm.size == 1 or test_elements.size == 0:
+        if test_elements.size == 0:
+            found = torch.zeros(value_keys.shape, dtype=torch.bool, device=value_keys.device)
+        elif test_keys.device.type == "cpu":
+            found = torch.from_numpy(np.isin(value_keys.numpy(), test_keys.numpy())).reshape(value_keys.shape)
+        else:
+            found = torch.isin(value_keys, test_keys)
+    else:
+        blocks, _, _, _, _ = _distributed_unique(comm, test_keys, None, False, False, rebalance=False)
+        if element.split is None:
+            found = comm.allreduce_tensor(_member(value_keys, blocks), MPI.LOR)
+        else:
+            ranks, firsts, _ = _block_starts(comm, blocks)
+            flat = value_keys.reshape(-1)
+            owner = _owners(firsts, ranks, flat, side="right")
+            (found,) = _route(comm, owner, [flat], lambda cols: [_member(cols[0], blocks)])
+            found = found.reshape(value_keys.shape)
+    if local.is_floating_point():
+        found = found & ~torch.isnan(local)
+    if invert:
+        found = ~found
+    return _wrap(found, element, element.gshape, element.split, element._balanced)
+
+
+def in1d(ar1, ar2, assume_unique: bool = False, invert: bool = False) -> DNDarray:
+    """
+    :func:`isin` of the flattened ``ar1`` (NumPy's former ``in1d``).
+
+    Parameters
+    ----------
+    ar1 : DNDarray or array_like
+    ar2 : DNDarray or array_like
+    assume_unique : bool, optional
+        No effect.
+    invert : bool, optional
+        Return ``ar1 not in ar2``.
+
+    Returns
+    -------
+    DNDarray
+        1-D bool of ``ar1.size`` elements.
+
+    Raises
+    ------
+    TypeError
+        As :func:`isin`.
+
+    Examples
+    --------
+    >>> ht.in1d(ht.array([0, 1, 2, 5]), ht.array([1, 2]))
+    DNDarray([False,  True,  True, False], dtype=ht.bool, device=cpu:0, split=None)
+    """
+    ar1 = _as_dndarray(ar1, "ar1")
+    return _flatten(isin(ar1, ar2, assume_unique=assume_unique, invert=invert))
+
+
+# =============================================================================================
+# set operations on 1-D results
+# =============================================================================================
+def _any_split(*arrays: DNDarray) -> bool:
+    return any(a.split is not None for a in arrays)
+
+
+def _spread(x: DNDarray, split: bool) -> DNDarray:
+    """A non-split 1-D result as split along 0 (local slicing) when ``split`` asks for it."""
+    if not split or x.split is not None:
+        return x
+    return _replicated_to_split(x.larray, x, 0)
+
+
+def intersect1d(ar1, ar2, assume_unique: bool = False, return_indices: bool = False):
+    """
+    The sorted unique values that occur in both arrays.
+
+    Parameters
+    ----------
+    ar1, ar2 : DNDarray or array_like
+        Flattened if not 1-D.
+    assume_unique : bool, optional
+        Accepted for NumPy compatibility (no effect: the inputs are always made unique).
+    return_indices : bool, optional
+        Also return the flat indices of the first occurrences of the common values in ``ar1``
+        and in ``ar2``.
+
+    Returns
+    -------
+    intersect1d : DNDarray
+        In the promoted dtype; split along 0 (balanced) if an input is split.
+    comm1, comm2 : DNDarray, optional
+        int64 indices into ``ar1`` and ``ar2``, same layout.
+
+    Raises
+    ------
+    TypeError
+        If the inputs are not array-like or complex.
+
+    Examples
+    --------
+    >>> ht.intersect1d(ht.array([1, 3, 4, 3], split=0), ht.array([3, 1, 2, 1]))
+    DNDarray([1, 3], dtype=ht.int64, device=cpu:0, split=0)
+    """
+    ar1 = _as_dndarray(ar1, "ar1")
+    ar2 = _as_dndarray(ar2, "ar2", ar1)
+    _check_orderable(ar1, "ar1")
+    _check_orderable(ar2, "ar2")
+    _check_flag(assume_unique, "assume_unique")
+    return_indices = _check_flag(return_indices, "return_indices")
+    common = _common_type(ar1, ar2)
+    split = _any_split(ar1, ar2)
+    x1 = ar1.astype(common, copy=False)
+    x2 = ar2.astype(common, copy=False)
+    if not return_indices:
+        values = unique(x1)
+        return _spread(_compress(values, isin(values, x2).larray), split)
+    values1, index1 = unique(x1, return_index=True)
+    keep1 = isin(values1, x2).larray
+    values2, index2 = unique(x2, return_index=True)
+    keep2 = isin(values2, x1).larray
+    result = _spread(_compress(values1, keep1), split)
+    return (
+        result,
+        _spread(_compress(index1, keep1), split),
+        _spread(_compress(index2, keep2), split),
+    )
+
+
+def union1d(ar1, ar2) -> DNDarray:
+    """
+    The sorted unique values that occur in either array.
+
+    Split inputs are never gathered: every process contributes its blocks (its balanced chunk
+    of a non-split input) to one distributed unique.
+
+    Parameters
+    ----------
+    ar1, ar2 : DNDarray or array_like
+        Flattened if not 1-D.
+
+    Returns
+    -------
+    DNDarray
+        In the promoted dtype; split along 0 (balanced) if an input is split.
+
+    Raises
+    ------
+    TypeError
+        If the inputs are not array-like or complex.
+
+    Examples
+    --------
+    >>> ht.union1d(ht.array([-1, 0, 1], split=0), ht.array([-2, 0, 2]))
+    DNDarray([-2, -1,  0,  1,  2], dtype=ht.int64, device=cpu:0, split=0)
+    """
+    ar1 = _as_dndarray(ar1, "ar1")
+    ar2 = _as_dndarray(ar2, "ar2", ar1)
+    _check_orderable(ar1, "ar1")
+    _check_orderable(ar2, "ar2")
+    common = _common_type(ar1, ar2)
+    torch_type = common.torch_type()
+    comm = ar1.comm
+    split = _any_split(ar1, ar2)
+    if not split or comm.size == 1 or ar1.size + ar2.size == 0:
+        keys = torch.cat([_to_keys(a.larray.to(torch_type).reshape(-1)) for a in (ar1, ar2)])
+        values, _, _, _ = _local_unique(keys, False, False, False)
+        result = _wrap(_from_keys(values, torch_type), ar1, (values.shape[0],), None, True)
+        return _spread(result, split)
+    parts = []
+    for a in (ar1, ar2):
+        flat = a.larray.to(torch_type).reshape(-1)
+        parts.append(_to_keys(flat if a.split is not None else _chunk_1d(flat, comm)))
+    values, _, _, _, total = _distributed_unique(comm, torch.cat(parts), None, False, False)
+    return _wrap(_from_keys(values, torch_type), ar1, (total,), 0, True)
+
+
+def setdiff1d(ar1, ar2, assume_unique: bool = False) -> DNDarray:
+    """
+    The values of ``ar1`` that are not in ``ar2``: sorted and unique, or, with
+    ``assume_unique``, the elements of the flattened ``ar1`` in their original order.
+
+    Parameters
+    ----------
+    ar1, ar2 : DNDarray or array_like
+    assume_unique : bool, optional
+        ``ar1`` is known to be unique: skip the unique step (the order of ``ar1`` is kept).
+
+    Returns
+    -------
+    DNDarray
+        ``ar1``'s dtype; split along 0 (balanced) if an input is split.
+
+    Raises
+    ------
+    TypeError
+        If the inputs are not array-like or complex.
+
+    Notes
+    -----
+    NaNs of ``ar1`` are kept (NaN is never found in ``ar2``), as in NumPy.
+
+    Examples
+    --------
+    >>> ht.setdiff1d(ht.array([5, 1, 3, 1, 4], split=0), ht.array([3, 9]))
+    DNDarray([1, 4, 5], dtype=ht.int64, device=cpu:0, split=0)
+    """
+    ar1 = _as_dndarray(ar1, "ar1")
+    ar2 = _as_dndarray(ar2, "ar2", ar1)
+    _check_orderable(ar1, "ar1")
+    _check_orderable(ar2, "ar2")
+    assume_unique = _check_flag(assume_unique, "assume_unique")
+    split = _any_split(ar1, ar2)
+    values = _flatten(ar1) if assume_unique else unique(ar1)
+    keep = isin(values, ar2, invert=True).larray
+    return _spread(_compress(values, keep), split)

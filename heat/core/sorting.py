@@ -34,7 +34,7 @@ than ``torch.sort`` on CPU); on the GPU they run ``torch.sort``.
 
 from __future__ import annotations
 
-from typing import Callable, List, Optional, Sequence, Tuple, Union
+from typing import Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -169,6 +169,22 @@ def _ragged_indices(starts: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor
     )
 
 
+def _as_bytes(t: torch.Tensor) -> torch.Tensor:
+    """The bytes of ``t`` as a uint8 tensor of shape ``t.shape + (itemsize,)``."""
+    width = t.element_size()
+    if t.numel() == 0:
+        return torch.empty(tuple(t.shape) + (width,), dtype=torch.uint8, device=t.device)
+    return t.contiguous().view(torch.uint8).view(tuple(t.shape) + (width,))
+
+
+def _from_bytes(b: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """Inverse of :func:`_as_bytes`: ``b`` of shape ``shape + (itemsize,)`` (any strides)."""
+    shape = tuple(b.shape[:-1])
+    if b.numel() == 0:
+        return torch.empty(shape, dtype=dtype, device=b.device)
+    return b.clone(memory_format=torch.contiguous_format).view(dtype).reshape(shape)
+
+
 def _exclusive_cumsum(t: torch.Tensor, dim: int = 0) -> torch.Tensor:
     return torch.cumsum(t, dim) - t
 
@@ -192,17 +208,16 @@ def _alltoallv_columns(
         received = torch.empty(total, dtype=column.dtype, device=column.device)
         comm.Alltoallv((column, send_counts), (received, recv_counts))
         return [received]
-    n = columns[0].shape[0]
     widths = [c.element_size() for c in columns]
     width = sum(widths)
-    rows = torch.cat([c.contiguous().view(torch.uint8).view(n, w) for c, w in zip(columns, widths)], 1)
+    rows = torch.cat([_as_bytes(c.reshape(-1)) for c in columns], 1)
     received = torch.empty((total, width), dtype=torch.uint8, device=rows.device)
     comm.Alltoallv(
         (rows, [c * width for c in send_counts]), (received, [c * width for c in recv_counts])
     )
     result, start = [], 0
     for column, w in zip(columns, widths):
-        result.append(received[:, start : start + w].clone(memory_format=torch.contiguous_format).view(column.dtype).view(-1))
+        result.append(_from_bytes(received[:, start : start + w], column.dtype))
         start += w
     return result
 
@@ -312,7 +327,6 @@ def _sample_exchange(comm, keys: torch.Tensor, payloads: Sequence[torch.Tensor],
     ``recv_matrix[s, j]`` is the number of lane-j rows from rank s; ``send_counts`` /
     ``recv_counts`` are the per-rank row totals (for sending answers back along the same route).
     """
-    p = comm.size
     m, n = keys.shape
     bounds = _partition_bounds(comm, keys, _splitters(comm, keys), tie_break)
     counts = bounds[:, 1:] - bounds[:, :-1]  # (m, p)
@@ -724,15 +738,14 @@ _TOPK_GATHER_LIMIT = 1 << 16
 
 def _pack_rows(columns: Sequence[torch.Tensor]) -> torch.Tensor:
     """Columns of equal shape ``(..., n)`` as one uint8 tensor ``(..., n, bytes per row)``."""
-    parts = [c.contiguous().view(torch.uint8).view(c.shape + (c.element_size(),)) for c in columns]
-    return torch.cat(parts, dim=-1)
+    return torch.cat([_as_bytes(c) for c in columns], dim=-1)
 
 
 def _unpack_rows(rows: torch.Tensor, like: Sequence[torch.Tensor]) -> List[torch.Tensor]:
     result, start = [], 0
     for c in like:
         w = c.element_size()
-        result.append(rows[..., start : start + w].clone(memory_format=torch.contiguous_format).view(c.dtype).squeeze(-1))
+        result.append(_from_bytes(rows[..., start : start + w], c.dtype))
         start += w
     return result
 

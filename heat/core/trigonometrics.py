@@ -186,7 +186,7 @@ def arcsin(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     Examples
     --------
     >>> ht.arcsin(ht.array([0.0, 1.0]))
-    DNDarray([0.0000, 1.5708], dtype=ht.float32, device=cpu:0, split=None)
+    DNDarray([0.       , 1.5707964], dtype=ht.float32, device=cpu:0, split=None)
     """
     return _unary(torch.arcsin, x, out, where, "arcsin", no_cast=False)
 
@@ -221,7 +221,7 @@ def arccos(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     Examples
     --------
     >>> ht.arccos(ht.array([1.0, -1.0]))
-    DNDarray([0.0000, 3.1416], dtype=ht.float32, device=cpu:0, split=None)
+    DNDarray([0.       , 3.1415927], dtype=ht.float32, device=cpu:0, split=None)
     """
     return _unary(torch.arccos, x, out, where, "arccos", no_cast=False)
 
@@ -256,7 +256,7 @@ def arctan(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     Examples
     --------
     >>> ht.arctan(ht.array([0.0, 1.0]))
-    DNDarray([0.0000, 0.7854], dtype=ht.float32, device=cpu:0, split=None)
+    DNDarray([0.       , 0.7853982], dtype=ht.float32, device=cpu:0, split=None)
     """
     return _unary(torch.arctan, x, out, where, "arctan", no_cast=False)
 
@@ -291,7 +291,7 @@ def sinh(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     Examples
     --------
     >>> ht.sinh(ht.array([0.0, 1.0]))
-    DNDarray([0.0000, 1.1752], dtype=ht.float32, device=cpu:0, split=None)
+    DNDarray([0.       , 1.1752012], dtype=ht.float32, device=cpu:0, split=None)
     """
     return _unary(torch.sinh, x, out, where, "sinh", no_cast=False)
 
@@ -326,7 +326,7 @@ def cosh(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     Examples
     --------
     >>> ht.cosh(ht.array([0.0, 1.0]))
-    DNDarray([1.0000, 1.5431], dtype=ht.float32, device=cpu:0, split=None)
+    DNDarray([1.       , 1.5430806], dtype=ht.float32, device=cpu:0, split=None)
     """
     return _unary(torch.cosh, x, out, where, "cosh", no_cast=False)
 
@@ -361,7 +361,7 @@ def tanh(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     Examples
     --------
     >>> ht.tanh(ht.array([0.0, 1.0]))
-    DNDarray([0.0000, 0.7616], dtype=ht.float32, device=cpu:0, split=None)
+    DNDarray([0.       , 0.7615942], dtype=ht.float32, device=cpu:0, split=None)
     """
     return _unary(torch.tanh, x, out, where, "tanh", no_cast=False)
 
@@ -396,7 +396,7 @@ def arcsinh(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray
     Examples
     --------
     >>> ht.arcsinh(ht.array([0.0, 1.0]))
-    DNDarray([0.0000, 0.8814], dtype=ht.float32, device=cpu:0, split=None)
+    DNDarray([0.       , 0.8813736], dtype=ht.float32, device=cpu:0, split=None)
     """
     return _unary(torch.arcsinh, x, out, where, "arcsinh", no_cast=False)
 
@@ -431,7 +431,7 @@ def arccosh(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray
     Examples
     --------
     >>> ht.arccosh(ht.array([1.0, 2.0]))
-    DNDarray([0.0000, 1.3170], dtype=ht.float32, device=cpu:0, split=None)
+    DNDarray([0.      , 1.316958], dtype=ht.float32, device=cpu:0, split=None)
     """
     return _unary(torch.arccosh, x, out, where, "arccosh", no_cast=False)
 
@@ -466,7 +466,7 @@ def arctanh(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray
     Examples
     --------
     >>> ht.arctanh(ht.array([0.0, 0.5]))
-    DNDarray([0.0000, 0.5493], dtype=ht.float32, device=cpu:0, split=None)
+    DNDarray([0.        , 0.54930615], dtype=ht.float32, device=cpu:0, split=None)
     """
     return _unary(torch.arctanh, x, out, where, "arctanh", no_cast=False)
 
@@ -501,7 +501,7 @@ def deg2rad(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray
     Examples
     --------
     >>> ht.deg2rad(ht.array([90.0, 180.0]))
-    DNDarray([1.5708, 3.1416], dtype=ht.float32, device=cpu:0, split=None)
+    DNDarray([1.5707964, 3.1415927], dtype=ht.float32, device=cpu:0, split=None)
     """
     _reject_complex(x, "deg2rad")
     return _unary(torch.deg2rad, x, out, where, "deg2rad", no_cast=False)
@@ -585,7 +585,7 @@ def arctan2(x1, x2, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     Examples
     --------
     >>> ht.arctan2(ht.array([1.0, -1.0]), ht.array([-1.0, -1.0]))
-    DNDarray([ 2.3562, -2.3562], dtype=ht.float32, device=cpu:0, split=None)
+    DNDarray([ 2.3561945, -2.3561945], dtype=ht.float32, device=cpu:0, split=None)
     """
     rt = _operand_result_type(x1, x2, "arctan2")
     if issubclass(rt, types.complexfloating):

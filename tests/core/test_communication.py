@@ -538,6 +538,31 @@ def test_vector_collectives(dtype):
     agree(ok, msg)
 
 
+@pytest.mark.parametrize("dtype", SOME_DTYPES)
+def test_allgatherv_by_broadcasts(monkeypatch, dtype):
+    # large blocks go by one broadcast per owner (MPICH's own Allgatherv is slow for them)
+    monkeypatch.setattr(hc, "_BCAST_ALLGATHERV_BYTES", 1)
+    counts, displs, total = v_layout(SIZE, 1)
+    everyone = [make(dtype, counts[r], r) for r in range(SIZE)]
+    expected = torch.zeros(total, dtype=dtype)
+    for r in range(SIZE):
+        expected[displs[r] : displs[r] + counts[r]] = everyone[r]
+    out = torch.zeros(2 * total, dtype=dtype)[::2]  # non-contiguous receive buffer
+    WORLD.Allgatherv(strided(everyone[RANK]), (out, counts, displs))
+    ok, msg = same(out, expected), f"Allgatherv {out}"
+    in_place = torch.zeros(total, dtype=dtype)
+    in_place[displs[RANK] : displs[RANK] + counts[RANK]] = everyone[RANK]
+    WORLD.Allgatherv(MPI.IN_PLACE, (in_place, counts, displs))
+    if not same(in_place, expected):
+        ok, msg = False, f"in place {in_place}"
+    block = make(dtype, 2 * (RANK % 3), RANK).reshape(2, RANK % 3)
+    gathered = WORLD.allgather_tensors(block, axis=1)
+    reference_blocks = [make(dtype, 2 * (r % 3), r).reshape(2, r % 3) for r in range(SIZE)]
+    if not same(gathered, torch.cat(reference_blocks, dim=1)):
+        ok, msg = False, f"allgather_tensors {gathered}"
+    agree(ok, msg)
+
+
 def test_alltoallv_in_place_and_errors():
     counts = [2] * SIZE
     buf = torch.arange(2 * SIZE, dtype=torch.float64) + 100 * RANK

@@ -34,7 +34,7 @@ _NUMPY_OF = {}
 
 
 def H(data, split=None):
-    """A DNDarray key whose NumPy equivalent is remembered (no gather needed to build the oracle)."""
+    """A DNDarray key that remembers its NumPy equivalent (the oracle needs no gather)."""
     data = np.asarray(data)
     x = ht.array(data, split=split)
     _NUMPY_OF[id(x)] = (x, data)
@@ -73,8 +73,10 @@ def keys_for(shape, split):
         slice(None), slice(1, None), slice(None, None, 2), slice(None, None, -1),
         slice(n0 - 1, 0, -2), slice(None, None, -3), slice(2, 2), slice(10, 20), slice(-2, None),
         (None, slice(1, None)), (Ellipsis, None), (slice(None, None, -1), None),
-        [0, n0 - 1, 0], np.array([-1, 0, 1]) % n0 - n0 * (np.arange(3) % 2), [], np.array([], dtype=np.int64),
+        [0, n0 - 1, 0], np.array([-1, 0, 1]) % n0 - n0 * (np.arange(3) % 2), [],
+        np.array([], dtype=np.int64),
         torch.tensor([n0 - 1, 0]), H([1, 0, 1], split=0), H(1),
+        H([[0, 1, -1], [n0 - 1, 0, 1]], split=1), skewed(H([n0 - 1, 0, 1, 1, 0], split=0)),
         # errors
         n0, -n0 - 1, [n0], (Ellipsis, Ellipsis), 1.5, np.array([1.0]), (0,) * (ndim + 1),
         np.ones(n0 + 1, dtype=bool), "a",
@@ -515,9 +517,11 @@ def test_where(combo):
     checker = Checker()
     cases = [
         (ht.array(cond, split=split), ht.array(a, split=split), ht.array(b), np.where(cond, a, b)),
-        (ht.array(cond, split=split), ht.array(a, split=other), 2.5, np.where(cond, a, np.float32(2.5))),
+        (ht.array(cond, split=split), ht.array(a, split=other), 2.5,
+         np.where(cond, a, np.float32(2.5))),
         (ht.array(cond), 1, ht.array(a, split=split), np.where(cond, 1, a)),
-        (ht.array(cond, split=other), ht.array(b, split=0), ht.array(a, split=split), np.where(cond, b, a)),
+        (ht.array(cond, split=other), ht.array(b, split=0), ht.array(a, split=split),
+         np.where(cond, b, a)),
         (ht.array(cond.astype(np.int64), split=split), -1, 3, np.where(cond, -1, 3)),
     ]
     for i, (c, x, y, expected) in enumerate(cases):

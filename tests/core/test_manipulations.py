@@ -132,12 +132,15 @@ def skewed(x):
 
 
 def inputs(shape, dtype=np.float32, seed=0, skew=True):
-    """(NumPy data, heat array, label) for every split of ``shape``, balanced and skewed."""
+    """
+    (NumPy data, heat array, label) for every split of ``shape``, balanced and (for the
+    non-negative splits; -1 names the same layout as the last axis) skewed.
+    """
     data = random_array(shape, dtype=dtype, seed=seed)
     for split in splits_for(len(shape)):
         x = ht.array(data, split=split)
         yield data, x, f"split={split}"
-        if skew and split is not None and ht.MPI_WORLD.size > 1:
+        if skew and split is not None and split >= 0 and ht.MPI_WORLD.size > 1:
             yield data, skewed(x), f"split={split} skewed"
 
 

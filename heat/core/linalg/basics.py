@@ -83,7 +83,9 @@ def diagonal(a: DNDarray, offset: int = 0, axis1: int = 0, axis2: int = 1) -> DN
     sanitize_in(a, "a")
     offset = _check_offset(offset)
     if a.ndim < 2:
-        raise ValueError(f"diagonal requires an array of at least two dimensions, but a is {a.ndim}-D")
+        raise ValueError(
+            f"diagonal requires an array of at least two dimensions, but a is {a.ndim}-D"
+        )
     axis1 = sanitize_axis(a.gshape, axis1, name="axis1")
     axis2 = sanitize_axis(a.gshape, axis2, name="axis2")
     if axis1 == axis2:

@@ -55,7 +55,7 @@ def test_tril_triu(combo):
     for dtype in (np.float32, np.int32, np.bool_, np.complex64):
         a = random_array(shape, dtype=dtype, seed=1)
         for x in (ht.array(a, split=split), skewed(ht.array(a, split=split))):
-            for k in (-7, -2, -1, 0, 1, 3, 8):
+            for k in (-7, -1, 0, 2):
                 for name in ("tril", "triu"):
                     result = getattr(ht, name)(x, k)
                     expected = getattr(np, name)(a, k)

@@ -1,0 +1,641 @@
+"""Tests of heat/core/statistics.py: NumPy (and scipy.stats, torch for histc/bucketize) is the oracle."""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.stats
+import torch
+
+import heat as ht
+from tests.helpers import (
+    assert_array_equal,
+    assert_raises_then_collective_works,
+    collective_assert,
+    splits_for,
+)
+
+# (2, 3) and (1, 5) leave processes empty at 3-4 processes; (3, 4, 5) split=0 is the HeAT 1.8 abort
+SHAPES = ((7,), (5, 6), (3, 4, 5), (2, 3), (1, 5))
+CASES = [(shape, split) for shape in SHAPES for split in splits_for(len(shape))]
+CASE_IDS = [f"{shape}-split{split}" for shape, split in CASES]
+NUMERIC = (np.float32, np.float64, np.int32, np.int64)
+METHODS = (
+    "linear", "lower", "higher", "nearest", "midpoint", "inverted_cdf", "averaged_inverted_cdf",
+    "closest_observation", "interpolated_inverted_cdf", "hazen", "weibull", "median_unbiased",
+    "normal_unbiased",
+)
+
+
+def data_for(shape, dtype, seed=0, low=-10, high=10):
+    """Reproducible data, the same on every rank; integers in a small range give many ties."""
+    rng = np.random.default_rng(seed)
+    dtype = np.dtype(dtype)
+    if dtype.kind == "b":
+        return rng.integers(0, 2, size=shape).astype(bool)
+    if dtype.kind in "iu":
+        return rng.integers(low, high, size=shape).astype(dtype)
+    return rng.uniform(low, high, size=shape).astype(dtype)
+
+
+def axes_for(ndim):
+    """None, first, last, a tuple (and a middle axis for 3-D)."""
+    axes = [None, 0, -1]
+    if ndim >= 2:
+        axes.append((0, -1))
+    if ndim == 3:
+        axes += [1, (1, 2)]
+    return axes
+
+
+def rotate(values, i):
+    return values[i % len(values)]
+
+
+def quiet(function, *args, **kwargs):
+    """NumPy's result, without its warnings about empty or all-NaN slices."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return function(*args, **kwargs)
+
+
+# ---------------------------------------------------------------------------------------------
+# extrema
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("shape,split", CASES, ids=CASE_IDS)
+def test_max_min(shape, split):
+    dtypes = NUMERIC + (bool,)
+    for i, axis in enumerate(axes_for(len(shape))):
+        dtype = rotate(dtypes, i + len(shape) + (split or 0))
+        data = data_for(shape, dtype, seed=i)
+        x = ht.array(data, split=split)
+        keepdims = i % 2 == 1
+        assert_array_equal(ht.max(x, axis=axis, keepdims=keepdims), np.max(data, axis=axis, keepdims=keepdims))
+        assert_array_equal(ht.min(x, axis=axis, keepdims=keepdims), np.min(data, axis=axis, keepdims=keepdims))
+
+
+@pytest.mark.parametrize("dtype", NUMERIC + (bool,))
+def test_max_min_dtypes(dtype):
+    data = data_for((5, 6), dtype, seed=3)
+    for split in (None, 0, 1):
+        x = ht.array(data, split=split)
+        assert_array_equal(ht.amax(x, axis=0), np.amax(data, axis=0))
+        assert_array_equal(ht.amin(x), np.amin(data))
+    x = ht.array(data, split=1)
+    assert_array_equal(x.max(axis=1), data.max(axis=1))
+    assert_array_equal(x.min(axis=(0, 1), keepdims=True), data.min(axis=(0, 1), keepdims=True))
+
+
+def test_max_min_nan():
+    data = data_for((5, 6), np.float64, seed=4)
+    data[1, 2] = data[4, 0] = data[3, 3] = np.nan
+    data[:, 5] = np.nan  # an all-NaN column
+    for split in (None, 0, 1):
+        x = ht.array(data, split=split)
+        for axis in (None, 0, 1):
+            assert_array_equal(ht.max(x, axis=axis), np.max(data, axis=axis))
+            assert_array_equal(ht.min(x, axis=axis), np.min(data, axis=axis))
+            assert_array_equal(ht.nanmax(x, axis=axis), quiet(np.nanmax, data, axis=axis))
+            assert_array_equal(ht.nanmin(x, axis=axis), quiet(np.nanmin, data, axis=axis))
+    # infinities and signed zeros keep their order
+    special = np.array([0.0, -np.inf, 5.0, -0.0, np.inf, -3.5, 1e-300], dtype=np.float32)
+    x = ht.array(special, split=0)
+    assert_array_equal(ht.max(x), np.max(special))
+    assert_array_equal(ht.min(x), np.min(special))
+    assert_array_equal(ht.nanmin(x), np.nanmin(special))
+    ints = data_for((7,), np.int32, seed=1)
+    assert_array_equal(ht.nanmax(ht.array(ints, split=0)), np.nanmax(ints))
+
+
+def test_max_min_empty_blocks_give_scalars():
+    """(2,) at 3 or 4 processes: some processes hold nothing; the result is 0-d, not (1,)."""
+    data = np.array([3.0, -1.0])
+    x = ht.array(data, split=0)
+    for ht_f, np_f in ((ht.max, np.max), (ht.min, np.min), (ht.mean, np.mean), (ht.var, np.var),
+                       (ht.std, np.std), (ht.median, np.median), (ht.ptp, np.ptp),
+                       (ht.argmax, np.argmax), (ht.argmin, np.argmin), (ht.nanmean, np.nanmean)):
+        result = ht_f(x)
+        assert result.shape == ()
+        assert_array_equal(result, np_f(data))
+    assert_array_equal(ht.percentile(x, [10, 90]), np.percentile(data, [10, 90]))
+    empty_rows = ht.array(np.zeros((0, 3), dtype=np.float32), split=0)
+    assert_array_equal(ht.max(empty_rows, axis=1), np.zeros((0,), dtype=np.float32))
+    assert_array_equal(ht.mean(empty_rows, axis=1), np.zeros((0,), dtype=np.float32))
+
+
+def test_ptp():
+    for shape, split in ((7,), 0), ((5, 6), 1), ((3, 4, 5), 0), ((2, 3), 0):
+        for dtype in NUMERIC:
+            data = data_for(shape, dtype, seed=5)
+            x = ht.array(data, split=split)
+            assert_array_equal(ht.ptp(x), np.ptp(data))
+            assert_array_equal(ht.ptp(x, axis=-1, keepdims=True), np.ptp(data, axis=-1, keepdims=True))
+    wrap = np.array([-128, 127, 0], dtype=np.int8)
+    assert_array_equal(ht.ptp(ht.array(wrap, split=0)), np.ptp(wrap))
+
+
+@pytest.mark.parametrize("split1,split2", [(None, None), (0, 0), (0, None), (None, 1), (1, 0)])
+def test_maximum_minimum_fmax_fmin(split1, split2):
+    a = data_for((5, 6), np.float32, seed=6)
+    b = data_for((5, 6), np.float64, seed=7)
+    a[0, 0] = b[1, 1] = a[2, 3] = b[2, 3] = np.nan
+    x, y = ht.array(a, split=split1), ht.array(b, split=split2)
+    assert_array_equal(ht.maximum(x, y), np.maximum(a, b))
+    assert_array_equal(ht.minimum(x, y), np.minimum(a, b))
+    assert_array_equal(ht.fmax(x, y), np.fmax(a, b))
+    assert_array_equal(ht.fmin(x, y), np.fmin(a, b))
+    row = data_for((6,), np.int32, seed=8)
+    assert_array_equal(ht.maximum(x, ht.array(row)), np.maximum(a, row))
+    ints = data_for((5, 6), np.int64, seed=9)
+    assert_array_equal(ht.minimum(ht.array(ints, split=split1), 2), np.minimum(ints, 2))
+    flags = data_for((5, 6), bool, seed=10)
+    assert_array_equal(ht.maximum(ht.array(flags, split=split2), ht.array(flags)), np.maximum(flags, flags))
+    out = ht.zeros((5, 6), dtype=ht.float64, split=split2)
+    ht.maximum(x, y, out=out)
+    assert_array_equal(out, np.maximum(a, b))
+
+
+# ---------------------------------------------------------------------------------------------
+# arg-extrema
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("shape,split", CASES, ids=CASE_IDS)
+def test_argmax_argmin(shape, split):
+    axes = [None] + list(range(len(shape))) + [-1]
+    for i, axis in enumerate(axes):
+        dtype = rotate(NUMERIC, i + (split or 0))
+        # few distinct values: ties inside and across process blocks
+        data = data_for(shape, dtype, seed=i, low=0, high=3)
+        x = ht.array(data, split=split)
+        keepdims = i % 3 == 2
+        assert_array_equal(ht.argmax(x, axis=axis, keepdims=keepdims), np.argmax(data, axis=axis, keepdims=keepdims))
+        assert_array_equal(ht.argmin(x, axis=axis, keepdims=keepdims), np.argmin(data, axis=axis, keepdims=keepdims))
+
+
+@pytest.mark.parametrize("axis", [1, 2, 0, None])
+def test_argmin_3d_split0(axis):
+    """HeAT 1.8 aborted the job on these at 3 processes."""
+    data = data_for((3, 4, 5), np.float64, seed=11)
+    x = ht.array(data, split=0)
+    assert_array_equal(ht.argmin(x, axis=axis), np.argmin(data, axis=axis))
+    assert_array_equal(ht.argmax(x, axis=axis), np.argmax(data, axis=axis))
+
+
+def test_argmax_nan_and_nanarg():
+    data = data_for((5, 6), np.float32, seed=12)
+    data[3, 1] = data[1, 4] = data[4, 4] = np.nan
+    for split in (None, 0, 1):
+        x = ht.array(data, split=split)
+        for axis in (None, 0, 1):
+            assert_array_equal(ht.argmax(x, axis=axis), np.argmax(data, axis=axis))
+            assert_array_equal(ht.argmin(x, axis=axis), np.argmin(data, axis=axis))
+            assert_array_equal(ht.nanargmax(x, axis=axis), np.nanargmax(data, axis=axis))
+            assert_array_equal(ht.nanargmin(x, axis=axis, keepdims=True), np.nanargmin(data, axis=axis, keepdims=True))
+    bools = data_for((7,), bool, seed=13)
+    assert_array_equal(ht.argmax(ht.array(bools, split=0)), np.argmax(bools))
+    all_nan = data.copy()
+    all_nan[:, 2] = np.nan
+    for split in (None, 0, 1):
+        x = ht.array(all_nan, split=split)
+        assert_raises_then_collective_works(ValueError, ht.nanargmax, x, axis=0)
+        assert_raises_then_collective_works(ValueError, ht.nanargmin, ht.array(np.full(7, np.nan), split=0))
+
+
+def test_argmax_out_and_errors():
+    data = data_for((5, 6), np.int64, seed=14)
+    x = ht.array(data, split=0)
+    out = ht.zeros((6,), dtype=ht.int64, split=0)
+    ht.argmax(x, axis=0, out=out)
+    assert_array_equal(out, np.argmax(data, axis=0))
+    assert_raises_then_collective_works(ValueError, ht.argmax, x, axis=2)
+    assert_raises_then_collective_works(TypeError, ht.argmin, x, axis=(0, 1))
+    assert_raises_then_collective_works(ValueError, ht.argmax, ht.array(np.zeros((0, 3)), split=0), axis=0)
+    assert_raises_then_collective_works(ValueError, ht.argmax, ht.zeros((0,), split=0))
+
+
+# ---------------------------------------------------------------------------------------------
+# mean, var, std and their NaN variants
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("shape,split", CASES, ids=CASE_IDS)
+def test_mean_var_std(shape, split):
+    for i, axis in enumerate(axes_for(len(shape))):
+        dtype = rotate(NUMERIC, i + (split or 0))
+        data = data_for(shape, dtype, seed=20 + i)
+        x = ht.array(data, split=split)
+        keepdims = i % 2 == 0
+        ddof = i % 2
+        assert_array_equal(ht.mean(x, axis=axis, keepdims=keepdims), np.mean(data, axis=axis, keepdims=keepdims))
+        assert_array_equal(
+            ht.var(x, axis=axis, ddof=ddof, keepdims=keepdims),
+            quiet(np.var, data, axis=axis, ddof=ddof, keepdims=keepdims),
+        )
+        assert_array_equal(ht.std(x, axis=axis, ddof=1 - ddof), quiet(np.std, data, axis=axis, ddof=1 - ddof))
+
+
+def test_var_std_regressions():
+    """HeAT 1.8: wrong var on split=1 axis=0, NaN std with ddof=1 on split=0."""
+    data = data_for((5, 6), np.float64, seed=21)
+    assert_array_equal(ht.var(ht.array(data, split=1), axis=0), np.var(data, axis=0))
+    assert_array_equal(ht.std(ht.array(data, split=0), axis=0, ddof=1), np.std(data, axis=0, ddof=1))
+    assert_array_equal(ht.std(ht.array(data, split=0), ddof=1), np.std(data, ddof=1))
+    # a large offset: sum(x**2)/n - mean**2 would lose every digit
+    shifted = 1e9 + data_for((7, 3), np.float64, seed=22)
+    for split in (None, 0, 1):
+        x = ht.array(shifted, split=split)
+        assert_array_equal(ht.var(x, axis=0), np.var(shifted, axis=0), rtol=1e-7)
+        assert_array_equal(ht.var(x), np.var(shifted), rtol=1e-7)
+
+
+def test_mean_var_dtypes_and_out():
+    for dtype in (np.int8, np.int16, bool, np.float16, np.complex64):
+        data = data_for((5, 3), np.float64, seed=23).astype(dtype)
+        x = ht.array(data, split=0)
+        rtol = 1e-2 if dtype == np.float16 else 1e-5
+        assert_array_equal(ht.mean(x, axis=0), np.mean(data, axis=0), rtol=rtol)
+        if dtype != bool:
+            assert_array_equal(ht.var(x), np.var(data), rtol=rtol)
+            assert_array_equal(ht.std(x, axis=1), np.std(data, axis=1), rtol=rtol)
+    data = data_for((5, 6), np.float32, seed=24)
+    x = ht.array(data, split=1)
+    assert_array_equal(ht.mean(x, axis=0, dtype=ht.float64), np.mean(data, axis=0, dtype=np.float64))
+    assert_array_equal(x.mean(axis=(0, 1)), data.mean(axis=(0, 1)))
+    assert_array_equal(ht.var(x, ddof=1.5), np.var(data, ddof=1.5))
+    for split in (None, 0):
+        out = ht.zeros((6,), split=split)
+        ht.var(x, axis=0, out=out)
+        assert_array_equal(out, np.var(data, axis=0))
+        ht.mean(x, axis=0, out=out)
+        assert_array_equal(out, np.mean(data, axis=0))
+        ht.std(x, axis=0, out=out)
+        assert_array_equal(out, np.std(data, axis=0))
+    # ddof >= N gives inf/nan as NumPy
+    assert_array_equal(ht.var(ht.array(data[:2], split=0), axis=0, ddof=2), quiet(np.var, data[:2], axis=0, ddof=2))
+    assert_array_equal(ht.var(ht.array(data[:1], split=0), axis=0, ddof=1), quiet(np.var, data[:1], axis=0, ddof=1))
+
+
+def test_nan_mean_var_std():
+    data = data_for((5, 6), np.float64, seed=25)
+    data[0, 0] = data[2, 3] = data[4, 3] = np.nan
+    data[:, 4] = np.nan
+    for split in (None, 0, 1):
+        x = ht.array(data, split=split)
+        for axis in (None, 0, 1):
+            assert_array_equal(ht.nanmean(x, axis=axis), quiet(np.nanmean, data, axis=axis))
+            assert_array_equal(ht.nanvar(x, axis=axis, ddof=1), quiet(np.nanvar, data, axis=axis, ddof=1))
+            assert_array_equal(ht.nanstd(x, axis=axis, keepdims=True), quiet(np.nanstd, data, axis=axis, keepdims=True))
+            assert_array_equal(ht.mean(x, axis=axis), np.mean(data, axis=axis))
+    ints = data_for((7,), np.int32, seed=26)
+    assert_array_equal(ht.nanmean(ht.array(ints, split=0)), np.nanmean(ints))
+    assert_array_equal(ht.nanvar(ht.array(ints, split=0)), np.nanvar(ints))
+
+
+def test_mean_var_errors():
+    x = ht.array(data_for((5, 6), np.float32), split=0)
+    assert_raises_then_collective_works(ValueError, ht.mean, x, axis=2)
+    assert_raises_then_collective_works(ValueError, ht.var, x, axis=(0, -3))
+    assert_raises_then_collective_works(ValueError, ht.std, x, axis=(0, 0))
+    assert_raises_then_collective_works(TypeError, ht.var, x, ddof="1")
+    assert_raises_then_collective_works(TypeError, ht.mean, [1.0, 2.0])
+    assert_raises_then_collective_works(ValueError, ht.mean, x, axis=0, out=ht.zeros((5,)))
+
+
+# ---------------------------------------------------------------------------------------------
+# average
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("split", [None, 0, 1, 2])
+def test_average(split):
+    data = data_for((3, 4, 5), np.float64, seed=30)
+    x = ht.array(data, split=split)
+    full = data_for((3, 4, 5), np.float32, seed=31, low=0, high=2)
+    assert_array_equal(ht.average(x), np.average(data))
+    assert_array_equal(ht.average(x, axis=1, weights=ht.array(full, split=split)), np.average(data, axis=1, weights=full))
+    assert_array_equal(ht.average(x, weights=ht.array(full, split=0)), np.average(data, weights=full))
+    along = np.array([1.0, 2.0, 0.5, 3.0])
+    for w_split in (None, 0):
+        avg, total = ht.average(x, axis=1, weights=ht.array(along, split=w_split), returned=True)
+        expected_avg, expected_total = np.average(data, axis=1, weights=along, returned=True)
+        assert_array_equal(avg, expected_avg)
+        assert_array_equal(total, expected_total)
+    pair = data_for((5, 3), np.float64, seed=32, low=1, high=3)
+    assert_array_equal(ht.average(x, axis=(2, 0), weights=pair), np.average(data, axis=(2, 0), weights=pair))
+    assert_array_equal(
+        ht.average(x, axis=(0, 2), weights=ht.array(pair.T.copy(), split=1), keepdims=True),
+        np.average(data, axis=(0, 2), weights=pair.T, keepdims=True),
+    )
+    ints = data_for((3, 4, 5), np.int32, seed=33)
+    assert_array_equal(ht.average(ht.array(ints, split=split), axis=-1), np.average(ints, axis=-1))
+    avg, count = ht.average(ht.array(ints, split=split), axis=0, returned=True)
+    expected_avg, expected_count = np.average(ints, axis=0, returned=True)
+    assert_array_equal(avg, expected_avg)
+    assert_array_equal(count, expected_count)
+
+
+def test_average_errors():
+    x = ht.array(data_for((5, 6), np.float64), split=0)
+    assert_raises_then_collective_works(TypeError, ht.average, x, weights=np.ones(6))
+    assert_raises_then_collective_works(ValueError, ht.average, x, axis=1, weights=np.ones(5))
+    assert_raises_then_collective_works(ValueError, ht.average, x, axis=0, weights=np.ones((5, 2)))
+    assert_raises_then_collective_works(ValueError, ht.average, x, axis=3)
+    zero = np.ones((5, 6))
+    zero[:, 2] = 0
+    assert_raises_then_collective_works(ZeroDivisionError, ht.average, x, axis=0, weights=ht.array(zero, split=1))
+
+
+# ---------------------------------------------------------------------------------------------
+# median, percentile, quantile
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("shape,split", CASES, ids=CASE_IDS)
+def test_median_percentile_quantile(shape, split):
+    for i, axis in enumerate(axes_for(len(shape))):
+        dtype = rotate(NUMERIC, i + (split or 0))
+        data = data_for(shape, dtype, seed=40 + i)
+        x = ht.array(data, split=split)
+        keepdims = i % 2 == 1
+        method = rotate(METHODS, i + 3 * len(shape) + 2 * (split or 0))
+        assert_array_equal(ht.median(x, axis=axis, keepdims=keepdims), np.median(data, axis=axis, keepdims=keepdims))
+        assert_array_equal(
+            ht.percentile(x, [0, 12.5, 50, 99, 100], axis=axis, method=method, keepdims=keepdims),
+            np.percentile(data, [0, 12.5, 50, 99, 100], axis=axis, method=method, keepdims=keepdims),
+        )
+        assert_array_equal(
+            ht.quantile(x, 0.3, axis=axis, method=rotate(METHODS, i + 5)),
+            np.quantile(data, 0.3, axis=axis, method=rotate(METHODS, i + 5)),
+        )
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_quantile_methods(method):
+    """Every method, on 1-D data (the distributed selection) and along a split axis (resplit)."""
+    q = np.array([[0.0, 0.07, 0.25], [0.5, 0.74, 1.0]])
+    for dtype in (np.float32, np.int64):
+        data = data_for((7,), dtype, seed=41, low=-1000, high=1000)
+        for split in (None, 0):
+            x = ht.array(data, split=split)
+            assert_array_equal(ht.quantile(x, q, method=method), np.quantile(data, q, method=method))
+    data = data_for((5, 6), np.float64, seed=42)
+    x = ht.array(data, split=0)
+    assert_array_equal(ht.quantile(x, q[1], axis=0, method=method), np.quantile(data, q[1], axis=0, method=method))
+    assert_array_equal(
+        ht.percentile(x, 30.0, axis=None, method=method, keepdims=True),
+        np.percentile(data, 30.0, axis=None, method=method, keepdims=True),
+    )
+
+
+def test_percentile_distributed_selection_values():
+    """Signed zeros, infinities, negative and repeated values, all dtypes, through the radix selection."""
+    floats = np.array([3.5, -0.0, np.inf, -7.25, 0.0, -np.inf, 3.5, 1e-30, -1e30, 2.0, 3.5])
+    for dtype in (np.float32, np.float64, np.int8, np.int32, np.int64, np.float16):
+        data = floats if dtype in (np.float32, np.float64) else data_for((11,), dtype, seed=43, low=-100, high=100)
+        data = data.astype(dtype)
+        x = ht.array(data, split=0)
+        for method in ("lower", "higher", "nearest"):
+            assert_array_equal(ht.percentile(x, [0, 10, 50, 90, 100], method=method),
+                               np.percentile(data, [0, 10, 50, 90, 100], method=method))
+        if dtype in (np.int8, np.int32, np.int64):
+            assert_array_equal(ht.median(x), np.median(data))
+    big = np.array([np.iinfo(np.int64).min, np.iinfo(np.int64).max, 0, -1, 1], dtype=np.int64)
+    assert_array_equal(ht.quantile(ht.array(big, split=0), [0, 0.5, 1], method="lower"),
+                       np.quantile(big, [0, 0.5, 1], method="lower"))
+    flags = np.array([True, False, True, True, False])
+    assert_array_equal(ht.quantile(ht.array(flags, split=0), [0.2, 0.9], method="nearest"),
+                       np.quantile(flags, [0.2, 0.9], method="nearest"))
+
+
+def test_percentile_q_types_and_out():
+    data = data_for((5, 6), np.float32, seed=44)
+    for split in (None, 0, 1):
+        x = ht.array(data, split=split)
+        assert_array_equal(ht.percentile(x, 40), np.percentile(data, 40))
+        assert_array_equal(ht.percentile(x, np.float32(40), axis=1), np.percentile(data, np.float32(40), axis=1))
+        assert_array_equal(ht.quantile(x, np.array([0.1, 0.9]), axis=0), np.quantile(data, np.array([0.1, 0.9]), axis=0))
+        assert_array_equal(ht.quantile(x, ht.array([0.1, 0.9], dtype=ht.float32, split=0), axis=1),
+                           np.quantile(data, np.array([0.1, 0.9], dtype=np.float32), axis=1))
+        assert_array_equal(ht.percentile(x, [], axis=0), np.percentile(data, [], axis=0))
+        out = ht.zeros((2, 6), split=1)
+        ht.percentile(x, [25, 75], axis=0, out=out)
+        assert_array_equal(out, np.percentile(data, [25, 75], axis=0).astype(np.float32))
+    assert_array_equal(ht.array(data, split=0).median(axis=1), np.median(data, axis=1))
+
+
+def test_nan_median_percentile_quantile():
+    data = data_for((5, 6), np.float64, seed=45)
+    data[0, 1] = data[3, 3] = data[4, 0] = np.nan
+    data[:, 5] = np.nan
+    for split in (None, 0, 1):
+        x = ht.array(data, split=split)
+        for axis in (None, 0, 1):
+            assert_array_equal(ht.median(x, axis=axis), np.median(data, axis=axis))
+            assert_array_equal(ht.percentile(x, [5, 50], axis=axis), np.percentile(data, [5, 50], axis=axis))
+            assert_array_equal(ht.nanmedian(x, axis=axis), quiet(np.nanmedian, data, axis=axis))
+            assert_array_equal(ht.nanpercentile(x, [5, 50], axis=axis, method="nearest"),
+                               quiet(np.nanpercentile, data, [5, 50], axis=axis, method="nearest"))
+            assert_array_equal(ht.nanquantile(x, 0.7, axis=axis, keepdims=True),
+                               quiet(np.nanquantile, data, 0.7, axis=axis, keepdims=True))
+    all_nan = ht.array(np.full((4,), np.nan), split=0)
+    assert_array_equal(ht.nanmedian(all_nan), quiet(np.nanmedian, np.full((4,), np.nan)))
+    ints = data_for((7,), np.int32, seed=46)
+    assert_array_equal(ht.nanpercentile(ht.array(ints, split=0), 35), np.nanpercentile(ints, 35))
+
+
+def test_percentile_errors():
+    x = ht.array(data_for((5, 6), np.float64), split=0)
+    assert_raises_then_collective_works(ValueError, ht.percentile, x, 101)
+    assert_raises_then_collective_works(ValueError, ht.percentile, x, [50, -1])
+    assert_raises_then_collective_works(ValueError, ht.quantile, x, 1.5)
+    assert_raises_then_collective_works(ValueError, ht.quantile, x, float("nan"))
+    assert_raises_then_collective_works(ValueError, ht.percentile, x, 50, method="foo")
+    assert_raises_then_collective_works(ValueError, ht.median, x, axis=2)
+    assert_raises_then_collective_works(TypeError, ht.percentile, x, "50")
+    assert_raises_then_collective_works(ValueError, ht.median, ht.array(np.zeros((0, 3)), split=0), axis=0)
+    assert_raises_then_collective_works(TypeError, ht.median, ht.array(np.ones(3, dtype=np.complex64)))
+
+
+# ---------------------------------------------------------------------------------------------
+# skew, kurtosis, cov
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("shape,split", CASES, ids=CASE_IDS)
+def test_skew_kurtosis(shape, split):
+    for i, axis in enumerate(axes_for(len(shape))):
+        dtype = rotate((np.float64, np.int64, np.float32), i + (split or 0))
+        data = data_for(shape, dtype, seed=50 + i)
+        x = ht.array(data, split=split)
+        unbiased = i % 2 == 0
+        rtol = 1e-4 if dtype == np.float32 else 1e-6
+        assert_array_equal(ht.skew(x, axis=axis, unbiased=unbiased),
+                           quiet(scipy.stats.skew, data, axis=axis, bias=not unbiased), rtol=rtol, atol=1e-6)
+        assert_array_equal(ht.kurtosis(x, axis=axis, unbiased=not unbiased, fisher=i % 3 != 0),
+                           quiet(scipy.stats.kurtosis, data, axis=axis, bias=unbiased, fisher=i % 3 != 0),
+                           rtol=rtol, atol=1e-6)
+
+
+def test_skew_kurtosis_special():
+    constant = np.full((4, 5), 3.0)
+    x = ht.array(constant, split=0)
+    assert_array_equal(ht.skew(x, axis=0), quiet(scipy.stats.skew, constant, axis=0, bias=False))
+    assert_array_equal(ht.kurtosis(x, axis=1, keepdims=True),
+                       quiet(scipy.stats.kurtosis, constant, axis=1, bias=False, keepdims=True))
+    assert_raises_then_collective_works(TypeError, ht.skew, x, unbiased="yes")
+    assert_raises_then_collective_works(ValueError, ht.kurtosis, x, axis=2)
+
+
+@pytest.mark.parametrize("split", [None, 0, 1])
+def test_cov(split):
+    data = data_for((4, 7), np.float64, seed=60)
+    m = ht.array(data, split=split)
+    assert_array_equal(ht.cov(m), np.cov(data))
+    assert_array_equal(ht.cov(m, bias=True), np.cov(data, bias=True))
+    assert_array_equal(ht.cov(m, ddof=3), np.cov(data, ddof=3))
+    assert_array_equal(ht.cov(m, rowvar=False), np.cov(data, rowvar=False))
+    other = data_for((2, 7), np.float32, seed=61)
+    assert_array_equal(ht.cov(m, ht.array(other, split=0)), np.cov(data, other))
+    assert_array_equal(ht.cov(m, other, rowvar=True, bias=True), np.cov(data, other, bias=True))
+    freq = np.array([1, 2, 0, 3, 1, 1, 2])
+    importance = np.array([0.5, 1.0, 2.0, 0.1, 1.0, 3.0, 0.2])
+    assert_array_equal(ht.cov(m, fweights=freq), np.cov(data, fweights=freq))
+    assert_array_equal(ht.cov(m, aweights=ht.array(importance, split=0)), np.cov(data, aweights=importance))
+    assert_array_equal(ht.cov(m, fweights=freq, aweights=importance, ddof=2),
+                       np.cov(data, fweights=freq, aweights=importance, ddof=2))
+    vector = data_for((7,), np.int32, seed=62)
+    assert_array_equal(ht.cov(ht.array(vector, split=0 if split is not None else None)), np.cov(vector))
+    few = data_for((2, 3), np.float32, seed=63)
+    assert_array_equal(ht.cov(ht.array(few, split=split), rowvar=False), np.cov(few, rowvar=False))
+
+
+def test_cov_errors():
+    m = ht.array(data_for((4, 7), np.float64), split=1)
+    assert_raises_then_collective_works(ValueError, ht.cov, ht.zeros((2, 2, 2), split=0))
+    assert_raises_then_collective_works(ValueError, ht.cov, m, ht.zeros((2, 6), split=1))
+    assert_raises_then_collective_works(ValueError, ht.cov, m, ddof=1.5)
+    assert_raises_then_collective_works(ValueError, ht.cov, m, fweights=np.ones(6, dtype=np.int64))
+    assert_raises_then_collective_works(TypeError, ht.cov, m, fweights=np.full(7, 0.5))
+    assert_raises_then_collective_works(ValueError, ht.cov, m, aweights=ht.array(-np.ones(7), split=0))
+
+
+# ---------------------------------------------------------------------------------------------
+# histograms and binning
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("shape,split", [((7,), 0), ((5, 6), None), ((5, 6), 1), ((2, 3), 0), ((0, 3), 0)])
+def test_histogram(shape, split):
+    for dtype in NUMERIC:
+        data = data_for(shape, dtype, seed=70)
+        x = ht.array(data, split=split)
+        for kwargs in ({}, {"bins": 4, "range": (-5, 5)}, {"bins": [-10, -2, 0, 0.5, 3, 11]},
+                       {"bins": 3, "density": True}):
+            hist, edges = ht.histogram(x, **kwargs)
+            expected_hist, expected_edges = quiet(np.histogram, data, **kwargs)
+            assert_array_equal(hist, expected_hist)
+            assert_array_equal(edges, expected_edges)
+    data = data_for(shape, np.float64, seed=71)
+    weights = data_for(shape, np.float32, seed=72, low=0, high=1)
+    hist, edges = ht.histogram(ht.array(data, split=split), bins=5, weights=ht.array(weights, split=split))
+    expected_hist, expected_edges = np.histogram(data, bins=5, weights=weights)
+    assert_array_equal(hist, expected_hist)
+    assert_array_equal(edges, expected_edges)
+
+
+def test_histogram_edges_and_errors():
+    data = np.array([1.0, 2.0, 2.0, 3.0, 3.0, 3.0, 4.0])  # values on the edges, the last edge included
+    x = ht.array(data, split=0)
+    for bins in (3, [1, 2, 3, 4], ht.array([1.0, 2.5, 4.0], split=0)):
+        hist, edges = ht.histogram(x, bins=bins)
+        expected = np.histogram(data, bins=bins.numpy() if isinstance(bins, ht.DNDarray) else bins)
+        assert_array_equal(hist, expected[0])
+        assert_array_equal(edges, expected[1])
+    assert_array_equal(ht.histogram(ht.array(np.full(5, 2.0), split=0), bins=2)[1], np.histogram(np.full(5, 2.0), bins=2)[1])
+    assert_raises_then_collective_works(ValueError, ht.histogram, x, bins=0)
+    assert_raises_then_collective_works(ValueError, ht.histogram, x, bins=[3, 1, 2])
+    assert_raises_then_collective_works(ValueError, ht.histogram, x, range=(3, 1))
+    assert_raises_then_collective_works(ValueError, ht.histogram, x, weights=np.ones(6))
+    assert_raises_then_collective_works(TypeError, ht.histogram, x, bins="auto")
+    with_nan = ht.array(np.array([1.0, np.nan, 2.0]), split=0)
+    assert_raises_then_collective_works(ValueError, ht.histogram, with_nan)
+
+
+@pytest.mark.parametrize("split", [None, 0, 1])
+def test_histc(split):
+    data = data_for((5, 6), np.float32, seed=73)
+    x = ht.array(data, split=split)
+    tensor = torch.from_numpy(data)
+    for kwargs in ({}, {"bins": 7}, {"bins": 4, "min": -3, "max": 3}, {"bins": 5, "min": 2.0, "max": 2.0}):
+        assert_array_equal(ht.histc(x, **kwargs), torch.histc(tensor, **kwargs).numpy())
+    out = ht.zeros((3,), split=0)
+    ht.histc(x, bins=3, out=out)
+    assert_array_equal(out, torch.histc(tensor, bins=3).numpy())
+    assert_raises_then_collective_works(TypeError, ht.histc, ht.array(np.arange(4), split=0))
+    assert_raises_then_collective_works(ValueError, ht.histc, x, bins=0)
+    assert_raises_then_collective_works(ValueError, ht.histc, x, min=2, max=1)
+
+
+def test_bincount():
+    for length in (7, 2, 0):
+        data = data_for((length,), np.int64, seed=74, low=0, high=5)
+        x = ht.array(data, split=0)
+        assert_array_equal(ht.bincount(x), np.bincount(data))
+        assert_array_equal(ht.bincount(x, minlength=8), np.bincount(data, minlength=8))
+        weights = data_for((length,), np.float32, seed=75)
+        assert_array_equal(ht.bincount(x, weights=ht.array(weights, split=0)), np.bincount(data, weights=weights))
+        assert_array_equal(ht.bincount(ht.array(data), weights=weights), np.bincount(data, weights=weights))
+    flags = np.array([True, False, True])
+    assert_array_equal(ht.bincount(ht.array(flags, split=0)), np.bincount(flags))
+    assert_array_equal(ht.bincount(ht.array(np.array([1, 3], dtype=np.int32), split=0)), np.bincount([1, 3]))
+    assert_raises_then_collective_works(ValueError, ht.bincount, ht.array(np.array([1, -2, 3]), split=0))
+    assert_raises_then_collective_works(TypeError, ht.bincount, ht.array(np.array([1.0, 2.0]), split=0))
+    assert_raises_then_collective_works(ValueError, ht.bincount, ht.zeros((2, 2), dtype=ht.int64, split=0))
+    assert_raises_then_collective_works(ValueError, ht.bincount, ht.array(np.arange(3), split=0), minlength=-1)
+    assert_raises_then_collective_works(ValueError, ht.bincount, ht.array(np.arange(3), split=0), weights=np.ones(4))
+
+
+@pytest.mark.parametrize("split", [None, 0, 1])
+def test_digitize_bucketize(split):
+    data = data_for((5, 6), np.float64, seed=76)
+    data[0, :3] = [-2.0, 0.0, 4.0]  # exactly on edges
+    x = ht.array(data, split=split)
+    increasing = [-5.0, -2.0, 0.0, 4.0, 7.5]
+    for bins in (increasing, increasing[::-1], np.array([-3, 1, 2], dtype=np.int32)):
+        for right in (False, True):
+            assert_array_equal(ht.digitize(x, bins, right=right), np.digitize(data, bins, right=right))
+    ints = data_for((7,), np.int32, seed=77)
+    assert_array_equal(ht.digitize(ht.array(ints, split=0), ht.array([-4, 0, 4], split=0)), np.digitize(ints, [-4, 0, 4]))
+    tensor = torch.from_numpy(data)
+    boundaries = torch.tensor(increasing, dtype=torch.float64)
+    for right in (False, True):
+        assert_array_equal(ht.bucketize(x, boundaries, right=right), torch.bucketize(tensor, boundaries, right=right).numpy())
+    assert_array_equal(ht.bucketize(x, increasing, out_int32=True),
+                       torch.bucketize(tensor, boundaries, out_int32=True).numpy())
+    assert_raises_then_collective_works(ValueError, ht.digitize, x, [1.0, 0.0, 2.0])
+    assert_raises_then_collective_works(ValueError, ht.digitize, x, [[1.0, 2.0]])
+    assert_raises_then_collective_works(ValueError, ht.bucketize, x, [[1.0, 2.0]])
+
+
+# ---------------------------------------------------------------------------------------------
+# errors common to the reductions
+# ---------------------------------------------------------------------------------------------
+def test_reduction_errors():
+    x = ht.array(data_for((5, 6), np.float32), split=1)
+    for function in (ht.max, ht.min, ht.nanmax, ht.ptp, ht.mean, ht.nanvar, ht.median):
+        assert_raises_then_collective_works(ValueError, function, x, axis=2)
+        assert_raises_then_collective_works(ValueError, function, x, axis=-3)
+        assert_raises_then_collective_works(TypeError, function, x, axis=1.0)
+    empty = ht.array(np.zeros((0, 3), dtype=np.float32), split=0)
+    for function in (ht.max, ht.min, ht.nanmin, ht.ptp):
+        assert_raises_then_collective_works(ValueError, function, empty, axis=0)
+        assert_raises_then_collective_works(ValueError, function, empty)
+    assert_raises_then_collective_works(ValueError, ht.max, x, axis=0, out=ht.zeros((5,)))
+    assert_raises_then_collective_works(TypeError, ht.ptp, ht.array(np.array([True, False]), split=0))
+    assert_raises_then_collective_works(TypeError, ht.max, ht.array(np.ones(3, dtype=np.complex64), split=0))
+
+
+def test_extrema_out():
+    data = data_for((5, 6), np.int32, seed=80)
+    x = ht.array(data, split=0)
+    for split in (None, 0):
+        out = ht.zeros((6,), dtype=ht.int32, split=split)
+        ht.max(x, axis=0, out=out)
+        assert_array_equal(out, np.max(data, axis=0))
+        ht.nanmin(x, axis=0, out=out)
+        assert_array_equal(out, np.min(data, axis=0))
+        ht.ptp(x, axis=0, out=out)
+        assert_array_equal(out, np.ptp(data, axis=0))
+    out = ht.zeros((5, 1), dtype=ht.float64, split=0)
+    ht.min(x, axis=1, keepdims=True, out=out)
+    assert_array_equal(out, np.min(data, axis=1, keepdims=True).astype(np.float64))
+    collective_assert(ht.max(x, axis=1).split == 0, "max along a non-split axis keeps the split")
