@@ -477,24 +477,33 @@ def compare(got: np.ndarray, want: np.ndarray, op: Op) -> str:
     return f"values differ (max abs diff {worst:.3g})"
 
 
-def calibrate(fn: Callable[[], Any], first: float, min_time: float, cap: int = 1000) -> int:
-    """Calls per repetition so that one lasts about ``min_time`` (robust to one slow call)."""
-    number, elapsed = 1, first
+def calibrate(L, fn: Callable[[], Any], first: float, min_time: float, cap: int = 1000) -> int:
+    """
+    Calls per repetition so that one lasts at least ``min_time``: the number grows at most ten
+    times per step (one slow call under load must not inflate it), and every step's time is the
+    maximum over the processes, so that all of them take the same decisions.
+    """
+    number, elapsed = 1, _slowest(L, first)
     while elapsed < min_time and number < cap:
-        number = min(cap, max(2 * number, math.ceil(1.2 * number * min_time / max(elapsed, 1e-6))))
-        if number >= cap:
-            break
+        number = min(cap, 10 * number, max(2 * number, math.ceil(1.2 * number * min_time / max(elapsed, 1e-9))))
+        L.barrier()
         start = time.perf_counter()
         for _ in range(number):
             result = fn()
             del result
-        elapsed = time.perf_counter() - start
+        elapsed = _slowest(L, time.perf_counter() - start)
     return number
 
 
-def run_op(L, op: Op, D: Data, repeat: int, min_time: float) -> Dict[str, Any]:
+def _slowest(L, seconds: float) -> float:
+    return L.world.allreduce(seconds, op=L.MPI.MAX) if L.size > 1 else seconds
+
+
+def run_op(L, op: Op, D: Data, repeat: int, min_time: float, fail_rank: Optional[int] = None) -> Dict[str, Any]:
     """Runs one operation on this process; every field is local (agreement happens later)."""
     inputs, fn = op.build(L, D)
+    if fail_rank is not None and fail_rank in (L.rank, -1):
+        raise RuntimeError(f"failure injected on rank {L.rank}")
     in_bytes = L.local_nbytes(inputs)
     # warm-up
     L.barrier()
@@ -505,9 +514,7 @@ def run_op(L, op: Op, D: Data, repeat: int, min_time: float) -> Dict[str, Any]:
     # memory
     mem_delta, out_bytes = measure_memory(fn, L)
     # timing: enough calls per repetition to last min_time, the same number on every process
-    number = 1 if op.checked is not None else calibrate(fn, first, min_time)
-    if L.size > 1:
-        number = L.world.allreduce(number, op=L.MPI.MAX)
+    number = calibrate(L, fn, first, min_time)
     times = []
     for _ in range(repeat):
         L.barrier()
@@ -581,6 +588,12 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     parser.add_argument("--agree-timeout", type=float, default=120.0)
     parser.add_argument("--out", default="", help="JSON-lines file written by rank 0")
     parser.add_argument("--list", action="store_true", help="print the operations and exit")
+    parser.add_argument(
+        "--inject-failure",
+        default="",
+        metavar="INDEX:RANK",
+        help="testing the harness: raise in operation INDEX on RANK (-1: every rank)",
+    )
     args = parser.parse_args(argv)
 
     if args.list:
@@ -594,6 +607,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         L.torch.set_num_threads(max(1, (os.cpu_count() or 1) // L.size))
     D = make_data(args.scale)
     skip = parse_indices(args.skip)
+    inject = tuple(int(v) for v in args.inject_failure.split(":")) if args.inject_failure else None
     agree = Agreement(L, args.agree_timeout, (args.out or "algorithms") + ".abort")
     sink = open(args.out, "a") if (args.out and L.rank == 0) else None
 
@@ -633,7 +647,8 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         gc.collect()
         error = ""
         try:
-            local = run_op(L, op, D, args.repeat, args.min_time)
+            fail_rank = inject[1] if inject and inject[0] == index else None
+            local = run_op(L, op, D, args.repeat, args.min_time, fail_rank)
         except Exception as exc:  # reported per operation; the run goes on
             error = short_error(exc)
             if os.environ.get("ALGORITHMS_TRACEBACK"):

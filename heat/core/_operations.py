@@ -308,6 +308,13 @@ def binary_op(
             t1._balanced,
         )
 
+    # fast path: an array and a Python scalar
+    if out is None and where is None and operand_type is None:
+        if type(t1) is DNDarray and type(t2) in _PYTHON_SCALARS:
+            return _scalar_op(operation, t1, t2, kwargs, promote_to_float, scalar_first=False)
+        if type(t2) is DNDarray and type(t1) in _PYTHON_SCALARS:
+            return _scalar_op(operation, t2, t1, kwargs, promote_to_float, scalar_first=True)
+
     if not isinstance(t1, DNDarray) and not isinstance(t2, DNDarray):
         from .factories import array
 
@@ -370,8 +377,56 @@ def binary_op(
     return wrapped if out is None else write_out(wrapped, out)
 
 
+# torch functions known to accept a Python scalar as their second argument (cheaper than a tensor)
+_ACCEPTS_SCALAR = frozenset(
+    (torch.add, torch.sub, torch.mul, torch.div, torch.true_divide, torch.floor_divide,
+     torch.remainder, torch.fmod, torch.pow, torch.eq, torch.ne, torch.lt, torch.le, torch.gt,
+     torch.ge, torch.bitwise_and, torch.bitwise_or, torch.bitwise_xor)
+)
+# (array dtype, scalar type, promote_to_float) -> computation type, following NEP 50
+_SCALAR_RESULT_TYPES = {}
+
+
+def _scalar_op(operation, x: DNDarray, scalar, kwargs, promote_to_float: bool, scalar_first: bool):
+    """``operation`` of an array and a weak Python scalar: no alignment, no communication."""
+    key = (x._dtype, type(scalar), promote_to_float)
+    operand_type = _SCALAR_RESULT_TYPES.get(key)
+    if operand_type is None:
+        operand_type = types.result_type(x, scalar)
+        if promote_to_float:
+            operand_type = types.float_type_for(operand_type)
+        _SCALAR_RESULT_TYPES[key] = operand_type
+    tensor = x._array
+    if x._dtype is not operand_type:
+        tensor = tensor.to(operand_type.torch_type())
+    if scalar_first:
+        result = operation(_weak_scalar(scalar, operand_type), tensor, **kwargs)
+    elif operation in _ACCEPTS_SCALAR:
+        _check_integer_range(scalar, operand_type)
+        result = operation(tensor, scalar, **kwargs)
+    else:
+        result = operation(tensor, _weak_scalar(scalar, operand_type), **kwargs)
+    return DNDarray(
+        result, x._gshape, _TORCH_TO_HEAT[result.dtype], x._split, x._device, x._comm, x._balanced
+    )
+
+
+def _check_integer_range(value, operand_type) -> None:
+    """NumPy 2 raises OverflowError for a Python int outside the array's integer type."""
+    if type(value) is int and operand_type in _INTEGER_TYPES:
+        info = torch.iinfo(operand_type.torch_type())
+        if not info.min <= value <= info.max:
+            raise OverflowError(
+                f"Python integer {value} out of bounds for {operand_type.__name__}"
+            )
+
+
+_INTEGER_TYPES = frozenset((types.uint8, types.int8, types.int16, types.int32, types.int64))
+
+
 def _weak_scalar(value, operand_type):
     """A Python scalar in the computation type (a 0-d tensor keeps torch from re-promoting)."""
+    _check_integer_range(value, operand_type)
     return torch.tensor(value, dtype=operand_type.torch_type())
 
 
@@ -416,38 +471,52 @@ def reduce_op(
     """
     if not isinstance(x, DNDarray):
         raise TypeError(f"x must be a DNDarray, but was {type(x).__name__}")
-    axes = sanitize_axis(x.gshape, axis)
-    if axes is None:
-        axes = tuple(range(x.ndim))
-    elif isinstance(axes, int):
-        axes = (axes,)
-    if x.ndim == 0:
-        axes = ()
-    gshape_keep = tuple(1 if i in axes else d for i, d in enumerate(x.gshape))
-    gshape = gshape_keep if keepdims else tuple(d for i, d in enumerate(x.gshape) if i not in axes)
-    _check_out(out, gshape)
+    ndim = len(x._gshape)
+    if axis is None or ndim == 0:
+        if axis is not None:
+            sanitize_axis(x._gshape, axis)
+        axes = tuple(range(ndim))
+    else:
+        axes = sanitize_axis(x._gshape, axis)
+        if type(axes) is int:
+            axes = (axes,)
+    if keepdims:
+        gshape = tuple(1 if i in axes else d for i, d in enumerate(x._gshape))
+    else:
+        gshape = tuple(d for i, d in enumerate(x._gshape) if i not in axes)
+    if out is not None:
+        _check_out(out, gshape)
 
-    tensor = x.larray
+    tensor = x._array
     if dtype is not None:
-        tensor = tensor.to(types.canonical_heat_type(dtype).torch_type())
-    lshape_keep = tuple(1 if i in axes else d for i, d in enumerate(tensor.shape))
+        torch_type = types.canonical_heat_type(dtype).torch_type()
+        if tensor.dtype != torch_type:
+            tensor = tensor.to(torch_type)
+    if neutral is None and any(x._gshape[i] == 0 for i in axes):
+        # decided from global information, so every rank raises alike
+        raise ValueError("zero-size array to reduction operation which has no identity")
+    if keepdims:
+        local_shape = tuple(1 if i in axes else d for i, d in enumerate(tensor.shape))
+    else:
+        local_shape = tuple(d for i, d in enumerate(tensor.shape) if i not in axes)
     if tensor.numel() == 0 and any(tensor.shape[i] == 0 for i in axes):
         if neutral is None:
-            if any(x.gshape[i] == 0 for i in axes):
-                raise ValueError("zero-size array to reduction operation which has no identity")
-        partial = _neutral_like(tensor, lshape_keep, neutral, partial_op)
+            raise RuntimeError("reduce_op needs a neutral element for processes without rows")
+        partial = _neutral_like(tensor, local_shape, neutral, partial_op)
+    elif axes:
+        partial = partial_op(tensor, axes, keepdim=keepdims)
+        if partial.dim() != len(local_shape):
+            partial = partial.reshape(local_shape)
     else:
-        partial = partial_op(tensor, axes, keepdim=True) if axes else tensor.clone()
+        partial = tensor.clone()
 
-    split = x.split
+    split = x._split
     if split is not None and split in axes:
-        if x.comm.size > 1:
-            partial = x.comm.allreduce_tensor(partial, reduction_op)
+        if x._comm.size > 1:
+            partial = x._comm.allreduce_tensor(partial, reduction_op)
         split = None
-    if not keepdims:
-        partial = partial.reshape(tuple(d for i, d in enumerate(partial.shape) if i not in axes))
-        if split is not None:
-            split -= sum(1 for a in axes if a < split)
+    elif split is not None and not keepdims:
+        split -= sum(1 for a in axes if a < split)
     result = DNDarray(
         partial,
         gshape,

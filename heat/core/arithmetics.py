@@ -1082,8 +1082,9 @@ def diff(
     The ``n``-th discrete difference along ``axis``: ``out[i] = a[i+1] - a[i]``, applied
     ``n`` times (boolean arrays use ``!=``, as NumPy).
 
-    Along the split axis each process needs only the ``n`` boundary rows of its neighbours;
-    they are exchanged in one all-to-all, and the result has the balanced layout.
+    Along the split axis each process receives, in one all-to-all, only the rows its balanced
+    share of the result needs from other processes (the ``n`` rows after its block, plus the
+    few that the shorter result shifts between neighbours); nothing is gathered.
 
     Parameters
     ----------

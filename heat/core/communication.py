@@ -308,7 +308,9 @@ class _RecvStage:
     """
     Memory MPI may write for the tensor ``target``; ``finish()`` copies it back when it is a stage.
 
-    ``preserve`` initialises a stage with the values of ``target`` (MPI.IN_PLACE reads them).
+    ``preserve`` initialises a stage with the values of ``target``: MPI.IN_PLACE reads them, and
+    elements MPI does not write (gaps between v-collective blocks, the tail behind a short
+    message) keep them.
     """
 
     __slots__ = ("target", "work", "copy_back")
@@ -1122,7 +1124,7 @@ class MPICommunication(Communication):
         tensor([0, 1, 2, 3])
         """
         _check_tensor(buf, "buf")
-        stage = _RecvStage(buf)
+        stage = _RecvStage(buf, preserve=True)
         types = _Types()
         try:
             count, dt = types.block(_TRANSPORT_TYPES[buf.dtype], stage.work.numel())
@@ -1163,7 +1165,7 @@ class MPICommunication(Communication):
         tensor([1., 1.])
         """
         _check_tensor(buf, "buf")
-        stage = _RecvStage(buf)
+        stage = _RecvStage(buf, preserve=True)
         types = _Types()
         try:
             count, dt = types.block(_TRANSPORT_TYPES[buf.dtype], stage.work.numel())
@@ -1434,7 +1436,7 @@ class MPICommunication(Communication):
                     f"elements of {tensor.dtype}"
                 )
         wire = _TRANSPORT_TYPES[tensor.dtype]
-        stage = _RecvStage(tensor, preserve=in_place)
+        stage = _RecvStage(tensor, preserve=True)
         send = None if in_place else _send_tensor(sendbuf)
         # counts/displs are known on every rank, so every rank takes the same path
         largest = max(counts, default=0) * tensor.element_size()
@@ -1526,7 +1528,7 @@ class MPICommunication(Communication):
                 )
         wire = _TRANSPORT_TYPES[(tensor if is_root else sendbuf).dtype]
         send = None if in_place else _send_tensor(sendbuf)
-        stage = _RecvStage(tensor, preserve=in_place) if is_root else None
+        stage = _RecvStage(tensor, preserve=True) if is_root else None
         need_big = (max(counts + displs, default=0) if is_root else send.numel()) > _MAX_COUNT
         if _MAX_COUNT < _NO_LIMIT and self._any_rank(need_big):
             sends = [None] * self.size
@@ -1660,7 +1662,7 @@ class MPICommunication(Communication):
                     f"sendbuf dtype {stensor.dtype} differs from recvbuf dtype {tensor.dtype}"
                 )
         wire = _TRANSPORT_TYPES[tensor.dtype]
-        stage = _RecvStage(tensor, preserve=in_place)
+        stage = _RecvStage(tensor, preserve=True)
         # in place: MPI would need a copy of the outgoing data anyway
         send = stage.work.clone() if in_place else _send_tensor(stensor)
         need_big = max(scounts + sdispls + rcounts + rdispls, default=0) > _MAX_COUNT
@@ -1709,7 +1711,7 @@ class MPICommunication(Communication):
             for i, t in enumerate(bufs):
                 _check_tensor(t, f"{name}[{i}]")
         sends = [_send_tensor(t) for t in sendbufs]
-        stages = [_RecvStage(t) for t in recvbufs]
+        stages = [_RecvStage(t, preserve=True) for t in recvbufs]
         self._alltoallw_segments(
             [(s, 0, s.numel(), _TRANSPORT_TYPES[s.dtype]) for s in sends],
             [(st.work, 0, st.work.numel(), _TRANSPORT_TYPES[st.work.dtype]) for st in stages],

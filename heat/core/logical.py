@@ -155,10 +155,8 @@ def _check_tolerance(value, name: str) -> float:
 
 def _isclose_tensor(a: torch.Tensor, b: torch.Tensor, rtol: float, atol: float, equal_nan: bool):
     if a.dtype is torch.bool:
+        # torch has no boolean isclose; NumPy compares bools as numbers too
         a, b = a.to(torch.float16), b.to(torch.float16)
-    if a.shape != b.shape:
-        # torch.isclose broadcasts, but a 0-d operand must keep its own dtype promotion
-        a, b = torch.broadcast_tensors(a, b)
     return torch.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
 
 

@@ -28,10 +28,20 @@ def sanitize_in(x, name: str = "x") -> None:
     --------
     >>> sanitize_in(ht.zeros(3))
     """
-    from .dndarray import DNDarray
-
-    if not isinstance(x, DNDarray):
+    if type(x) is not _dndarray_class() and not isinstance(x, _dndarray_class()):
         raise TypeError(f"{name} must be a DNDarray, but was {type(x).__name__}")
+
+
+_DNDARRAY = []
+
+
+def _dndarray_class():
+    """The DNDarray class, imported once (dndarray imports the families that import this)."""
+    if not _DNDARRAY:
+        from .dndarray import DNDarray
+
+        _DNDARRAY.append(DNDarray)
+    return _DNDARRAY[0]
 
 
 def sanitize_axis(

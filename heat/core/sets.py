@@ -91,6 +91,27 @@ def _local_unique(keys: torch.Tensor, want_index: bool, want_inverse: bool, want
     Sorted unique values of 1-D ``keys``; with the position of each one's first occurrence, the
     inverse (index of every element's unique value) and the counts, as requested (else None).
     """
+    n = keys.shape[0]
+    if keys.device.type == "cpu" and (want_index or want_inverse) and keys.element_size() <= 4 and 0 < n < 2**31:
+        # one fast sort of (key, position) packed into int64 gives everything at once
+        array = keys.numpy()
+        packed = (array.astype(np.int64) << 32) | np.arange(n, dtype=np.int64)
+        packed.sort()
+        sorted_keys = packed >> 32
+        order = packed & 0xFFFFFFFF
+        new_value = np.empty(n, dtype=bool)
+        new_value[0] = True
+        np.not_equal(sorted_keys[1:], sorted_keys[:-1], out=new_value[1:])
+        starts = np.flatnonzero(new_value)
+        values = torch.from_numpy(sorted_keys[starts].astype(array.dtype))
+        first = torch.from_numpy(order[starts]) if want_index else None
+        counts = torch.from_numpy(np.diff(np.append(starts, n))) if want_counts else None
+        inverse = None
+        if want_inverse:
+            inverse_np = np.empty(n, dtype=np.int64)
+            inverse_np[order] = np.cumsum(new_value) - 1
+            inverse = torch.from_numpy(inverse_np)
+        return values, first, inverse, counts
     if keys.device.type == "cpu":
         found = np.unique(
             keys.numpy(),

@@ -79,12 +79,26 @@ def _to_keys(t: torch.Tensor, merge_zero: bool = True) -> torch.Tensor:
     key_type = _FLOAT_KEY_TYPES.get(t.dtype)
     if key_type is None:
         return t
+    t = t.contiguous()
+    width = 8 * t.element_size()
+    low = (1 << (width - 1)) - 1
+    bits = t.view(key_type)
+    if t.device.type == "cpu":
+        # NumPy, in place on one new array (fewer temporaries than torch on CPU)
+        array = bits.reshape(-1).numpy()
+        keys_np = array >> (width - 1)
+        keys_np &= low
+        keys_np ^= array
+        keys = torch.from_numpy(keys_np).reshape(t.shape)
+    else:
+        keys = bits ^ ((bits >> (width - 1)) & low)
+    nan = torch.isnan(t)
+    if bool(nan.any()):
+        canonical = torch.full((), float("nan"), dtype=t.dtype).view(key_type).item()
+        keys.masked_fill_(nan, canonical)  # positive NaN: its key is its bit pattern
     if merge_zero:
-        t = t + 0  # -0.0 + 0 == +0.0
-    t = torch.where(torch.isnan(t), torch.full((), float("nan"), dtype=t.dtype, device=t.device), t)
-    bits = t.contiguous().view(key_type)
-    width = 8 * bits.element_size()
-    return bits ^ ((bits >> (width - 1)) & ((1 << (width - 1)) - 1))
+        keys.masked_fill_(keys == -1, 0)  # -1 is the key of -0.0 only
+    return keys
 
 
 def _from_keys(keys: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
@@ -92,9 +106,16 @@ def _from_keys(keys: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     if dtype == torch.bool:
         return keys.to(torch.bool)
     if dtype in _FLOAT_KEY_TYPES:
+        keys = keys.contiguous()
         width = 8 * keys.element_size()
-        bits = keys ^ ((keys >> (width - 1)) & ((1 << (width - 1)) - 1))
-        return bits.contiguous().view(dtype)
+        low = (1 << (width - 1)) - 1
+        if keys.device.type == "cpu":
+            array = keys.reshape(-1).numpy()
+            bits = array >> (width - 1)
+            bits &= low
+            bits ^= array
+            return torch.from_numpy(bits).view(dtype).reshape(keys.shape)
+        return (keys ^ ((keys >> (width - 1)) & low)).view(dtype)
     return keys
 
 
@@ -146,6 +167,16 @@ def _topk_last(keys: torch.Tensor, k: int) -> torch.Tensor:
         return _argsort_last(keys)[..., :k]
     # O(n) selection: everything below the k-th key, plus the first ties at the k-th key
     array = keys.contiguous().numpy().reshape(-1, n)
+    if array.shape[0] == 1:
+        lane = array[0]
+        kth = np.partition(lane, k - 1)[k - 1]
+        below = np.flatnonzero(lane < kth)
+        ties = np.flatnonzero(lane == kth)[: k - below.shape[0]]
+        positions = np.concatenate([below, ties])
+        # keys below kth cannot tie with kth: a stable sort keeps both lists in index order
+        order = _argsort_last(torch.from_numpy(lane[positions])).numpy()
+        positions = positions[order].astype(np.int64, copy=False)
+        return torch.from_numpy(positions).reshape(keys.shape[:-1] + (k,))
     kth = np.partition(array, k - 1, axis=-1)[:, k - 1 : k]
     below = array < kth
     ties = array == kth

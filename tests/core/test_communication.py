@@ -501,7 +501,7 @@ def test_vector_collectives(dtype):
     expected = torch.zeros(total, dtype=dtype)
     for r in range(SIZE):
         expected[displs[r] : displs[r] + counts[r]] = everyone[r]
-    out = torch.zeros(total, dtype=dtype)
+    out = strided(torch.zeros(total, dtype=dtype))  # non-contiguous, with gaps between blocks
     WORLD.Allgatherv(everyone[RANK], (out, counts, displs))
     if not same(out, expected):
         ok, msg = False, f"Allgatherv {out}"
@@ -517,7 +517,7 @@ def test_vector_collectives(dtype):
     root = SIZE // 2
     out = WORLD.Gatherv(
         everyone[RANK],
-        (torch.zeros(total, dtype=dtype), counts, displs) if RANK == root else None,
+        (strided(torch.zeros(total, dtype=dtype)), counts, displs) if RANK == root else None,
         root,
     )
     if (RANK == root and not same(out, expected)) or (RANK != root and out is not None):
@@ -643,6 +643,12 @@ def test_point_to_point(dtype):
         or not same(got, noncontig(make(dtype, 12, left)))
     ):
         ok, msg = False, f"Isend/Irecv {got}"
+    # a short message into a larger, non-contiguous buffer leaves the rest untouched
+    short = WORLD.Irecv(strided(torch.zeros(6, dtype=dtype)), source=left, tag=4)
+    WORLD.Isend(make(dtype, 2, RANK), right, tag=4).Wait()
+    got = short.Wait()
+    if not same(got[:2], make(dtype, 2, left)) or not same(got[2:], torch.zeros(4, dtype=dtype)):
+        ok, msg = False, f"short message {got}"
     status = MPI.Status()
     request = WORLD.Irecv(torch.zeros(2, dtype=dtype), source=MPI.ANY_SOURCE, tag=6)
     WORLD.Isend(make(dtype, 2, RANK), right, tag=6).Wait()

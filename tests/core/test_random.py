@@ -90,7 +90,7 @@ def oracle_randint(seed, counter, shape, low, high):
         values = [low + int(u) % span for u in oracle_bits63(seed, counter, n)]
     else:
         w0, w1 = oracle_words(seed, counter, n)
-        full = [(int(a) << 32) | int(b) for a, b in zip(w1, w0)]
+        full = [(int(a) << 32) | int(b) for a, b in zip(w1, w0, strict=True)]
         values = [low + (v - span if v >= span else v) for v in full]
     return np.array(values, dtype=np.int64).reshape(shape)
 

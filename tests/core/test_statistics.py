@@ -8,6 +8,7 @@ import scipy.stats
 import torch
 
 import heat as ht
+from heat.core import statistics as statistics_module
 from tests.helpers import (
     assert_array_equal,
     assert_raises_then_collective_works,
@@ -19,6 +20,9 @@ from tests.helpers import (
 SHAPES = ((7,), (5, 6), (3, 4, 5), (2, 3), (1, 5))
 CASES = [(shape, split) for shape in SHAPES for split in splits_for(len(shape))]
 CASE_IDS = [f"{shape}-split{split}" for shape, split in CASES]
+# the costlier statistics: None, the first and the last split axis (-1 is the last one)
+SHORT_CASES = [(shape, split) for shape in SHAPES for split in sorted({None, 0, len(shape) - 1}, key=str)]
+SHORT_IDS = [f"{shape}-split{split}" for shape, split in SHORT_CASES]
 NUMERIC = (np.float32, np.float64, np.int32, np.int64)
 METHODS = (
     "linear", "lower", "higher", "nearest", "midpoint", "inverted_cdf", "averaged_inverted_cdf",
@@ -39,13 +43,12 @@ def data_for(shape, dtype, seed=0, low=-10, high=10):
 
 
 def axes_for(ndim):
-    """None, first, last, a tuple (and a middle axis for 3-D)."""
-    axes = [None, 0, -1]
-    if ndim >= 2:
-        axes.append((0, -1))
-    if ndim == 3:
-        axes += [1, (1, 2)]
-    return axes
+    """None, first (2-D) or middle (3-D) axis, last axis, a tuple."""
+    if ndim == 1:
+        return [None, -1]
+    if ndim == 2:
+        return [None, 0, -1, (0, -1)]
+    return [None, 1, -1, (0, 2)]
 
 
 def rotate(values, i):
@@ -90,13 +93,12 @@ def test_max_min_nan():
     data = data_for((5, 6), np.float64, seed=4)
     data[1, 2] = data[4, 0] = data[3, 3] = np.nan
     data[:, 5] = np.nan  # an all-NaN column
-    for split in (None, 0, 1):
+    for split, axis in ((None, 0), (0, None), (0, 0), (0, 1), (1, 0), (1, 1)):
         x = ht.array(data, split=split)
-        for axis in (None, 0, 1):
-            assert_array_equal(ht.max(x, axis=axis), np.max(data, axis=axis))
-            assert_array_equal(ht.min(x, axis=axis), np.min(data, axis=axis))
-            assert_array_equal(ht.nanmax(x, axis=axis), quiet(np.nanmax, data, axis=axis))
-            assert_array_equal(ht.nanmin(x, axis=axis), quiet(np.nanmin, data, axis=axis))
+        assert_array_equal(ht.max(x, axis=axis), np.max(data, axis=axis))
+        assert_array_equal(ht.min(x, axis=axis), np.min(data, axis=axis))
+        assert_array_equal(ht.nanmax(x, axis=axis), quiet(np.nanmax, data, axis=axis))
+        assert_array_equal(ht.nanmin(x, axis=axis), quiet(np.nanmin, data, axis=axis))
     # infinities and signed zeros keep their order
     special = np.array([0.0, -np.inf, 5.0, -0.0, np.inf, -3.5, 1e-300], dtype=np.float32)
     x = ht.array(special, split=0)
@@ -124,12 +126,12 @@ def test_max_min_empty_blocks_give_scalars():
 
 
 def test_ptp():
-    for shape, split in ((7,), 0), ((5, 6), 1), ((3, 4, 5), 0), ((2, 3), 0):
-        for dtype in NUMERIC:
-            data = data_for(shape, dtype, seed=5)
-            x = ht.array(data, split=split)
-            assert_array_equal(ht.ptp(x), np.ptp(data))
-            assert_array_equal(ht.ptp(x, axis=-1, keepdims=True), np.ptp(data, axis=-1, keepdims=True))
+    for i, (shape, split) in enumerate((((7,), 0), ((5, 6), 1), ((3, 4, 5), 0), ((2, 3), 0))):
+        dtype = rotate(NUMERIC, i)
+        data = data_for(shape, dtype, seed=5)
+        x = ht.array(data, split=split)
+        assert_array_equal(ht.ptp(x), np.ptp(data))
+        assert_array_equal(ht.ptp(x, axis=-1, keepdims=True), np.ptp(data, axis=-1, keepdims=True))
     wrap = np.array([-128, 127, 0], dtype=np.int8)
     assert_array_equal(ht.ptp(ht.array(wrap, split=0)), np.ptp(wrap))
 
@@ -343,7 +345,7 @@ def test_average_errors():
 # ---------------------------------------------------------------------------------------------
 # median, percentile, quantile
 # ---------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("shape,split", CASES, ids=CASE_IDS)
+@pytest.mark.parametrize("shape,split", SHORT_CASES, ids=SHORT_IDS)
 def test_median_percentile_quantile(shape, split):
     for i, axis in enumerate(axes_for(len(shape))):
         dtype = rotate(NUMERIC, i + (split or 0))
@@ -356,10 +358,11 @@ def test_median_percentile_quantile(shape, split):
             ht.percentile(x, [0, 12.5, 50, 99, 100], axis=axis, method=method, keepdims=keepdims),
             np.percentile(data, [0, 12.5, 50, 99, 100], axis=axis, method=method, keepdims=keepdims),
         )
-        assert_array_equal(
-            ht.quantile(x, 0.3, axis=axis, method=rotate(METHODS, i + 5)),
-            np.quantile(data, 0.3, axis=axis, method=rotate(METHODS, i + 5)),
-        )
+        if i % 2 == 0:
+            assert_array_equal(
+                ht.quantile(x, 0.3, axis=axis, method=rotate(METHODS, i + 5)),
+                np.quantile(data, 0.3, axis=axis, method=rotate(METHODS, i + 5)),
+            )
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -380,8 +383,10 @@ def test_quantile_methods(method):
     )
 
 
-def test_percentile_distributed_selection_values():
+def test_percentile_distributed_selection_values(monkeypatch):
     """Signed zeros, infinities, negative and repeated values, all dtypes, through the radix selection."""
+    # select by radix rounds down to the last bit (by default few candidates are gathered)
+    monkeypatch.setattr(statistics_module, "_GATHER_LIMIT", 0)
     floats = np.array([3.5, -0.0, np.inf, -7.25, 0.0, -np.inf, 3.5, 1e-30, -1e30, 2.0, 3.5])
     for dtype in (np.float32, np.float64, np.int8, np.int32, np.int64, np.float16):
         data = floats if dtype in (np.float32, np.float64) else data_for((11,), dtype, seed=43, low=-100, high=100)
@@ -398,6 +403,19 @@ def test_percentile_distributed_selection_values():
     flags = np.array([True, False, True, True, False])
     assert_array_equal(ht.quantile(ht.array(flags, split=0), [0.2, 0.9], method="nearest"),
                        np.quantile(flags, [0.2, 0.9], method="nearest"))
+    with_nan = np.array([2.0, np.nan, -1.0, 7.0, np.nan, 0.5])
+    assert_array_equal(ht.nanmedian(ht.array(with_nan, split=0)), np.nanmedian(with_nan))
+    assert_array_equal(ht.median(ht.array(with_nan, split=0)), np.median(with_nan))
+
+
+def test_percentile_large_1d():
+    """Enough elements for radix rounds before the remaining candidates are gathered."""
+    data = data_for((6000,), np.float32, seed=47, low=-1, high=1)
+    data[::7] = data[3]  # many ties
+    x = ht.array(data, split=0)
+    q = [0, 0.1, 33.3, 50, 99.99, 100]
+    assert_array_equal(ht.percentile(x, q), np.percentile(data, q))
+    assert_array_equal(ht.percentile(x, q, method="closest_observation"), np.percentile(data, q, method="closest_observation"))
 
 
 def test_percentile_q_types_and_out():
@@ -420,16 +438,14 @@ def test_nan_median_percentile_quantile():
     data = data_for((5, 6), np.float64, seed=45)
     data[0, 1] = data[3, 3] = data[4, 0] = np.nan
     data[:, 5] = np.nan
-    for split in (None, 0, 1):
+    for split, axis in ((None, 1), (0, None), (0, 0), (0, 1), (1, None), (1, 0)):
         x = ht.array(data, split=split)
-        for axis in (None, 0, 1):
-            assert_array_equal(ht.median(x, axis=axis), np.median(data, axis=axis))
-            assert_array_equal(ht.percentile(x, [5, 50], axis=axis), np.percentile(data, [5, 50], axis=axis))
-            assert_array_equal(ht.nanmedian(x, axis=axis), quiet(np.nanmedian, data, axis=axis))
-            assert_array_equal(ht.nanpercentile(x, [5, 50], axis=axis, method="nearest"),
-                               quiet(np.nanpercentile, data, [5, 50], axis=axis, method="nearest"))
-            assert_array_equal(ht.nanquantile(x, 0.7, axis=axis, keepdims=True),
-                               quiet(np.nanquantile, data, 0.7, axis=axis, keepdims=True))
+        assert_array_equal(ht.percentile(x, [5, 50], axis=axis), np.percentile(data, [5, 50], axis=axis))
+        assert_array_equal(ht.nanmedian(x, axis=axis), quiet(np.nanmedian, data, axis=axis))
+        assert_array_equal(ht.nanpercentile(x, [5, 50], axis=axis, method="nearest"),
+                           quiet(np.nanpercentile, data, [5, 50], axis=axis, method="nearest"))
+        assert_array_equal(ht.nanquantile(x, 0.7, axis=axis, keepdims=True),
+                           quiet(np.nanquantile, data, 0.7, axis=axis, keepdims=True))
     all_nan = ht.array(np.full((4,), np.nan), split=0)
     assert_array_equal(ht.nanmedian(all_nan), quiet(np.nanmedian, np.full((4,), np.nan)))
     ints = data_for((7,), np.int32, seed=46)
@@ -452,7 +468,7 @@ def test_percentile_errors():
 # ---------------------------------------------------------------------------------------------
 # skew, kurtosis, cov
 # ---------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("shape,split", CASES, ids=CASE_IDS)
+@pytest.mark.parametrize("shape,split", SHORT_CASES, ids=SHORT_IDS)
 def test_skew_kurtosis(shape, split):
     for i, axis in enumerate(axes_for(len(shape))):
         dtype = rotate((np.float64, np.int64, np.float32), i + (split or 0))

@@ -1,0 +1,359 @@
+"""
+Issue-3 benchmark driver: runs ``algorithms.py`` under this repository's heat and under the HeAT
+1.8 release, at 1 and 2 processes, plus NumPy once, and prints one side-by-side table.
+
+Usage::
+
+    python benchmarks/run_algorithms.py                        # full size (4e6 float32)
+    python benchmarks/run_algorithms.py --scale 0.05 --repeat 2 --min-time 0.01   # quick check
+    python benchmarks/run_algorithms.py --ops sort --procs 2   # a subset
+
+HeAT 1.8 is expected in a virtual environment built by ``shared/tools/heat-anchor-venv.sh``
+(default ``/tmp/heat-anchor/bin/python``; ``--anchor-python`` to change it, ``--no-anchor`` to
+leave it out). Our heat is imported from this checkout (``PYTHONPATH`` is set to the repository
+root), HeAT 1.8 from its venv (``PYTHONPATH`` is cleared for it).
+
+Both heats get the same environment: ``THP_MEM_ALLOC_ENABLE=1`` (ours sets it itself at
+import), the same torch threads per process (cores // processes), and a fixed glibc mmap
+threshold (``MALLOC_MMAP_THRESHOLD_``) so that freed large blocks go back to the kernel and the
+per-operation peak memory is not hidden by reused pages.
+
+Each run writes JSON lines; an operation that raises is reported as ``error: <message>``. If a
+run dies or stops making progress (``--idle-timeout``), the operation it was in is recorded as
+an error and the run is restarted after it. Columns of the table:
+
+- ``ours``, ``HeAT 1.8``, ``NumPy``: seconds per call, best repetition (max over processes);
+  NumPy runs the same operation on the whole data in one process, the serial baseline
+- ``1.8/ours``: speed-up over HeAT 1.8 (> 1: ours is faster); ``ours/NumPy``: cost over NumPy
+- ``mem ours``/``mem 1.8``: peak extra memory during one call, MB, max over processes;
+  ``in+out``: our input plus output bytes on a process, MB (the 2x rule compares them)
+- ``target``/``result``: the issue's targets for ours: not slower than HeAT 1.8 (sort 5x
+  faster, boolean and fancy getitem 2x faster), peak extra memory <= 2 x (input + output), and
+  the same result as NumPy
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Dict, List, Optional
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+ALGORITHMS = os.path.join(HERE, "algorithms.py")
+DEFAULT_ANCHOR = os.path.join(os.environ.get("TMPDIR", "/tmp"), "heat-anchor", "bin", "python")
+
+# required speed-up over HeAT 1.8 per operation group (see Op.group in algorithms.py)
+SPEEDUP_TARGET = {"time": 1.0, "sort": 5.0, "indexing": 2.0}
+MEMORY_TARGET = 2.0  # peak extra memory <= MEMORY_TARGET x (input + output bytes) per process
+CELL_ERROR_CHARS = 48
+
+
+def log(message: str) -> None:
+    print(message, flush=True)
+
+
+def read_records(path: str) -> List[dict]:
+    records = []
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                line = line.strip()
+                if line:
+                    try:
+                        records.append(json.loads(line))
+                    except json.JSONDecodeError:
+                        pass  # a line cut by a killed run
+    return records
+
+
+def stop_group(proc: subprocess.Popen) -> None:
+    """Ends the process group of a run this script started (SIGTERM, then SIGKILL)."""
+    for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, 10)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def run_library(label: str, command: List[str], env: Dict[str, str], args, work: str, extra=()) -> dict:
+    """Runs one library at one process count until every operation has a record."""
+    results: Dict[int, dict] = {}
+    meta: Optional[dict] = None
+    for attempt in range(args.max_restarts + 1):
+        out = os.path.join(work, f"{label}.try{attempt}.jsonl")
+        logfile = os.path.join(work, f"{label}.try{attempt}.log")
+        cmd = command + [ALGORITHMS] + list(extra) + [
+            "--scale", str(args.scale),
+            "--repeat", str(args.repeat),
+            "--min-time", str(args.min_time),
+            "--agree-timeout", str(args.agree_timeout),
+            "--out", out,
+        ]
+        if args.ops:
+            cmd += ["--ops", args.ops]
+        if results:
+            cmd += ["--skip", ",".join(str(i) for i in sorted(results))]
+        with open(logfile, "w") as logf:
+            proc = subprocess.Popen(cmd, env=env, cwd=work, stdout=logf, stderr=subprocess.STDOUT, start_new_session=True)
+            seen, last_change, hung = 0, time.monotonic(), False
+            while True:
+                code = proc.poll()
+                records = read_records(out)
+                if len(records) != seen:
+                    for record in records[seen:]:
+                        if record.get("event") == "result":
+                            log(f"  {label:10s} {short_line(record)}")
+                    seen, last_change = len(records), time.monotonic()
+                if code is not None:
+                    break
+                if time.monotonic() - last_change > args.idle_timeout:
+                    hung = True
+                    stop_group(proc)
+                    break
+                time.sleep(0.5)
+        records = read_records(out)
+        started = None
+        finished = False
+        for record in records:
+            event = record.get("event")
+            if event == "meta":
+                meta = meta or record
+            elif event == "start":
+                started = record
+            elif event == "result":
+                results[record["index"]] = record
+                started = None
+            elif event == "done":
+                finished = True
+        if finished:
+            break
+        if started is None:
+            # died before its first operation (or between two): nothing to skip
+            tail = _tail(logfile)
+            log(f"  {label}: run ended without results (exit {proc.returncode}); log {logfile}:\n{tail}")
+            return dict(meta=meta, results=results, failed=f"run failed (exit {proc.returncode}): {tail[-200:]}")
+        reason = _abort_reason(out)
+        if not reason:
+            reason = (
+                f"no progress for {args.idle_timeout:.0f} s (hung); killed"
+                if hung
+                else f"job died (exit {proc.returncode})"
+            )
+        record = dict(event="result", index=started["index"], op=started["op"], status="error", error=reason)
+        results[started["index"]] = record
+        log(f"  {label:10s} {short_line(record)}  (restarting after it)")
+    return dict(meta=meta, results=results, failed=None)
+
+
+def _abort_reason(out: str) -> str:
+    reasons = []
+    for path in sorted(glob.glob(out + ".abort.*")):
+        try:
+            with open(path) as f:
+                note = json.load(f)
+            reasons.append(f"rank {note.get('rank')}: {note.get('error')}")
+        except (OSError, json.JSONDecodeError):
+            pass
+    return "; ".join(reasons)
+
+
+def _tail(path: str, lines: int = 15) -> str:
+    try:
+        with open(path) as f:
+            return "".join(f.readlines()[-lines:])
+    except OSError:
+        return ""
+
+
+def short_line(record: dict) -> str:
+    if record.get("status") != "ok":
+        return f"{record['index']:3d} {record['op']:36s} error: {record.get('error')}"
+    return (
+        f"{record['index']:3d} {record['op']:36s} {record['best']:.5f} s"
+        f"  mem +{_mb(record.get('mem_delta'))} MB  check {record.get('check')}"
+    )
+
+
+def _mb(value) -> str:
+    return "?" if value is None or value < 0 else f"{value / 2**20:.1f}"
+
+
+def _seconds(record: Optional[dict]) -> str:
+    if record is None:
+        return "-"
+    if record.get("status") != "ok":
+        text = str(record.get("error", "error"))
+        if len(text) > CELL_ERROR_CHARS:
+            text = text[: CELL_ERROR_CHARS - 3] + "..."
+        return "error: " + text.replace("|", "/")
+    mark = "" if record.get("check") == "ok" else " (wrong)"
+    return f"{record['best']:.4f}{mark}"
+
+
+def _ok(record: Optional[dict]) -> bool:
+    return record is not None and record.get("status") == "ok"
+
+
+def verdict(ours: Optional[dict], anchor: Optional[dict], group: str) -> str:
+    if ours is None:
+        return "-"
+    if not _ok(ours):
+        return "FAIL (error)"
+    problems = []
+    if ours.get("check") != "ok":
+        problems.append("wrong result")
+    need = SPEEDUP_TARGET.get(group, 1.0)
+    if _ok(anchor) and anchor["best"] / ours["best"] < need:
+        problems.append(f"time {anchor['best'] / ours['best']:.2f}x < {need:g}x")
+    ratio = ours.get("mem_ratio")
+    if ratio is not None and ratio > MEMORY_TARGET:
+        problems.append(f"mem {ratio:.1f}x > {MEMORY_TARGET:g}x")
+    return "PASS" if not problems else "FAIL (" + "; ".join(problems) + ")"
+
+
+def table(runs: Dict[str, dict], procs: List[int]) -> List[str]:
+    numpy = runs.get("numpy", {}).get("results", {})
+    indices = sorted({i for run in runs.values() for i in run["results"]})
+    header = [
+        "operation", "p", "ours (s)", "HeAT 1.8 (s)", "NumPy (s)", "1.8/ours", "ours/NumPy",
+        "mem ours (MB)", "mem 1.8 (MB)", "in+out ours (MB)", "target", "result",
+    ]
+    rows = []
+    notes = []
+    for index in indices:
+        for p in procs:
+            ours = runs.get(f"ours-p{p}", {}).get("results", {}).get(index)
+            anchor = runs.get(f"heat18-p{p}", {}).get("results", {}).get(index)
+            base = numpy.get(index)
+            any_record = ours or anchor or base
+            if any_record is None:
+                continue
+            group = (ours or {}).get("group") or (anchor or {}).get("group") or (base or {}).get("group") or "time"
+            speedup = f"{anchor['best'] / ours['best']:.2f}" if _ok(ours) and _ok(anchor) else "-"
+            cost = f"{ours['best'] / base['best']:.2f}" if _ok(ours) and _ok(base) else "-"
+            in_out = ours["in_bytes"] + ours["out_bytes"] if _ok(ours) else None
+            rows.append([
+                any_record["op"], str(p), _seconds(ours), _seconds(anchor), _seconds(base), speedup, cost,
+                _mb(ours.get("mem_delta")) if _ok(ours) else "-",
+                _mb(anchor.get("mem_delta")) if _ok(anchor) else "-",
+                _mb(in_out), f">= {SPEEDUP_TARGET.get(group, 1.0):g}x", verdict(ours, anchor, group),
+            ])
+            for who, record in (("ours", ours), ("HeAT 1.8", anchor), ("NumPy", base)):
+                if record is None:
+                    continue
+                if record.get("status") != "ok":
+                    notes.append(f"- {record['op']}, p={p}, {who}: error: {record.get('error')}")
+                elif record.get("check") != "ok":
+                    notes.append(f"- {record['op']}, p={p}, {who}: wrong result: {record.get('check')}")
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    passed = sum(1 for row in rows if row[-1] == "PASS")
+    lines.append("")
+    lines.append(f"{passed} of {len(rows)} rows pass the targets.")
+    if notes:
+        lines.append("")
+        lines.append("Errors and wrong results:")
+        lines += notes
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
+    parser.add_argument("--scale", type=float, default=1.0, help="fraction of the 4e6-element data")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--min-time", type=float, default=0.05)
+    parser.add_argument("--procs", default="1,2", help="process counts, comma-separated")
+    parser.add_argument("--ops", default="", help="only operations whose name contains this text")
+    parser.add_argument("--ours-python", default=sys.executable)
+    parser.add_argument("--anchor-python", default=DEFAULT_ANCHOR)
+    parser.add_argument("--no-anchor", action="store_true", help="leave HeAT 1.8 out")
+    parser.add_argument("--no-numpy", action="store_true", help="leave NumPy out")
+    parser.add_argument("--mpiexec", default="mpiexec")
+    parser.add_argument("--work-dir", default="", help="where the runs write (default: a new temp dir)")
+    parser.add_argument("--json", default="", help="also write all records to this JSON file")
+    parser.add_argument("--idle-timeout", type=float, default=900.0, help="seconds without progress")
+    parser.add_argument("--agree-timeout", type=float, default=120.0)
+    parser.add_argument("--max-restarts", type=int, default=10)
+    parser.add_argument("--mmap-threshold", default="1048576", help="MALLOC_MMAP_THRESHOLD_ ('' keeps glibc's)")
+    args = parser.parse_args()
+
+    procs = [int(p) for p in args.procs.split(",") if p]
+    work = args.work_dir or tempfile.mkdtemp(prefix="heat-algorithms-")
+    os.makedirs(work, exist_ok=True)
+    base_env = dict(os.environ)
+    base_env["THP_MEM_ALLOC_ENABLE"] = "1"
+    if args.mmap_threshold:
+        base_env["MALLOC_MMAP_THRESHOLD_"] = args.mmap_threshold
+    else:
+        base_env.pop("MALLOC_MMAP_THRESHOLD_", None)
+    ours_env = dict(base_env)
+    ours_env["PYTHONPATH"] = os.pathsep.join(p for p in (REPO, os.environ.get("PYTHONPATH", "")) if p)
+    anchor_env = dict(base_env)
+    anchor_env.pop("PYTHONPATH", None)
+
+    use_anchor = not args.no_anchor
+    if use_anchor and not os.path.exists(args.anchor_python):
+        log(
+            f"HeAT 1.8 not found at {args.anchor_python}: build it with shared/tools/heat-anchor-venv.sh "
+            "(or pass --anchor-python / --no-anchor); its columns stay empty"
+        )
+        use_anchor = False
+
+    load_start = os.getloadavg()
+    started = time.strftime("%Y-%m-%d %H:%M:%S")
+    log(f"work dir {work}; load average at start {load_start[0]:.1f} {load_start[1]:.1f} {load_start[2]:.1f}")
+    runs: Dict[str, dict] = {}
+    if not args.no_numpy:
+        log("NumPy, 1 process")
+        runs["numpy"] = run_library("numpy", [args.ours_python], ours_env, args, work, ["--library", "numpy"])
+    for p in procs:
+        launcher = [args.mpiexec, "-n", str(p)]
+        log(f"ours, {p} process(es)")
+        runs[f"ours-p{p}"] = run_library(f"ours-p{p}", launcher + [args.ours_python], ours_env, args, work)
+        if use_anchor:
+            log(f"HeAT 1.8, {p} process(es)")
+            runs[f"heat18-p{p}"] = run_library(f"heat18-p{p}", launcher + [args.anchor_python], anchor_env, args, work)
+    load_end = os.getloadavg()
+
+    lines = [
+        "",
+        f"issue-3 algorithms benchmark, {started} to {time.strftime('%H:%M:%S')}, "
+        f"{os.cpu_count()} cores, load average {load_start[0]:.1f} at start, {load_end[0]:.1f} at end",
+    ]
+    for name, run in runs.items():
+        meta = run.get("meta") or {}
+        if meta:
+            lines.append(
+                f"- {name}: {meta.get('library')} {meta.get('version')} ({meta.get('location')}), "
+                f"{meta.get('processes')} process(es) x {meta.get('threads')} thread(s), data {meta.get('shape')} "
+                f"{meta.get('dtype')}, best of {meta.get('repeat')} repetitions of >= {meta.get('min_time')} s"
+            )
+        if run.get("failed"):
+            lines.append(f"- {name}: {run['failed']}")
+    lines.append("")
+    lines += table(runs, procs)
+    print("\n".join(lines), flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(
+                {name: dict(meta=run.get("meta"), results=list(run["results"].values())) for name, run in runs.items()},
+                f,
+                indent=1,
+            )
+
+
+if __name__ == "__main__":
+    main()
