@@ -499,10 +499,12 @@ def _slowest(L, seconds: float) -> float:
     return L.world.allreduce(seconds, op=L.MPI.MAX) if L.size > 1 else seconds
 
 
-def run_op(L, op: Op, D: Data, repeat: int, min_time: float, fail_rank: Optional[int] = None) -> Dict[str, Any]:
+def run_op(L, op: Op, D: Data, repeat: int, min_time: float, inject: Tuple = ()) -> Dict[str, Any]:
     """Runs one operation on this process; every field is local (agreement happens later)."""
     inputs, fn = op.build(L, D)
-    if fail_rank is not None and fail_rank in (L.rank, -1):
+    if inject and int(inject[0]) in (L.rank, -1):
+        if inject[1:] == ("hang",):
+            time.sleep(1e6)
         raise RuntimeError(f"failure injected on rank {L.rank}")
     in_bytes = L.local_nbytes(inputs)
     # warm-up
@@ -591,8 +593,8 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     parser.add_argument(
         "--inject-failure",
         default="",
-        metavar="INDEX:RANK",
-        help="testing the harness: raise in operation INDEX on RANK (-1: every rank)",
+        metavar="INDEX:RANK[:hang]",
+        help="testing the harness: raise (or hang) in operation INDEX on RANK (-1: every rank)",
     )
     args = parser.parse_args(argv)
 
@@ -607,7 +609,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         L.torch.set_num_threads(max(1, (os.cpu_count() or 1) // L.size))
     D = make_data(args.scale)
     skip = parse_indices(args.skip)
-    inject = tuple(int(v) for v in args.inject_failure.split(":")) if args.inject_failure else None
+    inject = tuple(args.inject_failure.split(":")) if args.inject_failure else ()
     agree = Agreement(L, args.agree_timeout, (args.out or "algorithms") + ".abort")
     sink = open(args.out, "a") if (args.out and L.rank == 0) else None
 
@@ -647,8 +649,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         gc.collect()
         error = ""
         try:
-            fail_rank = inject[1] if inject and inject[0] == index else None
-            local = run_op(L, op, D, args.repeat, args.min_time, fail_rank)
+            local = run_op(L, op, D, args.repeat, args.min_time, inject[1:] if inject and int(inject[0]) == index else ())
         except Exception as exc:  # reported per operation; the run goes on
             error = short_error(exc)
             if os.environ.get("ALGORITHMS_TRACEBACK"):

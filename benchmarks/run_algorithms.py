@@ -104,6 +104,8 @@ def run_library(label: str, command: List[str], env: Dict[str, str], args, work:
         ]
         if args.ops:
             cmd += ["--ops", args.ops]
+        if args.inject_failure and label.startswith("ours"):
+            cmd += ["--inject-failure", args.inject_failure]
         if results:
             cmd += ["--skip", ",".join(str(i) for i in sorted(results))]
         with open(logfile, "w") as logf:
@@ -200,7 +202,7 @@ def _seconds(record: Optional[dict]) -> str:
             text = text[: CELL_ERROR_CHARS - 3] + "..."
         return "error: " + text.replace("|", "/")
     mark = "" if record.get("check") == "ok" else " (wrong)"
-    return f"{record['best']:.4f}{mark}"
+    return f"{record['best']:.4g}{mark}"
 
 
 def _ok(record: Optional[dict]) -> bool:
@@ -249,7 +251,7 @@ def table(runs: Dict[str, dict], procs: List[int]) -> List[str]:
                 any_record["op"], str(p), _seconds(ours), _seconds(anchor), _seconds(base), speedup, cost,
                 _mb(ours.get("mem_delta")) if _ok(ours) else "-",
                 _mb(anchor.get("mem_delta")) if _ok(anchor) else "-",
-                _mb(in_out), f">= {SPEEDUP_TARGET.get(group, 1.0):g}x", verdict(ours, anchor, group),
+                _mb(in_out) if in_out is not None else "-", f">= {SPEEDUP_TARGET.get(group, 1.0):g}x", verdict(ours, anchor, group),
             ])
             for who, record in (("ours", ours), ("HeAT 1.8", anchor), ("NumPy", base)):
                 if record is None:
@@ -287,6 +289,7 @@ def main() -> None:
     parser.add_argument("--idle-timeout", type=float, default=900.0, help="seconds without progress")
     parser.add_argument("--agree-timeout", type=float, default=120.0)
     parser.add_argument("--max-restarts", type=int, default=10)
+    parser.add_argument("--inject-failure", default="", help="testing the harness: see algorithms.py")
     parser.add_argument("--mmap-threshold", default="1048576", help="MALLOC_MMAP_THRESHOLD_ ('' keeps glibc's)")
     args = parser.parse_args()
 

@@ -10,8 +10,9 @@ process), the owners merge, and one more all-to-all balances the result. Results
 every process count: the unique values of a split input are returned split along 0 with the
 balanced layout; for a non-split input they are not split.
 
-Values are compared as in NumPy's ``unique`` with ``equal_nan=True``: all NaNs are one value
-(it sorts last) and ``-0.0 == 0.0``. In ``isin`` (and so in ``intersect1d`` and ``setdiff1d``)
+Values are compared as in NumPy's ``unique``: ``-0.0 == 0.0``; with ``equal_nan=True`` (the
+default of ``unique``) all NaNs are one value, which sorts last; the array-API functions
+(``unique_values``, ...) keep every NaN apart, as NumPy's do. In ``isin`` (and so in ``intersect1d`` and ``setdiff1d``)
 NaN is never found, as in NumPy, because NaN != NaN. Complex arrays are not supported (they have
 no order).
 """
@@ -29,6 +30,7 @@ from . import types
 from .dndarray import DNDarray
 from .sanitation import sanitize_axis, sanitize_in
 from .sorting import (
+    _FLOAT_KEY_TYPES,
     _alltoallv_columns,
     _as_bytes,
     _block_starts,
@@ -280,7 +282,8 @@ def unique(
         process's unique slices are gathered on every process (which holds ``processes x
         local unique slices`` rows at most), so this path suits arrays with few distinct slices.
     equal_nan : bool, optional
-        Only True (all NaNs are one value) is supported.
+        True (default): all NaNs are one unique value. False: every NaN is a unique value of
+        its own (they sort last, in their original order).
     sorted : bool, optional
         Accepted for NumPy compatibility; the result is always sorted.
 
@@ -302,8 +305,6 @@ def unique(
         If ``ar`` is not a DNDarray or complex, or a flag is not a bool.
     ValueError
         If ``axis`` is out of bounds.
-    NotImplementedError
-        If ``equal_nan`` is False.
 
     Notes
     -----
@@ -328,8 +329,7 @@ def unique(
     return_inverse = _check_flag(return_inverse, "return_inverse")
     return_counts = _check_flag(return_counts, "return_counts")
     _check_flag(sorted, "sorted")
-    if not _check_flag(equal_nan, "equal_nan"):
-        raise NotImplementedError("unique supports only equal_nan=True")
+    nan_distinct = not _check_flag(equal_nan, "equal_nan") and types.heat_type_is_realfloating(ar.dtype)
     if axis is not None:
         if ar.ndim == 0:
             raise ValueError(f"axis {axis} is out of bounds for array of dimension 0")
@@ -341,11 +341,11 @@ def unique(
     comm = ar.comm
     dtype = ar.larray.dtype
     split = None if ar.split is None else 0
+    keys = _unique_keys(ar, nan_distinct)
     if ar.split is None or comm.size == 1 or ar.size == 0:
-        keys = _to_keys(ar.larray.reshape(-1))
         values, first, inverse, counts = _local_unique(keys, return_index, return_inverse, return_counts)
         like = ar
-        values = _wrap(_from_keys(values, dtype), like, (values.shape[0],), split, True)
+        values = _wrap(_unique_values(values, dtype, nan_distinct), like, (values.shape[0],), split, True)
         if return_index:
             first = _wrap(first, like, (first.shape[0],), split, True)
         if return_counts:
@@ -354,12 +354,11 @@ def unique(
             inverse = _wrap(inverse.reshape(ar.lshape), like, ar.gshape, ar.split, ar._balanced)
         return _unique_result(values, first, inverse, counts, return_index, return_inverse, return_counts)
 
-    keys = _to_keys(ar.larray.reshape(-1))
     global_index = _global_flat_index(ar) if return_index else None
     values, first, inverse, counts, total = _distributed_unique(
         comm, keys, global_index, return_inverse, return_counts
     )
-    values = _wrap(_from_keys(values, dtype), ar, (total,), 0, True)
+    values = _wrap(_unique_values(values, dtype, nan_distinct), ar, (total,), 0, True)
     if return_index:
         first = _wrap(first, ar, (total,), 0, True)
     if return_counts:
@@ -367,6 +366,39 @@ def unique(
     if return_inverse:
         inverse = _wrap(inverse.reshape(ar.lshape), ar, ar.gshape, ar.split, ar._balanced)
     return _unique_result(values, first, inverse, counts, return_index, return_inverse, return_counts)
+
+
+def _special_keys(dtype: torch.dtype) -> Tuple[int, int]:
+    """The keys of +inf and of the canonical NaN of a float dtype."""
+    both = _to_keys(torch.tensor([float("inf"), float("nan")], dtype=dtype))
+    return int(both[0]), int(both[1])
+
+
+def _unique_keys(ar: DNDarray, nan_distinct: bool) -> torch.Tensor:
+    """
+    Keys of the flattened local block. With ``nan_distinct`` (``equal_nan=False``) the keys are
+    int64 and every NaN gets its own key above +inf, ordered by its global flat index, so NaNs
+    stay apart and sort last in their original order (as in NumPy).
+    """
+    flat = ar.larray.reshape(-1)
+    keys = _to_keys(flat)
+    if not nan_distinct:
+        return keys
+    inf_key, _ = _special_keys(flat.dtype)
+    keys = keys.to(torch.int64)
+    nan = torch.isnan(flat)
+    if bool(nan.any()):
+        keys[nan] = inf_key + 1 + _global_flat_index(ar)[nan]
+    return keys
+
+
+def _unique_values(keys: torch.Tensor, dtype: torch.dtype, nan_distinct: bool) -> torch.Tensor:
+    """The values of the unique keys made by :func:`_unique_keys`."""
+    if nan_distinct:
+        inf_key, nan_key = _special_keys(dtype)
+        keys = torch.where(keys > inf_key, torch.full_like(keys, nan_key), keys)
+        keys = keys.to(_FLOAT_KEY_TYPES[dtype])
+    return _from_keys(keys, dtype)
 
 
 def _local_unique_rows(rows: torch.Tensor, want_index: bool, want_inverse: bool, want_counts: bool):
@@ -460,6 +492,8 @@ def unique_values(x: DNDarray) -> DNDarray:
     """
     The unique values of ``x`` (flattened), sorted (array API).
 
+    Every NaN is a unique value of its own (``equal_nan=False``), as in NumPy.
+
     Parameters
     ----------
     x : DNDarray
@@ -479,12 +513,14 @@ def unique_values(x: DNDarray) -> DNDarray:
     >>> ht.unique_values(ht.array([2, 1, 2], split=0))
     DNDarray([1, 2], dtype=ht.int64, device=cpu:0, split=0)
     """
-    return unique(x)
+    return unique(x, equal_nan=False)
 
 
 def unique_counts(x: DNDarray) -> UniqueCountsResult:
     """
     The unique values of ``x`` (flattened) and how often each occurs (array API).
+
+    Every NaN is a unique value of its own (``equal_nan=False``), as in NumPy.
 
     Parameters
     ----------
@@ -505,7 +541,7 @@ def unique_counts(x: DNDarray) -> UniqueCountsResult:
     >>> ht.unique_counts(ht.array([2, 1, 2])).counts
     DNDarray([1, 2], dtype=ht.int64, device=cpu:0, split=None)
     """
-    values, counts = unique(x, return_counts=True)
+    values, counts = unique(x, return_counts=True, equal_nan=False)
     return UniqueCountsResult(values, counts)
 
 
@@ -513,6 +549,8 @@ def unique_inverse(x: DNDarray) -> UniqueInverseResult:
     """
     The unique values of ``x`` (flattened) and, for every element, the index of its value
     among them (array API).
+
+    Every NaN is a unique value of its own (``equal_nan=False``), as in NumPy.
 
     Parameters
     ----------
@@ -535,7 +573,7 @@ def unique_inverse(x: DNDarray) -> UniqueInverseResult:
     DNDarray([[1, 0],
               [1, 2]], dtype=ht.int64, device=cpu:0, split=0)
     """
-    values, inverse = unique(x, return_inverse=True)
+    values, inverse = unique(x, return_inverse=True, equal_nan=False)
     return UniqueInverseResult(values, inverse)
 
 
@@ -543,6 +581,8 @@ def unique_all(x: DNDarray) -> UniqueAllResult:
     """
     The unique values of ``x`` (flattened) with first-occurrence indices, inverse indices and
     counts (array API).
+
+    Every NaN is a unique value of its own (``equal_nan=False``), as in NumPy.
 
     Parameters
     ----------
@@ -563,7 +603,7 @@ def unique_all(x: DNDarray) -> UniqueAllResult:
     >>> ht.unique_all(ht.array([2, 1, 2])).indices
     DNDarray([1, 0], dtype=ht.int64, device=cpu:0, split=None)
     """
-    values, indices, inverse, counts = unique(x, True, True, True)
+    values, indices, inverse, counts = unique(x, True, True, True, equal_nan=False)
     return UniqueAllResult(values, indices, inverse, counts)
 
 

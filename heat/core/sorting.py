@@ -253,6 +253,14 @@ def _alltoallv_columns(
     return result
 
 
+def _allgather_fixed(comm, t: torch.Tensor) -> torch.Tensor:
+    """``t`` (same shape on every process) of all processes, stacked: ``(p,) + t.shape``."""
+    t = t.contiguous()
+    received = torch.empty((comm.size,) + tuple(t.shape), dtype=t.dtype, device=t.device)
+    comm.Allgather(t, received)
+    return received
+
+
 def _alltoall_counts(comm, send: torch.Tensor) -> torch.Tensor:
     """``send[r]`` (an int64 row) goes to rank r; row r of the result came from rank r."""
     send = send.to(torch.int64).contiguous()
@@ -302,15 +310,16 @@ def _splitters(comm, keys: torch.Tensor) -> torch.Tensor:
     """
     p, rank = comm.size, comm.rank
     m, n = keys.shape
+    samples = torch.full((m, p - 1, 3), -1, dtype=torch.int64)  # rank -1: no sample (n == 0)
     if n > 0:
         positions = torch.tensor([(i + 1) * n // p for i in range(p - 1)], dtype=torch.int64)
-        samples = torch.empty((m, p - 1, 3), dtype=torch.int64)
         samples[:, :, 0] = keys[:, positions.to(keys.device)].cpu().to(torch.int64)
         samples[:, :, 1] = rank
         samples[:, :, 2] = positions
-    else:
-        samples = torch.empty((m, 0, 3), dtype=torch.int64)
-    samples = comm.allgather_tensors(samples, axis=1)
+    # fixed size: one Allgather; (p, m, p - 1, 3) -> (m, p * (p - 1), 3) in (rank, position) order
+    samples = _allgather_fixed(comm, samples).permute(1, 0, 2, 3).reshape(m, p * (p - 1), 3)
+    if m:
+        samples = samples[:, samples[0, :, 1] >= 0, :]
     count = samples.shape[1]
     # gathered in (rank, position) order, so a stable sort by key gives the (key, rank, position)
     # order, i.e. the (value, global index) order of the sampled elements
@@ -412,7 +421,7 @@ def _rebalance(
     p, rank = comm.size, comm.rank
     m = lane_counts.shape[0]
     if all_lane_counts is None:
-        all_lane_counts = comm.allgather_tensors(lane_counts.view(1, m).to(torch.int64), axis=0)
+        all_lane_counts = _allgather_fixed(comm, lane_counts.to(torch.int64).cpu())
     all_lane_counts = all_lane_counts.to(torch.int64).cpu()  # (p, m)
     targets = torch.tensor(list(out_counts), dtype=torch.int64)
     target_displs = _exclusive_cumsum(targets)

@@ -265,10 +265,15 @@ def _extremum(x, axis, out, keepdims, largest: bool, ignore_nan: bool, name: str
     if floating and ignore_nan:
         # NaN gets the neutral key, so it loses against every number; an all-NaN slice keeps the
         # neutral key, which maps back to NaN
-        nan_high = not largest
+        fill = -math.inf if largest else math.inf
 
         def partial(tensor, dims, keepdim=True):
-            return local_reduce(_to_key(tensor, nan_high), dim=dims, keepdim=keepdim)
+            nan = torch.isnan(tensor)
+            if not nan.any():
+                return _to_key(local_reduce(tensor, dim=dims, keepdim=keepdim), not largest)
+            reduced = local_reduce(tensor.masked_fill(nan, fill), dim=dims, keepdim=keepdim)
+            reduced = reduced.masked_fill(nan.all(dim=dims, keepdim=keepdim), math.nan)
+            return _to_key(reduced, not largest)
 
     else:
         # amax/amin propagate NaN locally; the NaN key wins the MPI reduction
@@ -591,20 +596,27 @@ def _arg_extremum(x, axis, out, keepdims, largest: bool, ignore_nan: bool, name:
 
     torch_type = x.larray.dtype
     floating = torch_type in _FLOATING
-    # NaN wins (NumPy returns the first NaN), or loses against everything (nan variants)
-    keys = _to_key(x.larray, largest != ignore_nan).to(torch.int64)
+    # torch's argmax/argmin already return the first NaN, as NumPy; the nan variants search
+    # order-preserving keys in which NaN loses against everything
+    nan_high = largest != ignore_nan
+    keys = x.larray
+    if floating and ignore_nan and torch.isnan(keys).any():
+        keys = _to_key(keys, nan_high)
     low, high = _key_limits(torch_type)
     neutral = low if largest else high
-    local_arg = torch.argmax if largest else torch.argmin
+    # torch.max/min with a dim return values and first-occurrence indices in one pass
+    local_arg = torch.max if largest else torch.min
     distributed = _is_distributed(x)
+    # collective for layouts not known to be balanced: every process asks, empty or not
+    offset = _global_offset(x)
 
     if axis is None:
         if keys.numel() > 0:
-            flat = local_arg(keys.reshape(-1))
-            value = keys.reshape(-1)[flat]
+            value, flat = local_arg(keys.reshape(-1), 0)
+            value = _to_key(value, nan_high).to(torch.int64)
             position = list(np.unravel_index(int(flat), tuple(keys.shape)))
             if x.split is not None:
-                position[x.split] += _global_offset(x)
+                position[x.split] += offset
             index = int(np.ravel_multi_index(position, x.gshape)) if x.ndim else 0
         else:
             value, index = torch.tensor(neutral, dtype=torch.int64), torch.iinfo(torch.int64).max
@@ -620,21 +632,22 @@ def _arg_extremum(x, axis, out, keepdims, largest: bool, ignore_nan: bool, name:
         all_nan = floating and ignore_nan and int(winner_value) == neutral
     else:
         if keys.shape[axis] > 0:
-            index = local_arg(keys, dim=axis, keepdim=True)
-            value = keys.gather(axis, index)
+            value, index = local_arg(keys, dim=axis, keepdim=True)
+            value = _to_key(value, nan_high).to(torch.int64)
+            if axis == x.split:
+                index = index + offset
         else:
             shape = list(keys.shape)
             shape[axis] = 1
             value = torch.full(shape, neutral, dtype=torch.int64, device=keys.device)
             index = torch.full(shape, torch.iinfo(torch.int64).max, dtype=torch.int64, device=keys.device)
         if distributed and axis == x.split:
-            index = index + _global_offset(x)
             gathered = _allgather_blocks(x.comm, torch.stack([value, index]))
-            # processes hold increasing index ranges along the split axis: the first process
-            # holding the best value holds its first occurrence
-            winner = local_arg(gathered[:, 0], dim=0, keepdim=True)
-            value = gathered[:, 0].gather(0, winner)[0]
-            index = gathered[:, 1].gather(0, winner)[0]
+            # the smallest global index among the processes holding the best value
+            values, indices = gathered[:, 0], gathered[:, 1]
+            value = values.amax(dim=0) if largest else values.amin(dim=0)
+            no_index = torch.iinfo(torch.int64).max
+            index = torch.where(values == value, indices, no_index).amin(dim=0)
         if not keepdims:
             index = index.squeeze(axis)
         result = index
@@ -903,19 +916,14 @@ def _local_moments(tensor: torch.Tensor, axes, order: int, ignore_nan: bool) -> 
     real_type = tensor.real.dtype if tensor.is_complex() else tensor.dtype
     if ignore_nan:
         valid = ~torch.isnan(tensor)
+        ignore_nan = not builtins.bool(valid.all())
+    if ignore_nan:
         count = _sum_axes(valid.to(real_type), axes)
         tensor = torch.where(valid, tensor, 0)
     else:
         local_count = math.prod(tensor.shape[a] for a in axes)
         kshape = [1 if i in axes else d for i, d in enumerate(tensor.shape)]
         count = torch.full(kshape, local_count, dtype=real_type, device=tensor.device)
-    if order == 2 and not ignore_nan and axes:
-        # one fused pass; empty blocks contribute (0, 0, 0)
-        if tensor.numel():
-            spread, center = torch.var_mean(tensor, dim=axes, correction=0, keepdim=True)
-            return [count, center, spread * count]
-        zeros = torch.zeros(count.shape, dtype=tensor.dtype, device=tensor.device)
-        return [count, zeros, zeros.real if zeros.is_complex() else zeros]
     center = _sum_axes(tensor, axes) / count.clamp_min(1)
     moments = [count, center]
     if order >= 2:
@@ -2209,19 +2217,30 @@ def histogram(
     compare_type = types.promote_types(_TORCH_TO_HEAT[data_type], _TORCH_TO_HEAT[edges.dtype]).torch_type()
     values = a.larray.reshape(-1).to(compare_type)
     boundaries = edges.to(compare_type)
-    index = torch.searchsorted(boundaries, values, right=True) - 1
-    # the last bin includes its right edge; values outside the edges are dropped
-    index = torch.where(values == boundaries[-1], n_bins - 1, index)
-    inside = (index >= 0) & (index < n_bins) & (values >= boundaries[0]) & (values <= boundaries[-1])
-    if w is None:
-        hist_type = torch.int64
-        contributions = torch.ones(int(inside.sum()), dtype=hist_type, device=values.device)
+    local_weights = None
+    if w is not None:
+        local_weights = align_local(w, a.gshape, a.split, a if a.split is not None else None).reshape(-1)
+    if not (uniform and range is None):
+        # values outside the edges are dropped (with an automatic range, none are outside)
+        inside = (values >= boundaries[0]) & (values <= boundaries[-1])
+        values = values[inside]
+        if local_weights is not None:
+            local_weights = local_weights[inside]
+    if uniform:
+        # NumPy's arithmetic guess of the bin, then corrected by comparing with the edges, so
+        # that bin i holds exactly edges[i] <= v < edges[i + 1] (the last bin also its right edge)
+        scale = n_bins / (float(last) - float(first))
+        index = ((values.to(torch.float64) - float(first)) * scale).to(torch.int64).clamp_(0, n_bins - 1)
+        index -= (values < boundaries[index]).to(torch.int64)
+        index += ((values >= boundaries[index + 1]) & (index != n_bins - 1)).to(torch.int64)
     else:
-        local_weights = align_local(w, a.gshape, a.split, a if a.split is not None else None)
-        hist_type = local_weights.dtype
-        contributions = local_weights.reshape(-1)[inside]
-    counts = torch.zeros(n_bins, dtype=hist_type, device=values.device)
-    counts.index_add_(0, index[inside], contributions)
+        index = torch.searchsorted(boundaries, values, right=True) - 1
+        index = torch.where(values == boundaries[-1], n_bins - 1, index)
+    if local_weights is None:
+        counts = torch.bincount(index, minlength=n_bins)
+    else:
+        counts = torch.zeros(n_bins, dtype=local_weights.dtype, device=values.device)
+        counts.index_add_(0, index, local_weights)
     if _is_distributed(a):
         counts = a.comm.allreduce_tensor(counts, MPI.SUM)
     if density:

@@ -1,0 +1,225 @@
+"""
+Tests of heat/core/sets.py: unique (and the array-API variants), isin, in1d, intersect1d,
+union1d, setdiff1d. NumPy is the oracle; the results must not depend on the process count.
+"""
+
+import numpy as np
+import pytest
+
+import heat as ht
+
+from tests.helpers import (
+    assert_array_equal,
+    assert_raises_then_collective_works,
+    collective_assert,
+    splits_for,
+)
+
+
+def _data(shape, dtype=np.float64, seed=0, special=True):
+    """Small integers (many duplicates); floats get NaNs and a -0.0 where there is room."""
+    rng = np.random.default_rng(seed)
+    data = rng.integers(-3, 4, size=shape)
+    if np.dtype(dtype) == np.bool_:
+        return (data > 0).astype(bool)
+    data = data.astype(dtype)
+    if special and np.dtype(dtype).kind == "f" and data.size >= 4:
+        data.flat[1] = np.nan
+        data.flat[-2] = np.nan
+        data.flat[0] = -0.0
+    return data
+
+
+def _check_unique(x, data, **kwargs):
+    """Every output of ht.unique against np.unique, plus the layout rules."""
+    result = ht.unique(x, True, True, True, **kwargs)
+    expected = np.unique(data, True, True, True, **kwargs)
+    for actual, wanted in zip(result, expected):
+        assert_array_equal(actual, wanted)
+    values, index, inverse, counts = result
+    axis = kwargs.get("axis")
+    if x.split is None:
+        assert values.split is None and index.split is None and counts.split is None
+    else:
+        assert values.split == (0 if axis is None else axis)
+        assert index.split == 0 and counts.split == 0
+        collective_assert(values.is_balanced(force_check=True), "unique values not balanced")
+        collective_assert(counts.is_balanced(force_check=True), "unique counts not balanced")
+    if axis is None:
+        # the inverse has the input's shape and layout
+        assert inverse.split == x.split and inverse.lshape == x.lshape
+
+
+@pytest.mark.parametrize(
+    "shape,split",
+    [(s, sp) for s in ((7,), (5, 6), (2, 3, 4), (1, 5), (0, 3)) for sp in splits_for(len(s))],
+)
+def test_unique(shape, split):
+    data = _data(shape, np.float64, seed=1)
+    x = ht.array(data, split=split)
+    _check_unique(x, data)
+    _check_unique(x, data, equal_nan=False)  # every NaN on its own
+    assert_array_equal(ht.unique(x), np.unique(data))
+
+
+@pytest.mark.parametrize("dtype", (np.float16, np.float32, np.int32, np.int64, np.bool_, np.uint8))
+@pytest.mark.parametrize("split", (None, 0, 1))
+def test_unique_dtypes(dtype, split):
+    data = _data((5, 6), dtype, seed=2)
+    x = ht.array(data, split=split)
+    _check_unique(x, data)
+
+
+@pytest.mark.parametrize(
+    "shape,split", [(s, sp) for s in ((6, 3), (2, 3, 4), (1, 4), (0, 3)) for sp in splits_for(len(s))]
+)
+def test_unique_axis(shape, split):
+    rng = np.random.default_rng(3)
+    # few distinct slices: draw rows from a small pool
+    data = rng.integers(0, 2, size=shape).astype(np.int32)
+    x = ht.array(data, split=split)
+    for axis in range(len(shape)):
+        _check_unique(x, data, axis=axis)
+    assert_array_equal(ht.unique(x.astype(ht.float32), axis=-1), np.unique(data.astype(np.float32), axis=-1))
+
+
+@pytest.mark.parametrize("split", (None, 0))
+def test_unique_larger(split):
+    # many duplicates spread over every process
+    data = np.random.default_rng(4).integers(0, 40, size=600)
+    x = ht.array(data, split=split)
+    _check_unique(x, data)
+    values, counts = ht.unique(x.astype(ht.float64), return_counts=True)
+    expected_values, expected_counts = np.unique(data.astype(np.float64), return_counts=True)
+    assert_array_equal(values, expected_values)
+    assert_array_equal(counts, expected_counts)
+
+
+@pytest.mark.parametrize("split", (None, 0, 1))
+def test_unique_array_api(split):
+    data = _data((4, 5), np.float32, seed=5)
+    x = ht.array(data, split=split)
+    assert_array_equal(ht.unique_values(x), np.unique_values(data))
+    counts = ht.unique_counts(x)
+    expected = np.unique_counts(data)
+    assert isinstance(counts, ht.UniqueCountsResult)
+    assert_array_equal(counts.values, expected.values)
+    assert_array_equal(counts.counts, expected.counts)
+    inverse = ht.unique_inverse(x)
+    expected = np.unique_inverse(data)
+    assert_array_equal(inverse.values, expected.values)
+    # NumPy's order among the (distinct) NaNs is arbitrary here; heat keeps them in index order
+    reconstructed = inverse.values.numpy()[inverse.inverse_indices.numpy()]
+    collective_assert(np.array_equal(reconstructed, data, equal_nan=True), "values[inverse] != x")
+    assert inverse.inverse_indices.split == x.split and inverse.inverse_indices.lshape == x.lshape
+    everything = ht.unique_all(x)
+    expected = np.unique_all(data)
+    for name in ("values", "indices", "inverse_indices", "counts"):
+        assert_array_equal(getattr(everything, name), getattr(expected, name))
+    assert_array_equal(x.unique(), np.unique(data))
+
+
+def test_unique_bad_input():
+    x = ht.array(_data((4, 3)), split=0)
+    assert_raises_then_collective_works(TypeError, ht.unique, _data((3,)))
+    assert_raises_then_collective_works(TypeError, ht.unique, ht.ones(3, dtype=ht.complex64, split=0))
+    assert_raises_then_collective_works(ValueError, ht.unique, x, axis=2)
+    assert_raises_then_collective_works(ValueError, ht.unique, ht.array(1.0), axis=0)
+    assert_raises_then_collective_works(TypeError, ht.unique, x, return_counts=1)
+    assert_raises_then_collective_works(TypeError, ht.unique, x, equal_nan=None)
+
+
+# ---------------------------------------------------------------------------------------------
+# isin / in1d
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", (np.float32, np.int64, np.bool_))
+@pytest.mark.parametrize("shape,split", [((7,), None), ((7,), 0), ((5, 6), 1), ((5, 6), -1), ((1, 5), 0), ((0, 3), 0)])
+@pytest.mark.parametrize("test_split", (None, 0))
+def test_isin(dtype, shape, split, test_split):
+    data = _data(shape, dtype, seed=6)
+    test = _data((6,), dtype, seed=7)
+    if np.dtype(dtype).kind == "f":
+        test[2] = np.nan  # NaN is never found
+        test[3] = 0.0  # -0.0 is found
+    x = ht.array(data, split=split)
+    t = ht.array(test, split=test_split)
+    for invert in (False, True):
+        result = ht.isin(x, t, invert=invert)
+        assert_array_equal(result, np.isin(data, test, invert=invert))
+        assert result.split == x.split and result.lshape == x.lshape
+
+
+@pytest.mark.parametrize("split", (None, 0))
+def test_isin_mixed_types_and_scalars(split):
+    data = np.arange(-3, 9)
+    x = ht.array(data, split=split)
+    test = np.array([0.5, 2.0, 7.0])
+    assert_array_equal(ht.isin(x, ht.array(test, split=0)), np.isin(data, test))
+    assert_array_equal(ht.isin(x, 4), np.isin(data, 4))
+    assert_array_equal(ht.isin(x, [100, 3]), np.isin(data, [100, 3]))
+    assert_array_equal(ht.isin(x, ht.array(np.zeros(0), split=0)), np.isin(data, np.zeros(0)))
+    result = ht.in1d(x, ht.array([1, 2], split=0), invert=True)
+    assert_array_equal(result, ~np.isin(data, [1, 2]))
+
+
+def test_isin_bad_input():
+    x = ht.arange(5, split=0)
+    assert_raises_then_collective_works(TypeError, ht.isin, x, ht.ones(2, dtype=ht.complex64))
+    assert_raises_then_collective_works(TypeError, ht.isin, x, [1], invert="no")
+    assert_raises_then_collective_works(ValueError, ht.isin, x, [1], kind="hash")
+    assert_raises_then_collective_works(TypeError, ht.isin, x, object())
+
+
+# ---------------------------------------------------------------------------------------------
+# intersect1d / union1d / setdiff1d
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("sizes", ((7, 5), (0, 4), (3, 0), (1, 2), (12, 9)))
+@pytest.mark.parametrize("splits", ((None, None), (0, None), (None, 0), (0, 0)))
+def test_set_operations(sizes, splits):
+    rng = np.random.default_rng(8)
+    a = rng.integers(-4, 4, size=sizes[0]).astype(np.float32)
+    b = rng.integers(-4, 4, size=sizes[1]).astype(np.float32)
+    if a.size > 2 and b.size > 2:
+        a[0] = np.nan
+        b[1] = np.nan
+    x, y = ht.array(a, split=splits[0]), ht.array(b, split=splits[1])
+    result_split = None if splits == (None, None) else 0
+    for result, expected in (
+        (ht.intersect1d(x, y), np.intersect1d(a, b)),
+        (ht.union1d(x, y), np.union1d(a, b)),
+        (ht.setdiff1d(x, y), np.setdiff1d(a, b)),
+    ):
+        assert_array_equal(result, expected)
+        assert result.split == result_split
+        collective_assert(result.is_balanced(force_check=True), "set result not balanced")
+
+
+@pytest.mark.parametrize("splits", ((None, None), (0, None), (None, 0), (0, 0)))
+def test_set_operations_options(splits):
+    a = np.array([5, 1, 3, 1, 4, 9, 3])
+    b = np.array([3.0, 9.0, 2.0, 3.0])
+    x, y = ht.array(a, split=splits[0]), ht.array(b, split=splits[1])
+    # promoted dtype
+    assert_array_equal(ht.intersect1d(x, y), np.intersect1d(a, b))
+    assert_array_equal(ht.union1d(x, y), np.union1d(a, b))
+    # setdiff1d keeps ar1's dtype
+    assert_array_equal(ht.setdiff1d(x, y), np.setdiff1d(a, b))
+    unique_in_order = np.array([4, 9, 1, 5, 3])
+    assert_array_equal(
+        ht.setdiff1d(ht.array(unique_in_order, split=splits[0]), y, assume_unique=True),
+        np.setdiff1d(unique_in_order, b, assume_unique=True),
+    )
+    result = ht.intersect1d(x, ht.array(b.astype(np.int64), split=splits[1]), return_indices=True)
+    expected = np.intersect1d(a, b.astype(np.int64), return_indices=True)
+    for actual, wanted in zip(result, expected):
+        assert_array_equal(actual, wanted)
+    # array-likes are accepted
+    assert_array_equal(ht.union1d([1, 2], [2, 3]), np.union1d([1, 2], [2, 3]))
+
+
+def test_set_operations_bad_input():
+    x = ht.arange(4, split=0)
+    assert_raises_then_collective_works(TypeError, ht.intersect1d, x, ht.ones(2, dtype=ht.complex64))
+    assert_raises_then_collective_works(TypeError, ht.union1d, ht.ones(2, dtype=ht.complex128), x)
+    assert_raises_then_collective_works(TypeError, ht.setdiff1d, x, x, assume_unique=None)
+    assert_raises_then_collective_works(TypeError, ht.intersect1d, x, x, return_indices="yes")
