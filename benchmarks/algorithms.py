@@ -19,7 +19,8 @@ Every process builds the same data with NumPy from a fixed seed and distributes 
 peak memory, then timed: ``--repeat`` repetitions, each of ``number`` back-to-back calls (chosen
 so that a repetition lasts at least ``--min-time`` seconds), with a Barrier before each
 repetition; the time of a repetition is the maximum over the processes, and the best and the
-median repetition are reported. Finally the result is compared with NumPy's.
+median repetition are reported. An operation whose warm-up call takes ``--slow`` seconds or more
+is measured on that call alone. Finally the result is compared with NumPy's.
 
 Memory: before the measured call the script collects garbage, returns free heap memory to the
 kernel (``malloc_trim``), reads the resident set size and resets the kernel's high-water mark
@@ -176,7 +177,9 @@ class HeatLib(NumpyLib):
         self.rank = self.world.Get_rank()
 
     def distribute(self, a: np.ndarray, split: Optional[int]):
-        return self.ht.array(a, split=split)
+        # copy=True: HeAT 1.8's default (copy=None) can alias the NumPy data, and an in-place
+        # operation would then change the data of every later operation
+        return self.ht.array(a, split=split, copy=True)
 
     def barrier(self) -> None:
         self.world.Barrier()
@@ -499,34 +502,50 @@ def _slowest(L, seconds: float) -> float:
     return L.world.allreduce(seconds, op=L.MPI.MAX) if L.size > 1 else seconds
 
 
-def run_op(L, op: Op, D: Data, repeat: int, min_time: float, inject: Tuple = ()) -> Dict[str, Any]:
-    """Runs one operation on this process; every field is local (agreement happens later)."""
+def run_op(
+    L, op: Op, D: Data, repeat: int, min_time: float, slow: float, inject: Tuple = ()
+) -> Dict[str, Any]:
+    """
+    Runs one operation on this process; every field is local (agreement happens later).
+
+    ``times`` always has ``repeat`` entries (unused ones -1) so that all processes agree on
+    vectors of one length. An operation whose warm-up call takes ``slow`` seconds or more is
+    measured on that call alone (time, memory and result), to bound the run's length.
+    """
     inputs, fn = op.build(L, D)
     if inject and int(inject[0]) in (L.rank, -1):
         if inject[1:] == ("hang",):
             time.sleep(1e6)
         raise RuntimeError(f"failure injected on rank {L.rank}")
     in_bytes = L.local_nbytes(inputs)
-    # warm-up
+    # warm-up, its memory watched too (used for slow operations only)
+    _trim_heap()
+    before = _proc_status_kb("VmRSS")
+    reset = _reset_peak()
     L.barrier()
     start = time.perf_counter()
     result = fn()
-    first = time.perf_counter() - start
-    del result
-    # memory
-    mem_delta, out_bytes = measure_memory(fn, L)
-    # timing: enough calls per repetition to last min_time, the same number on every process
-    number = calibrate(L, fn, first, min_time)
-    times = []
-    for _ in range(repeat):
-        L.barrier()
-        start = time.perf_counter()
-        for _ in range(number):
-            result = fn()
-            del result
-        times.append((time.perf_counter() - start) / number)
+    first = _slowest(L, time.perf_counter() - start)
+    if first >= slow:
+        peak = _proc_status_kb("VmHWM")
+        mem_delta = max(0, peak - before) * 1024 if (reset and before >= 0 and peak >= 0) else -1
+        out_bytes = L.local_nbytes(result)
+        number, times = 1, [first] + [-1.0] * (repeat - 1)
+    else:
+        del result
+        mem_delta, out_bytes = measure_memory(fn, L)
+        # enough calls per repetition to last min_time, the same number on every process
+        number = calibrate(L, fn, first, min_time)
+        times = []
+        for r in range(repeat):
+            L.barrier()
+            start = time.perf_counter()
+            for i in range(number):
+                if r or i:  # the last call's result is kept for the check
+                    del result
+                result = fn()
+            times.append((time.perf_counter() - start) / number)
     # correctness
-    result = fn()
     got = L.to_numpy(op.checked(inputs) if op.checked is not None else result)
     mismatch = compare(got, op.expect(D), op)
     del result, got, inputs, fn
@@ -587,6 +606,9 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     parser.add_argument("--min-time", type=float, default=0.05, help="least seconds per repetition")
     parser.add_argument("--ops", default="", help="only operations whose name contains this text")
     parser.add_argument("--skip", default="", help="operation indices to leave out, e.g. 0-5,9")
+    parser.add_argument(
+        "--slow", type=float, default=5.0, help="seconds: a slower warm-up call is the only measurement"
+    )
     parser.add_argument("--agree-timeout", type=float, default=120.0)
     parser.add_argument("--out", default="", help="JSON-lines file written by rank 0")
     parser.add_argument("--list", action="store_true", help="print the operations and exit")
@@ -649,12 +671,13 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         gc.collect()
         error = ""
         try:
-            local = run_op(L, op, D, args.repeat, args.min_time, inject[1:] if inject and int(inject[0]) == index else ())
+            injected = inject[1:] if inject and int(inject[0]) == index else ()
+            local = run_op(L, op, D, args.repeat, args.min_time, args.slow, injected)
         except Exception as exc:  # reported per operation; the run goes on
             error = short_error(exc)
             if os.environ.get("ALGORITHMS_TRACEBACK"):
                 traceback.print_exc()
-            local = dict(times=[0.0] * args.repeat, number=0, mem_delta=0, in_bytes=0, out_bytes=0, mismatch="")
+            local = dict(times=[-1.0] * args.repeat, number=0, mem_delta=0, in_bytes=0, out_bytes=0, mismatch="")
         gc.collect()
         bad_check = 1.0 if local["mismatch"] else 0.0
         ratio = local["mem_delta"] / max(1, local["in_bytes"] + local["out_bytes"])
@@ -667,13 +690,13 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
             first = next(e for e, _ in messages if e)
             record.update(status="error", error=first)
         else:
-            times = [float(t) for t in agreed[6:]]
+            times = [float(t) for t in agreed[6:] if t >= 0]
             record.update(
                 status="ok",
                 best=min(times),
                 median=statistics.median(times),
                 number=local["number"],
-                repeat=args.repeat,
+                repeat=len(times),
                 mem_delta=int(agreed[2]) if agreed[2] >= 0 else None,
                 in_bytes=int(agreed[3]),
                 out_bytes=int(agreed[4]),

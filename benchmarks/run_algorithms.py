@@ -92,6 +92,7 @@ def run_library(label: str, command: List[str], env: Dict[str, str], args, work:
     """Runs one library at one process count until every operation has a record."""
     results: Dict[int, dict] = {}
     meta: Optional[dict] = None
+    failures = 0  # runs that ended outside an operation
     for attempt in range(args.max_restarts + 1):
         out = os.path.join(work, f"{label}.try{attempt}.jsonl")
         logfile = os.path.join(work, f"{label}.try{attempt}.log")
@@ -100,6 +101,7 @@ def run_library(label: str, command: List[str], env: Dict[str, str], args, work:
             "--repeat", str(args.repeat),
             "--min-time", str(args.min_time),
             "--agree-timeout", str(args.agree_timeout),
+            "--slow", str(args.slow),
             "--out", out,
         ]
         if args.ops:
@@ -143,18 +145,25 @@ def run_library(label: str, command: List[str], env: Dict[str, str], args, work:
         if finished:
             break
         if started is None:
-            # died before its first operation (or between two): nothing to skip
+            # died outside an operation (e.g. at import, while heat is being edited): try again
             tail = _tail(logfile)
-            log(f"  {label}: run ended without results (exit {proc.returncode}); log {logfile}:\n{tail}")
-            return dict(meta=meta, results=results, failed=f"run failed (exit {proc.returncode}): {tail[-200:]}")
+            log(f"  {label}: run ended outside an operation (exit {proc.returncode}); log {logfile}:\n{tail}")
+            failures += 1
+            if failures > 2:
+                return dict(meta=meta, results=results, failed=f"run failed (exit {proc.returncode}): {tail[-200:]}")
+            time.sleep(30)
+            continue
         reason = _abort_reason(out)
-        if not reason:
-            reason = (
-                f"no progress for {args.idle_timeout:.0f} s (hung); killed"
-                if hung
-                else f"job died (exit {proc.returncode})"
-            )
         record = dict(event="result", index=started["index"], op=started["op"], status="error", error=reason)
+        if not reason and hung:
+            # too slow or hung: the time limit is a lower bound on one call
+            record.update(
+                status="timeout",
+                best=args.idle_timeout,
+                error=f"no result within {args.idle_timeout:.0f} s (too slow or hung); killed",
+            )
+        elif not reason:
+            record["error"] = f"job died (exit {proc.returncode})"
         results[started["index"]] = record
         log(f"  {label:10s} {short_line(record)}  (restarting after it)")
     return dict(meta=meta, results=results, failed=None)
@@ -196,29 +205,47 @@ def _mb(value) -> str:
 def _seconds(record: Optional[dict]) -> str:
     if record is None:
         return "-"
+    if record.get("status") == "timeout":
+        return f"> {record['best']:.0f} (killed)"
     if record.get("status") != "ok":
         text = str(record.get("error", "error"))
         if len(text) > CELL_ERROR_CHARS:
             text = text[: CELL_ERROR_CHARS - 3] + "..."
         return "error: " + text.replace("|", "/")
     mark = "" if record.get("check") == "ok" else " (wrong)"
-    return f"{record['best']:.4g}{mark}"
+    once = " (1 call)" if record.get("repeat") == 1 and record.get("number") == 1 else ""
+    return f"{record['best']:.4g}{once}{mark}"
 
 
 def _ok(record: Optional[dict]) -> bool:
     return record is not None and record.get("status") == "ok"
 
 
+def _timed_out(record: Optional[dict]) -> bool:
+    return record is not None and record.get("status") == "timeout"
+
+
+def speedup(ours: Optional[dict], anchor: Optional[dict]) -> str:
+    """HeAT 1.8's time over ours; a lower bound ('>') where HeAT 1.8 was killed."""
+    if _ok(ours) and _ok(anchor):
+        return f"{anchor['best'] / ours['best']:.2f}"
+    if _ok(ours) and _timed_out(anchor):
+        return f"> {anchor['best'] / ours['best']:.0f}"
+    return "-"
+
+
 def verdict(ours: Optional[dict], anchor: Optional[dict], group: str) -> str:
     if ours is None:
         return "-"
+    if _timed_out(ours):
+        return "FAIL (too slow or hung)"
     if not _ok(ours):
         return "FAIL (error)"
     problems = []
     if ours.get("check") != "ok":
         problems.append("wrong result")
     need = SPEEDUP_TARGET.get(group, 1.0)
-    if _ok(anchor) and anchor["best"] / ours["best"] < need:
+    if (_ok(anchor) or _timed_out(anchor)) and anchor["best"] / ours["best"] < need:
         problems.append(f"time {anchor['best'] / ours['best']:.2f}x < {need:g}x")
     ratio = ours.get("mem_ratio")
     if ratio is not None and ratio > MEMORY_TARGET:
@@ -244,11 +271,10 @@ def table(runs: Dict[str, dict], procs: List[int]) -> List[str]:
             if any_record is None:
                 continue
             group = (ours or {}).get("group") or (anchor or {}).get("group") or (base or {}).get("group") or "time"
-            speedup = f"{anchor['best'] / ours['best']:.2f}" if _ok(ours) and _ok(anchor) else "-"
             cost = f"{ours['best'] / base['best']:.2f}" if _ok(ours) and _ok(base) else "-"
             in_out = ours["in_bytes"] + ours["out_bytes"] if _ok(ours) else None
             rows.append([
-                any_record["op"], str(p), _seconds(ours), _seconds(anchor), _seconds(base), speedup, cost,
+                any_record["op"], str(p), _seconds(ours), _seconds(anchor), _seconds(base), speedup(ours, anchor), cost,
                 _mb(ours.get("mem_delta")) if _ok(ours) else "-",
                 _mb(anchor.get("mem_delta")) if _ok(anchor) else "-",
                 _mb(in_out) if in_out is not None else "-", f">= {SPEEDUP_TARGET.get(group, 1.0):g}x", verdict(ours, anchor, group),
@@ -280,13 +306,15 @@ def main() -> None:
     parser.add_argument("--procs", default="1,2", help="process counts, comma-separated")
     parser.add_argument("--ops", default="", help="only operations whose name contains this text")
     parser.add_argument("--ours-python", default=sys.executable)
+    parser.add_argument("--ours-path", default=REPO, help="directory holding our heat package (PYTHONPATH)")
     parser.add_argument("--anchor-python", default=DEFAULT_ANCHOR)
     parser.add_argument("--no-anchor", action="store_true", help="leave HeAT 1.8 out")
     parser.add_argument("--no-numpy", action="store_true", help="leave NumPy out")
     parser.add_argument("--mpiexec", default="mpiexec")
     parser.add_argument("--work-dir", default="", help="where the runs write (default: a new temp dir)")
     parser.add_argument("--json", default="", help="also write all records to this JSON file")
-    parser.add_argument("--idle-timeout", type=float, default=900.0, help="seconds without progress")
+    parser.add_argument("--idle-timeout", type=float, default=600.0, help="seconds without progress")
+    parser.add_argument("--slow", type=float, default=5.0, help="see algorithms.py --slow")
     parser.add_argument("--agree-timeout", type=float, default=120.0)
     parser.add_argument("--max-restarts", type=int, default=10)
     parser.add_argument("--inject-failure", default="", help="testing the harness: see algorithms.py")
@@ -303,7 +331,7 @@ def main() -> None:
     else:
         base_env.pop("MALLOC_MMAP_THRESHOLD_", None)
     ours_env = dict(base_env)
-    ours_env["PYTHONPATH"] = os.pathsep.join(p for p in (REPO, os.environ.get("PYTHONPATH", "")) if p)
+    ours_env["PYTHONPATH"] = os.pathsep.join(p for p in (args.ours_path, os.environ.get("PYTHONPATH", "")) if p)
     anchor_env = dict(base_env)
     anchor_env.pop("PYTHONPATH", None)
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import builtins
 import math
-from typing import Callable, List, Optional, Sequence, Tuple, Union
+from typing import List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
@@ -75,7 +75,6 @@ __all__ = [
 Axis = Union[None, int, Tuple[int, ...]]
 
 _FLOATING = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
-_COMPLEX = (torch.complex64, torch.complex128)
 # the integer type whose bit patterns order-preserving keys of a float type are built from
 _KEY_TYPE = {
     torch.float16: torch.int16,
@@ -141,7 +140,9 @@ def _global_offset(x: DNDarray) -> int:
 
 def _reject_complex(x: DNDarray, name: str) -> None:
     if types.heat_type_is_complexfloating(x.dtype):
-        raise TypeError(f"{name} does not support complex input, but x has dtype {x.dtype.__name__}")
+        raise TypeError(
+            f"{name} does not support complex input, but x has dtype {x.dtype.__name__}"
+        )
 
 
 def _as_dndarray(value, like: DNDarray, name: str) -> DNDarray:
@@ -195,7 +196,9 @@ def _compute_type(dtype) -> torch.dtype:
 def _allgather_blocks(comm, tensor: torch.Tensor) -> torch.Tensor:
     """The equally shaped ``tensor`` of every process, stacked in rank order (one Allgather)."""
     tensor = tensor.contiguous()
-    gathered = torch.empty((comm.size,) + tuple(tensor.shape), dtype=tensor.dtype, device=tensor.device)
+    gathered = torch.empty(
+        (comm.size,) + tuple(tensor.shape), dtype=tensor.dtype, device=tensor.device
+    )
     return comm.Allgather(tensor, gathered)
 
 
@@ -292,7 +295,9 @@ def _extremum(x, axis, out, keepdims, largest: bool, ignore_nan: bool, name: str
     return _finish(_wrap(local, x, gshape, keys.split), out)
 
 
-def max(x: DNDarray, axis: Axis = None, out: Optional[DNDarray] = None, keepdims: bool = False) -> DNDarray:
+def max(
+    x: DNDarray, axis: Axis = None, out: Optional[DNDarray] = None, keepdims: bool = False
+) -> DNDarray:
     """
     The maximum of an array or maximums along the given axes (NaN propagates, as in NumPy).
 
@@ -330,7 +335,9 @@ def max(x: DNDarray, axis: Axis = None, out: Optional[DNDarray] = None, keepdims
     return _extremum(x, axis, out, keepdims, True, False, "maximum")
 
 
-def min(x: DNDarray, axis: Axis = None, out: Optional[DNDarray] = None, keepdims: bool = False) -> DNDarray:
+def min(
+    x: DNDarray, axis: Axis = None, out: Optional[DNDarray] = None, keepdims: bool = False
+) -> DNDarray:
     """
     The minimum of an array or minimums along the given axes (NaN propagates, as in NumPy).
 
@@ -369,7 +376,9 @@ amax = max
 amin = min
 
 
-def nanmax(x: DNDarray, axis: Axis = None, out: Optional[DNDarray] = None, keepdims: bool = False) -> DNDarray:
+def nanmax(
+    x: DNDarray, axis: Axis = None, out: Optional[DNDarray] = None, keepdims: bool = False
+) -> DNDarray:
     """
     The maximum ignoring NaN; all-NaN slices give NaN (NumPy also warns).
 
@@ -397,7 +406,9 @@ def nanmax(x: DNDarray, axis: Axis = None, out: Optional[DNDarray] = None, keepd
     return _extremum(x, axis, out, keepdims, True, True, "maximum")
 
 
-def nanmin(x: DNDarray, axis: Axis = None, out: Optional[DNDarray] = None, keepdims: bool = False) -> DNDarray:
+def nanmin(
+    x: DNDarray, axis: Axis = None, out: Optional[DNDarray] = None, keepdims: bool = False
+) -> DNDarray:
     """
     The minimum ignoring NaN; all-NaN slices give NaN (NumPy also warns).
 
@@ -425,7 +436,9 @@ def nanmin(x: DNDarray, axis: Axis = None, out: Optional[DNDarray] = None, keepd
     return _extremum(x, axis, out, keepdims, False, True, "minimum")
 
 
-def ptp(x: DNDarray, axis: Axis = None, out: Optional[DNDarray] = None, keepdims: bool = False) -> DNDarray:
+def ptp(
+    x: DNDarray, axis: Axis = None, out: Optional[DNDarray] = None, keepdims: bool = False
+) -> DNDarray:
     """
     Range of values (maximum minus minimum) along the given axes ("peak to peak").
 
@@ -640,7 +653,9 @@ def _arg_extremum(x, axis, out, keepdims, largest: bool, ignore_nan: bool, name:
             shape = list(keys.shape)
             shape[axis] = 1
             value = torch.full(shape, neutral, dtype=torch.int64, device=keys.device)
-            index = torch.full(shape, torch.iinfo(torch.int64).max, dtype=torch.int64, device=keys.device)
+            index = torch.full(
+                shape, torch.iinfo(torch.int64).max, dtype=torch.int64, device=keys.device
+            )
         if distributed and axis == x.split:
             gathered = _allgather_blocks(x.comm, torch.stack([value, index]))
             # the smallest global index among the processes holding the best value
@@ -662,7 +677,9 @@ def _arg_extremum(x, axis, out, keepdims, largest: bool, ignore_nan: bool, name:
     return _finish(_wrap(result.contiguous(), x, gshape, split), out)
 
 
-def argmax(x: DNDarray, axis: Optional[int] = None, out: Optional[DNDarray] = None, keepdims: bool = False) -> DNDarray:
+def argmax(
+    x: DNDarray, axis: Optional[int] = None, out: Optional[DNDarray] = None, keepdims: bool = False
+) -> DNDarray:
     """
     Indices of the maximum values along an axis (the first occurrence, as NumPy; NaN counts as
     the maximum). With ``axis=None`` the index is into the flattened array.
@@ -697,7 +714,9 @@ def argmax(x: DNDarray, axis: Optional[int] = None, out: Optional[DNDarray] = No
     return _arg_extremum(x, axis, out, keepdims, True, False, "argmax")
 
 
-def argmin(x: DNDarray, axis: Optional[int] = None, out: Optional[DNDarray] = None, keepdims: bool = False) -> DNDarray:
+def argmin(
+    x: DNDarray, axis: Optional[int] = None, out: Optional[DNDarray] = None, keepdims: bool = False
+) -> DNDarray:
     """
     Indices of the minimum values along an axis (first occurrence; NaN counts as the minimum).
 
@@ -728,7 +747,9 @@ def argmin(x: DNDarray, axis: Optional[int] = None, out: Optional[DNDarray] = No
     return _arg_extremum(x, axis, out, keepdims, False, False, "argmin")
 
 
-def nanargmax(x: DNDarray, axis: Optional[int] = None, out: Optional[DNDarray] = None, keepdims: bool = False) -> DNDarray:
+def nanargmax(
+    x: DNDarray, axis: Optional[int] = None, out: Optional[DNDarray] = None, keepdims: bool = False
+) -> DNDarray:
     """
     Indices of the maximum values ignoring NaN.
 
@@ -757,7 +778,9 @@ def nanargmax(x: DNDarray, axis: Optional[int] = None, out: Optional[DNDarray] =
     return _arg_extremum(x, axis, out, keepdims, True, True, "nanargmax")
 
 
-def nanargmin(x: DNDarray, axis: Optional[int] = None, out: Optional[DNDarray] = None, keepdims: bool = False) -> DNDarray:
+def nanargmin(
+    x: DNDarray, axis: Optional[int] = None, out: Optional[DNDarray] = None, keepdims: bool = False
+) -> DNDarray:
     """
     Indices of the minimum values ignoring NaN.
 
@@ -840,7 +863,12 @@ def mean(
     _check_out(out, gshape)
     count = math.prod(x.gshape[a] for a in axes)
     total = reduce_op(
-        x, _sum_partial, MPI.SUM, axis=axes, keepdims=keepdims, neutral=0,
+        x,
+        _sum_partial,
+        MPI.SUM,
+        axis=axes,
+        keepdims=keepdims,
+        neutral=0,
         dtype=_TORCH_TO_HEAT[compute],
     )
     local = (total.larray / count).to(result_type.torch_type())
@@ -895,7 +923,9 @@ def nanmean(
     def partial_count(tensor, dims, keepdim=True):
         return torch.sum(~torch.isnan(tensor), dim=dims, keepdim=keepdim, dtype=torch.int64)
 
-    total = reduce_op(x, partial_sum, MPI.SUM, axis=axes, keepdims=keepdims, neutral=0, dtype=compute)
+    total = reduce_op(
+        x, partial_sum, MPI.SUM, axis=axes, keepdims=keepdims, neutral=0, dtype=compute
+    )
     if axes:
         count = reduce_op(x, partial_count, MPI.SUM, axis=axes, keepdims=keepdims, neutral=0).larray
     else:
@@ -955,13 +985,15 @@ def _merge_moments(parts: Sequence[List[torch.Tensor]]) -> List[torch.Tensor]:
             merged.append(m[0] + m_b[0] + delta2 * (n * n_b / safe))
         if len(m) >= 2:
             merged.append(
-                m[1] + m_b[1]
+                m[1]
+                + m_b[1]
                 + delta * delta2 * (n * n_b * (n - n_b) / safe.square())
                 + 3 * delta * (n * m_b[0] - n_b * m[0]) / safe
             )
         if len(m) >= 3:
             merged.append(
-                m[2] + m_b[2]
+                m[2]
+                + m_b[2]
                 + delta2.square() * (n * n_b * (n * n - n * n_b + n_b * n_b) / safe.pow(3))
                 + 6 * delta2 * (n * n * m_b[0] + n_b * n_b * m[0]) / safe.square()
                 + 4 * delta * (n * m_b[1] - n_b * m[1]) / safe
@@ -976,12 +1008,17 @@ def _moments(x: DNDarray, axes, order: int, ignore_nan: bool, compute: torch.dty
     the split axis of that keepdims-shaped result. One all-gather if the split axis is reduced.
     """
     tensor = x.larray.to(compute)
-    moments = _local_moments(tensor, axes, order, ignore_nan and (tensor.is_floating_point() or tensor.is_complex()))
+    moments = _local_moments(
+        tensor, axes, order, ignore_nan and (tensor.is_floating_point() or tensor.is_complex())
+    )
     if _is_distributed(x) and x.split in axes:
         gathered = _allgather_blocks(x.comm, torch.stack([m.to(tensor.dtype) for m in moments]))
         real = [0] + list(builtins.range(2, len(moments)))
         parts = [
-            [g[i].real if (i in real and g.is_complex()) else g[i] for i in builtins.range(len(moments))]
+            [
+                g[i].real if (i in real and g.is_complex()) else g[i]
+                for i in builtins.range(len(moments))
+            ]
             for g in gathered
         ]
         moments = _merge_moments(parts)
@@ -995,7 +1032,9 @@ def _squeeze_axes(tensor: torch.Tensor, axes, keepdims: bool) -> torch.Tensor:
 
 
 def _check_ddof(ddof) -> float:
-    if isinstance(ddof, (bool, np.bool_)) or not isinstance(ddof, (int, float, np.integer, np.floating)):
+    if isinstance(ddof, (bool, np.bool_)) or not isinstance(
+        ddof, (int, float, np.integer, np.floating)
+    ):
         raise TypeError(f"ddof must be a real number, but was {type(ddof).__name__}")
     return ddof
 
@@ -1206,7 +1245,9 @@ def _shape_statistic(x, axis, unbiased, keepdims, order: int, fisher: bool, name
     else:
         values = torch.where(zero, nan, mk / m2.square())
         if unbiased:
-            corrected = 1 / (n - 2) / (n - 3) * ((n * n - 1) * mk / m2.square() - 3 * (n - 1).square()) + 3
+            corrected = (
+                1 / (n - 2) / (n - 3) * ((n * n - 1) * mk / m2.square() - 3 * (n - 1).square()) + 3
+            )
             values = torch.where(~zero & (n > 3), corrected, values)
         if fisher:
             values = values - 3
@@ -1253,7 +1294,11 @@ def skew(x: DNDarray, axis: Axis = None, unbiased: bool = True, keepdims: bool =
 
 
 def kurtosis(
-    x: DNDarray, axis: Axis = None, unbiased: bool = True, fisher: bool = True, keepdims: bool = False
+    x: DNDarray,
+    axis: Axis = None,
+    unbiased: bool = True,
+    fisher: bool = True,
+    keepdims: bool = False,
 ) -> DNDarray:
     """
     Sample kurtosis along the given axes, as ``scipy.stats.kurtosis(x, axis, fisher,
@@ -1305,9 +1350,13 @@ def _weights_along_axes(w: DNDarray, order: Sequence[int], ndim: int, gshape) ->
     split = None
     if w.split is not None:
         split = sorted_axes[permutation.index(w.split)]
-    lshape = [local.shape[sorted_axes.index(a)] if a in sorted_axes else 1 for a in builtins.range(ndim)]
+    lshape = [
+        local.shape[sorted_axes.index(a)] if a in sorted_axes else 1 for a in builtins.range(ndim)
+    ]
     new_gshape = tuple(gshape[a] if a in sorted_axes else 1 for a in builtins.range(ndim))
-    return DNDarray(local.reshape(lshape), new_gshape, w.dtype, split, w.device, w.comm, w._balanced)
+    return DNDarray(
+        local.reshape(lshape), new_gshape, w.dtype, split, w.device, w.comm, w._balanced
+    )
 
 
 def average(
@@ -1414,11 +1463,20 @@ def _observation_weights(weights, n_obs: int, like: DNDarray, name: str, integer
     if w.ndim != 1:
         raise ValueError(f"{name} must be one-dimensional, but had {w.ndim} dimensions")
     if w.gshape[0] != n_obs:
-        raise ValueError(f"{name} must have one weight per observation ({n_obs}), but had {w.gshape[0]}")
+        raise ValueError(
+            f"{name} must have one weight per observation ({n_obs}), but had {w.gshape[0]}"
+        )
     if types.heat_type_is_complexfloating(w.dtype):
         raise TypeError(f"{name} must be real, but had dtype {w.dtype.__name__}")
-    row = DNDarray(w.larray.reshape(1, -1), (1, n_obs), w.dtype, None if w.split is None else 1,
-                   w.device, w.comm, w._balanced)
+    row = DNDarray(
+        w.larray.reshape(1, -1),
+        (1, n_obs),
+        w.dtype,
+        None if w.split is None else 1,
+        w.device,
+        w.comm,
+        w._balanced,
+    )
     leader = like if like.split == 1 else None
     local = align_local(row, like.gshape, like.split if like.split == 1 else None, leader)
     local = local.reshape(-1).to(torch.float64)
@@ -1497,8 +1555,11 @@ def cov(
     if ddof is not None and (isinstance(ddof, bool) or not isinstance(ddof, (int, np.integer))):
         raise ValueError(f"ddof must be an integer, but was {ddof!r}")
     if dtype is None:
-        dtype = types.result_type(m.dtype, types.float64) if y is None else types.result_type(
-            m.dtype, y.dtype, types.float64)
+        dtype = (
+            types.result_type(m.dtype, types.float64)
+            if y is None
+            else types.result_type(m.dtype, y.dtype, types.float64)
+        )
     dtype = types.canonical_heat_type(dtype)
     X = _as_variables(m, rowvar)
     Y = _as_variables(y, rowvar) if y is not None else None
@@ -1546,7 +1607,9 @@ def cov(
     else:
         w = w.to(real_type)
         sums = (local * w).sum(dim=1)
-        extra = torch.stack([w.sum(), (w * aw.to(real_type)).sum() if aw is not None else w.sum() * 0])
+        extra = torch.stack(
+            [w.sum(), (w * aw.to(real_type)).sum() if aw is not None else w.sum() * 0]
+        )
     packed = torch.cat([sums, extra.to(torch_type)])
     if distributed:
         packed = X.comm.allreduce_tensor(packed, MPI.SUM)
@@ -1674,11 +1737,15 @@ def _prepare_q(q, scale: float, name: str):
         try:
             data = np.asarray(q)
         except (TypeError, ValueError) as error:
-            raise TypeError(f"q must be a real number or array-like, but was {type(q).__name__}") from error
+            raise TypeError(
+                f"q must be a real number or array-like, but was {type(q).__name__}"
+            ) from error
         if data.dtype.kind not in "iuf":
             raise TypeError(f"q must contain real numbers, but had dtype {data.dtype}")
         q_type = types.canonical_heat_type(data.dtype)
-    if q_type is not None and not (types.issubdtype(q_type, types.integer) or types.issubdtype(q_type, types.floating)):
+    if q_type is not None and not (
+        types.issubdtype(q_type, types.integer) or types.issubdtype(q_type, types.floating)
+    ):
         raise TypeError(f"q must contain real numbers, but had dtype {q_type.__name__}")
     shape = tuple(data.shape)
     values = torch.from_numpy(np.ascontiguousarray(data, dtype=np.float64)).reshape(-1) / scale
@@ -1694,7 +1761,7 @@ def _quantile_local(tensor, axes, q, method, ignore_nan, result_type) -> torch.T
     kept_shape = [tensor.shape[i] for i in kept]
     if tensor.ndim:
         tensor = tensor.permute(kept + list(axes))
-    tensor = tensor.reshape(kept_shape + [math.prod(tensor.shape[len(kept):])])
+    tensor = tensor.reshape(kept_shape + [math.prod(tensor.shape[len(kept) :])])
     ordered = _sort_last(tensor)
     floating = tensor.is_floating_point()
     length = tensor.shape[-1]
@@ -1713,7 +1780,9 @@ def _quantile_local(tensor, axes, q, method, ignore_nan, result_type) -> torch.T
         result = _lerp(low, high, gamma.to(result_type))
     if floating:
         missing = (n == 0) if ignore_nan else torch.isnan(ordered[..., -1])
-        result = torch.where(missing.unsqueeze(0), torch.tensor(float("nan"), dtype=result_type), result)
+        result = torch.where(
+            missing.unsqueeze(0), torch.tensor(float("nan"), dtype=result_type), result
+        )
     return result
 
 
@@ -1721,7 +1790,9 @@ def _quantile_local(tensor, axes, q, method, ignore_nan, result_type) -> torch.T
 _GATHER_LIMIT = 4096
 
 
-def _select_order_statistics(keys: torch.Tensor, ranks: List[int], bits: int, total: int, comm) -> List[int]:
+def _select_order_statistics(
+    keys: torch.Tensor, ranks: List[int], bits: int, total: int, comm
+) -> List[int]:
     """
     Distributed radix selection: the values (as unsigned keys in ``[0, 2**bits)``) of the given
     0-based order statistics of the ``total`` keys held by all processes. Each round (eight
@@ -1771,12 +1842,16 @@ def _quantile_distributed(x: DNDarray, q, method, ignore_nan, result_type) -> to
         nan_mask = torch.isnan(tensor)
         nan_local = int(nan_mask.sum())
         tensor = tensor[~nan_mask]
-    counts = x.comm.allreduce_tensor(torch.tensor([tensor.numel(), nan_local], dtype=torch.int64), MPI.SUM)
+    counts = x.comm.allreduce_tensor(
+        torch.tensor([tensor.numel(), nan_local], dtype=torch.int64), MPI.SUM
+    )
     n_valid, n_nan = int(counts[0]), int(counts[1])
     nan = torch.full((q.numel(),), float("nan"), dtype=torch.float64)
     if (n_nan and not ignore_nan) or n_valid == 0:
         return nan.to(result_type)
-    lower, upper, gamma = _quantile_positions(torch.tensor(float(n_valid), dtype=torch.float64), q, method)
+    lower, upper, gamma = _quantile_positions(
+        torch.tensor(float(n_valid), dtype=torch.float64), q, method
+    )
     ranks = sorted(set(lower.tolist()) | set(upper.tolist()))
 
     keys = _to_key(tensor, True)
@@ -1798,15 +1873,21 @@ def _quantile_distributed(x: DNDarray, q, method, ignore_nan, result_type) -> to
     return _lerp(low, values_at(upper), gamma.to(result_type))
 
 
-def _quantile(x, q, axis, out, method, keepdims, ignore_nan: bool, scale: float, name: str) -> DNDarray:
+def _quantile(
+    x, q, axis, out, method, keepdims, ignore_nan: bool, scale: float, name: str
+) -> DNDarray:
     sanitize_in(x)
     _reject_complex(x, name)
     if not isinstance(method, str) or method not in _QUANTILE_METHODS:
-        raise ValueError(f"method must be one of {', '.join(_QUANTILE_METHODS)}, but was {method!r}")
+        raise ValueError(
+            f"method must be one of {', '.join(_QUANTILE_METHODS)}, but was {method!r}"
+        )
     q, q_shape, q_type = _prepare_q(q, scale, "percentile" if scale == 100 else "quantile")
     axes = _reduced_axes(x, axis)
     if math.prod(x.gshape[a] for a in axes) == 0:
-        raise ValueError(f"cannot compute the {name} of an empty axis (shape {x.gshape}, axis {axis})")
+        raise ValueError(
+            f"cannot compute the {name} of an empty axis (shape {x.gshape}, axis {axis})"
+        )
     if method in _DISCRETE_METHODS:
         result_type = x.dtype
     else:
@@ -2167,14 +2248,19 @@ def histogram(
     _reject_complex(a, "histogram")
     uniform = isinstance(bins, (int, np.integer)) and not isinstance(bins, (bool, np.bool_))
     if isinstance(bins, str):
-        raise TypeError(f"bins must be an integer or a sequence of edges, string estimators like {bins!r} are not supported")
+        raise TypeError(
+            f"bins must be an integer or a sequence of edges; estimators such as {bins!r} are "
+            "not supported"
+        )
     if uniform and bins < 1:
         raise ValueError(f"bins must be a positive integer, but was {bins}")
     w = None
     if weights is not None:
         w = _as_dndarray(weights, a, "weights")
         if w.gshape != a.gshape:
-            raise ValueError(f"weights must have the shape of a ({a.gshape}), but had shape {w.gshape}")
+            raise ValueError(
+                f"weights must have the shape of a ({a.gshape}), but had shape {w.gshape}"
+            )
         _reject_complex(w, "histogram weights")
     data_type = a.dtype.torch_type()
     if data_type == torch.bool:
@@ -2209,17 +2295,23 @@ def histogram(
     else:
         edges = _replicated_tensor(bins, a, "bins")
         if edges.ndim != 1 or edges.numel() < 1:
-            raise ValueError(f"bins must be a 1-D sequence of edges, but had shape {tuple(edges.shape)}")
+            raise ValueError(
+                f"bins must be a 1-D sequence of edges, but had shape {tuple(edges.shape)}"
+            )
         if builtins.bool((edges[1:] < edges[:-1]).any()):
             raise ValueError("bins must increase monotonically, when an array")
         n_bins = edges.numel() - 1
     edges = edges.to(a.larray.device)
-    compare_type = types.promote_types(_TORCH_TO_HEAT[data_type], _TORCH_TO_HEAT[edges.dtype]).torch_type()
+    compare_type = types.promote_types(
+        _TORCH_TO_HEAT[data_type], _TORCH_TO_HEAT[edges.dtype]
+    ).torch_type()
     values = a.larray.reshape(-1).to(compare_type)
     boundaries = edges.to(compare_type)
     local_weights = None
     if w is not None:
-        local_weights = align_local(w, a.gshape, a.split, a if a.split is not None else None).reshape(-1)
+        local_weights = align_local(
+            w, a.gshape, a.split, a if a.split is not None else None
+        ).reshape(-1)
     if not (uniform and range is None):
         # values outside the edges are dropped (with an automatic range, none are outside)
         inside = (values >= boundaries[0]) & (values <= boundaries[-1])
@@ -2230,7 +2322,11 @@ def histogram(
         # NumPy's arithmetic guess of the bin, then corrected by comparing with the edges, so
         # that bin i holds exactly edges[i] <= v < edges[i + 1] (the last bin also its right edge)
         scale = n_bins / (float(last) - float(first))
-        index = ((values.to(torch.float64) - float(first)) * scale).to(torch.int64).clamp_(0, n_bins - 1)
+        index = (
+            ((values.to(torch.float64) - float(first)) * scale)
+            .to(torch.int64)
+            .clamp_(0, n_bins - 1)
+        )
         index -= (values < boundaries[index]).to(torch.int64)
         index += ((values >= boundaries[index + 1]) & (index != n_bins - 1)).to(torch.int64)
     else:
@@ -2247,7 +2343,9 @@ def histogram(
         widths = torch.diff(edges.to(torch.float64))
         counts = counts.to(torch.float64) / widths / counts.sum()
     hist = DNDarray(counts, (n_bins,), _TORCH_TO_HEAT[counts.dtype], None, a.device, a.comm, True)
-    edge_array = DNDarray(edges, (n_bins + 1,), _TORCH_TO_HEAT[edges.dtype], None, a.device, a.comm, True)
+    edge_array = DNDarray(
+        edges, (n_bins + 1,), _TORCH_TO_HEAT[edges.dtype], None, a.device, a.comm, True
+    )
     return hist, edge_array
 
 
@@ -2262,8 +2360,8 @@ def histc(
     Histogram with equal-width bins between ``min`` and ``max``, as :func:`torch.histc`.
 
     If ``min`` equals ``max`` (default: both zero), the data's minimum and maximum are used
-    (one extra Allreduce); if these are equal, the range is widened by one on each side. Elements outside
-    ``[min, max]`` are ignored.
+    (one extra Allreduce); if these are equal, the range is widened by one on each side.
+    Elements outside ``[min, max]`` are ignored.
 
     Parameters
     ----------
@@ -2294,7 +2392,9 @@ def histc(
     """
     sanitize_in(input, "input")
     if input.larray.dtype not in _FLOATING:
-        raise TypeError(f"histc needs floating-point input, but input has dtype {input.dtype.__name__}")
+        raise TypeError(
+            f"histc needs floating-point input, but input has dtype {input.dtype.__name__}"
+        )
     if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)):
         raise TypeError(f"bins must be an integer, but was {type(bins).__name__}")
     if bins < 1:
@@ -2362,7 +2462,9 @@ def bincount(x: DNDarray, weights=None, minlength: int = 0) -> DNDarray:
     if weights is not None:
         w = _as_dndarray(weights, x, "weights")
         if w.gshape != x.gshape:
-            raise ValueError(f"weights must have the shape of x ({x.gshape}), but had shape {w.gshape}")
+            raise ValueError(
+                f"weights must have the shape of x ({x.gshape}), but had shape {w.gshape}"
+            )
     values = x.larray.to(torch.int64)
     if values.numel():
         # max and the bitwise complement of min (order reversing, no overflow): one MAX
@@ -2429,7 +2531,9 @@ def digitize(x: DNDarray, bins, right: bool = False) -> DNDarray:
         raise ValueError(f"bins must be 1-dimensional, but had shape {tuple(edges.shape)}")
     if edges.is_complex():
         raise TypeError("bins must be real")
-    steps = edges[1:] - edges[:-1] if edges.dtype != torch.bool else edges[1:].int() - edges[:-1].int()
+    steps = (
+        edges[1:] - edges[:-1] if edges.dtype != torch.bool else edges[1:].int() - edges[:-1].int()
+    )
     increasing = builtins.bool((steps >= 0).all())
     if not increasing and not builtins.bool((steps <= 0).all()):
         raise ValueError("bins must be monotonically increasing or decreasing")
@@ -2501,6 +2605,11 @@ def bucketize(
     edges = edges.to(compare)
 
     def locate(tensor):
-        return torch.bucketize(tensor.to(compare), edges, out_int32=builtins.bool(out_int32), right=builtins.bool(right))
+        return torch.bucketize(
+            tensor.to(compare),
+            edges,
+            out_int32=builtins.bool(out_int32),
+            right=builtins.bool(right),
+        )
 
     return local_op(locate, input, out=out, no_cast=True)

@@ -71,7 +71,8 @@ def test_unique_dtypes(dtype, split):
 
 
 @pytest.mark.parametrize(
-    "shape,split", [(s, sp) for s in ((6, 3), (2, 3, 4), (1, 4), (0, 3)) for sp in splits_for(len(s))]
+    "shape,split",
+    [(s, sp) for s in ((6, 3), (2, 3, 4)) for sp in splits_for(len(s))] + [((1, 4), 0), ((0, 3), 1)],
 )
 def test_unique_axis(shape, split):
     rng = np.random.default_rng(3)
@@ -132,9 +133,23 @@ def test_unique_bad_input():
 # ---------------------------------------------------------------------------------------------
 # isin / in1d
 # ---------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("dtype", (np.float32, np.int64, np.bool_))
-@pytest.mark.parametrize("shape,split", [((7,), None), ((7,), 0), ((5, 6), 1), ((5, 6), -1), ((1, 5), 0), ((0, 3), 0)])
-@pytest.mark.parametrize("test_split", (None, 0))
+@pytest.mark.parametrize(
+    "dtype,shape,split,test_split",
+    [
+        (np.float32, (7,), None, 0),
+        (np.float32, (7,), 0, None),
+        (np.float32, (7,), 0, 0),
+        (np.float32, (5, 6), 1, 0),
+        (np.float64, (5, 6), -1, None),
+        (np.int64, (5, 6), 0, 0),
+        (np.int64, (1, 5), 0, 0),
+        (np.int64, (0, 3), 0, 0),
+        (np.int32, (2, 3, 4), 2, None),
+        (np.bool_, (5, 6), 0, 0),
+        (np.bool_, (7,), None, None),
+        (np.float16, (7,), 0, 0),
+    ],
+)
 def test_isin(dtype, shape, split, test_split):
     data = _data(shape, dtype, seed=6)
     test = _data((6,), dtype, seed=7)
@@ -160,6 +175,10 @@ def test_isin_mixed_types_and_scalars(split):
     assert_array_equal(ht.isin(x, ht.array(np.zeros(0), split=0)), np.isin(data, np.zeros(0)))
     result = ht.in1d(x, ht.array([1, 2], split=0), invert=True)
     assert_array_equal(result, ~np.isin(data, [1, 2]))
+    # 2-D: in1d flattens
+    grid = data.reshape(3, 4)
+    result = ht.in1d(ht.array(grid, split=None if split is None else 1), [1, 2, 40])
+    assert_array_equal(result, np.isin(grid.ravel(), [1, 2, 40]))
 
 
 def test_isin_bad_input():
@@ -173,7 +192,7 @@ def test_isin_bad_input():
 # ---------------------------------------------------------------------------------------------
 # intersect1d / union1d / setdiff1d
 # ---------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("sizes", ((7, 5), (0, 4), (3, 0), (1, 2), (12, 9)))
+@pytest.mark.parametrize("sizes", ((7, 5), (0, 4), (3, 0), (12, 9)))
 @pytest.mark.parametrize("splits", ((None, None), (0, None), (None, 0), (0, 0)))
 def test_set_operations(sizes, splits):
     rng = np.random.default_rng(8)
