@@ -451,8 +451,9 @@ def reduce_op(
     ----------
     x : DNDarray
     partial_op : callable
-        ``partial_op(tensor, dims: tuple, keepdim=True) -> tensor``; must accept ``dims=()``
-        for 0-d input (return the tensor).
+        ``partial_op(tensor, dims: tuple, keepdim) -> tensor``. Not called when no axis is
+        reduced (``axis=()`` or 0-d input): the result is then a copy of the input (torch
+        reads ``dim=()`` as "all dimensions", so the engine never passes it).
     reduction_op : MPI.Op
         How the partial results combine across processes (``MPI.SUM``, ``MPI.MAX``, ...).
     axis : int or tuple of int, optional

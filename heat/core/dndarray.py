@@ -201,6 +201,9 @@ class DNDarray:
         """
         Counts and displacements of the local blocks along the split axis.
 
+        Collective (one allgather) when the layout is not known to be balanced: call it on
+        every process.
+
         Raises
         ------
         ValueError
@@ -220,7 +223,12 @@ class DNDarray:
         return counts, tuple(displs)
 
     def global_offset(self) -> int:
-        """The global index along ``split`` of this process's first local row (0 if not split)."""
+        """
+        The global index along ``split`` of this process's first local row (0 if not split).
+
+        Collective (one allgather) when the layout is not known to be balanced: call it on
+        every process.
+        """
         if self._split is None:
             return 0
         if self._balanced:

@@ -29,6 +29,7 @@ from mpi4py import MPI
 from . import types
 from .dndarray import DNDarray
 from .sanitation import sanitize_axis, sanitize_in
+from . import sorting as _sorting
 from .sorting import (
     _FLOAT_KEY_TYPES,
     _alltoallv_columns,
@@ -144,9 +145,11 @@ def _distributed_unique(
     want_inverse: bool,
     want_counts: bool,
     rebalance: bool = True,
+    global_size: int = 0,
 ):
     """
-    Global unique values of the 1-D local ``keys`` of all processes (at least one non-empty).
+    Global unique values of the 1-D local ``keys`` of all processes (at least one non-empty;
+    ``global_size``, their total number or a bound, must be the same on every process).
 
     Returns ``(values, first, inverse, counts, total)``: this process's block of the sorted
     unique keys (balanced if ``rebalance``; otherwise the owner blocks: disjoint, in rank
@@ -163,8 +166,9 @@ def _distributed_unique(
     if want_index:
         payloads.append(global_index[first].view(1, -1))
     # equal keys must meet on one process: no tie-breaking by position
+    separate = global_size > _sorting._PACK_LIMIT
     columns, recv_matrix, send_counts, recv_counts = _sample_exchange(
-        comm, values.view(1, -1), payloads, tie_break=False
+        comm, values.view(1, -1), payloads, tie_break=False, separate=separate
     )
     merged, _, merged_inverse, _ = _local_unique(columns[0], False, True, False)
     size = merged.shape[0]
@@ -189,7 +193,9 @@ def _distributed_unique(
         all_sizes = torch.tensor(sizes, dtype=torch.int64).view(-1, 1)
         merged_columns = [
             c.reshape(-1)
-            for c in _rebalance(comm, merged_columns, torch.tensor([size]), out_counts, all_sizes)
+            for c in _rebalance(
+                comm, merged_columns, torch.tensor([size]), out_counts, all_sizes, separate
+            )
         ]
     result = [merged_columns.pop(0)]
     result_counts = merged_columns.pop(0) if want_counts else None
@@ -356,7 +362,7 @@ def unique(
 
     global_index = _global_flat_index(ar) if return_index else None
     values, first, inverse, counts, total = _distributed_unique(
-        comm, keys, global_index, return_inverse, return_counts
+        comm, keys, global_index, return_inverse, return_counts, global_size=ar.size
     )
     values = _wrap(_unique_values(values, dtype, nan_distinct), ar, (total,), 0, True)
     if return_index:
@@ -697,7 +703,9 @@ def isin(
         else:
             found = torch.isin(value_keys, test_keys)
     else:
-        blocks, _, _, _, _ = _distributed_unique(comm, test_keys, None, False, False, rebalance=False)
+        blocks, _, _, _, _ = _distributed_unique(
+            comm, test_keys, None, False, False, rebalance=False, global_size=test_elements.size
+        )
         if element.split is None:
             found = comm.allreduce_tensor(_member(value_keys, blocks), MPI.LOR)
         else:
@@ -859,7 +867,9 @@ def union1d(ar1, ar2) -> DNDarray:
     for a in (ar1, ar2):
         flat = a.larray.to(torch_type).reshape(-1)
         parts.append(_to_keys(flat if a.split is not None else _chunk_1d(flat, comm)))
-    values, _, _, _, total = _distributed_unique(comm, torch.cat(parts), None, False, False)
+    values, _, _, _, total = _distributed_unique(
+        comm, torch.cat(parts), None, False, False, global_size=ar1.size + ar2.size
+    )
     return _wrap(_from_keys(values, torch_type), ar1, (total,), 0, True)
 
 

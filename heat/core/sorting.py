@@ -144,6 +144,22 @@ def _argsort_last(keys: torch.Tensor) -> torch.Tensor:
     return torch.from_numpy(np.argsort(array, axis=-1, kind="stable").astype(np.int64, copy=False))
 
 
+def _sort_with_order(keys: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+    """``keys`` sorted stably along the last dimension, and the permutation (int64)."""
+    n = keys.shape[-1]
+    if keys.device.type != "cpu":
+        result = torch.sort(keys, dim=-1, stable=True)
+        return result.values, result.indices
+    array = keys.contiguous().numpy()
+    if keys.element_size() <= 4 and n < 2**31:
+        packed = (array.astype(np.int64) << 32) | np.arange(n, dtype=np.int64)
+        packed.sort(axis=-1)
+        order = torch.from_numpy(packed & 0xFFFFFFFF)
+        return torch.from_numpy((packed >> 32).astype(array.dtype)), order
+    order_np = np.argsort(array, axis=-1, kind="stable")
+    return torch.from_numpy(np.take_along_axis(array, order_np, axis=-1)), torch.from_numpy(order_np)
+
+
 def _argsort_grouped(lanes: torch.Tensor, keys: torch.Tensor, m: int) -> torch.Tensor:
     """The stable permutation that sorts 1-D ``keys`` by (lane, key)."""
     if m <= 1:
@@ -224,21 +240,30 @@ def _exclusive_cumsum(t: torch.Tensor, dim: int = 0) -> torch.Tensor:
 # communication helpers
 # =============================================================================================
 def _alltoallv_columns(
-    comm, columns: Sequence[torch.Tensor], send_counts: Sequence[int], recv_counts: Sequence[int]
+    comm,
+    columns: Sequence[torch.Tensor],
+    send_counts: Sequence[int],
+    recv_counts: Sequence[int],
+    separate: bool = False,
 ) -> List[torch.Tensor]:
     """
-    Exchange rows made of several 1-D columns in ONE ``Alltoallv``: ``send_counts[r]``
-    consecutive rows go to rank r, ``recv_counts[r]`` rows arrive from it (both known).
-    Columns of different dtypes travel together as bytes.
+    Exchange rows made of 1-D columns: ``send_counts[r]`` consecutive rows go to rank r,
+    ``recv_counts[r]`` rows arrive from it (both known). By default the columns travel together
+    as bytes in ONE ``Alltoallv``; with ``separate`` (for large data, where packing would copy
+    everything twice) one ``Alltoallv`` per column. ``separate`` must be the same on every
+    process (decide it from global information).
     """
     send_counts = [int(c) for c in send_counts]
     recv_counts = [int(c) for c in recv_counts]
     total = sum(recv_counts)
-    if len(columns) == 1:
-        column = columns[0].contiguous()
-        received = torch.empty(total, dtype=column.dtype, device=column.device)
-        comm.Alltoallv((column, send_counts), (received, recv_counts))
-        return [received]
+    if len(columns) == 1 or separate:
+        result = []
+        for column in columns:
+            column = column.contiguous()
+            received = torch.empty(total, dtype=column.dtype, device=column.device)
+            comm.Alltoallv((column, send_counts), (received, recv_counts))
+            result.append(received)
+        return result
     widths = [c.element_size() for c in columns]
     width = sum(widths)
     rows = torch.cat([_as_bytes(c.reshape(-1)) for c in columns], 1)
@@ -358,7 +383,9 @@ def _partition_bounds(comm, keys: torch.Tensor, splitters: torch.Tensor, tie_bre
     return bounds
 
 
-def _sample_exchange(comm, keys: torch.Tensor, payloads: Sequence[torch.Tensor], tie_break: bool):
+def _sample_exchange(
+    comm, keys: torch.Tensor, payloads: Sequence[torch.Tensor], tie_break: bool, separate: bool = False
+):
     """
     Steps 2-3 of the sample sort for sorted ``(m, n)`` lanes ``keys`` (payloads: same shape).
 
@@ -380,7 +407,7 @@ def _sample_exchange(comm, keys: torch.Tensor, payloads: Sequence[torch.Tensor],
         starts = (bounds[:, :-1] + torch.arange(m).unsqueeze(1) * n).t().reshape(-1)
         index = _ragged_indices(starts, counts.t().reshape(-1)).to(keys.device)
         flat = [c.reshape(-1)[index] for c in columns]
-    received = _alltoallv_columns(comm, flat, send_counts, recv_counts)
+    received = _alltoallv_columns(comm, flat, send_counts, recv_counts, separate)
     return received, recv_matrix, send_counts, recv_counts
 
 
@@ -393,8 +420,11 @@ def _merge_received(columns: List[torch.Tensor], recv_matrix: torch.Tensor, need
     keys = columns[0]
     m = recv_matrix.shape[1]
     lane_counts = recv_matrix.sum(0)
-    if m == 1 and not need_order and len(columns) == 1:
-        return [_sort_last(keys)], lane_counts
+    if m == 1:
+        if not need_order and len(columns) == 1:
+            return [_sort_last(keys)], lane_counts
+        keys, order = _sort_with_order(keys)
+        return [keys] + [c[order] for c in columns[1:]], lane_counts
     lanes = None
     if m > 1:
         lanes = torch.repeat_interleave(
@@ -410,6 +440,7 @@ def _rebalance(
     lane_counts: torch.Tensor,
     out_counts: Sequence[int],
     all_lane_counts: Optional[torch.Tensor] = None,
+    separate: bool = False,
 ) -> List[torch.Tensor]:
     """
     Move lane-major rows to the layout where rank t holds global positions
@@ -451,7 +482,7 @@ def _rebalance(
     else:
         index = _ragged_indices(send_starts.t().reshape(-1), send_lengths.t().reshape(-1))
         outgoing = [c[index.to(device)] for c in columns]
-    received = _alltoallv_columns(comm, outgoing, send_counts, recv_counts)
+    received = _alltoallv_columns(comm, outgoing, send_counts, recv_counts, separate)
     if m > 1:
         offsets = _exclusive_cumsum(recv_lengths.reshape(-1)).view(p, m)
         index = _ragged_indices(offsets.t().reshape(-1), recv_lengths.t().reshape(-1)).to(device)
@@ -459,27 +490,42 @@ def _rebalance(
     return [c.view(m, mine) for c in received]
 
 
+# above this many elements (global) the sample sort sends each column in its own Alltoallv
+# instead of packing all columns into one byte buffer (packing copies everything twice)
+_PACK_LIMIT = 1 << 16
+
+
 def _distributed_sort(
     comm,
     keys: torch.Tensor,
     payloads: Sequence[torch.Tensor],
     out_counts: Sequence[int],
+    global_size: int,
+    index_offset: Optional[int] = None,
 ) -> List[torch.Tensor]:
     """
     Sample sort of ``(m, n)`` lanes of ``keys`` (rows of this process; the lanes continue on
     the other processes in rank order) with ``payloads`` riding along. Ties keep the order of
     the global positions. Returns ``[keys, *payloads]`` as ``(m, out_counts[rank])`` tensors:
     rank t gets the sorted positions ``[displ_t, displ_t + out_counts[t])`` of every lane.
+
+    ``index_offset`` adds one more payload without building it first: the global position
+    (local position + ``index_offset``). ``global_size`` (the number of elements on all
+    processes, an upper bound is fine) chooses how the columns travel; it must be the same
+    everywhere.
     """
-    if payloads:
-        order = _argsort_last(keys)
-        keys = torch.take_along_dim(keys, order, dim=-1)
-        payloads = [torch.take_along_dim(pl, order, dim=-1) for pl in payloads]
+    payloads = list(payloads)
+    if payloads or index_offset is not None:
+        keys, order = _sort_with_order(keys)
+        payloads = [torch.take_along_dim(pl, order.to(pl.device), dim=-1) for pl in payloads]
+        if index_offset is not None:
+            payloads.append(order.to(keys.device) + index_offset)
     else:
         keys = _sort_last(keys)
-    columns, recv_matrix, _, _ = _sample_exchange(comm, keys, payloads, tie_break=True)
+    separate = global_size > _PACK_LIMIT
+    columns, recv_matrix, _, _ = _sample_exchange(comm, keys, payloads, True, separate)
     columns, lane_counts = _merge_received(columns, recv_matrix, need_order=bool(payloads))
-    return _rebalance(comm, columns, lane_counts, out_counts)
+    return _rebalance(comm, columns, lane_counts, out_counts, separate=separate)
 
 
 # =============================================================================================
@@ -612,14 +658,14 @@ def _sort_impl(a: DNDarray, axis: Optional[int], descending: bool, want_indices:
 
     out_counts = comm.counts_displs_shape(gshape, axis_out)[0]
     if want_indices:
+        # split 0 (after the resplit above) for the flat case: the local block is one
+        # contiguous range of global (flat) indices, starting at the global offset
+        offset = a.global_offset()
         if axis is None:
-            global_index = _global_flat_index(a).view(1, -1)
-        else:
-            positions = torch.arange(local.shape[-1], dtype=torch.int64, device=local.device)
-            global_index = (positions + a.global_offset()).expand(local.shape).contiguous()
-        _, result = _distributed_sort(comm, keys, [global_index], out_counts)
+            offset *= a.size // max(a.gshape[0], 1)
+        _, result = _distributed_sort(comm, keys, [], out_counts, a.size, index_offset=offset)
     else:
-        (sorted_keys,) = _distributed_sort(comm, keys, [], out_counts)
+        (sorted_keys,) = _distributed_sort(comm, keys, [], out_counts, a.size)
         result = _from_keys(~sorted_keys if descending else sorted_keys, dtype)
     if axis is None:
         return _wrap(result.reshape(-1), a, gshape, 0, True)
@@ -909,7 +955,7 @@ def topk(
         value_lanes = torch.take_along_dim(all_values, chosen, dim=-1)
     else:
         _, index_lanes, value_lanes = _distributed_sort(
-            comm, candidate_keys, [candidate_index, values], out_counts
+            comm, candidate_keys, [candidate_index, values], out_counts, m * k * comm.size
         )
     lshape = list(a.lshape)
     lshape[dim] = mine

@@ -14,7 +14,8 @@ How the distributed pieces combine:
   these small tensors and the numerically stable pairwise merge formulas combine them;
 - order statistics along a split axis: one all-to-all makes the reduced axes process-local
   (resplit along a kept axis); when every axis is reduced, a distributed radix selection finds
-  the needed order statistics with a few small Allreduces, without moving the data.
+  the needed order statistics with a few small Allreduces of digit histograms (and one
+  all-gather of the few candidates left), without moving the data.
 """
 
 from __future__ import annotations
@@ -632,8 +633,10 @@ def _arg_extremum(x, axis, out, keepdims, largest: bool, ignore_nan: bool, name:
                 position[x.split] += offset
             index = int(np.ravel_multi_index(position, x.gshape)) if x.ndim else 0
         else:
-            value, index = torch.tensor(neutral, dtype=torch.int64), torch.iinfo(torch.int64).max
-        candidate = torch.stack([value.reshape(()), torch.tensor(index, dtype=torch.int64)])
+            value = torch.tensor(neutral, dtype=torch.int64, device=keys.device)
+            index = torch.iinfo(torch.int64).max
+        index = torch.tensor(index, dtype=torch.int64, device=keys.device)
+        candidate = torch.stack([value.reshape(()), index])
         if distributed:
             # flat indices of different processes interleave (split > 0): among the best values,
             # take the smallest index
@@ -1603,7 +1606,7 @@ def cov(
     real_type = torch.empty((), dtype=torch_type).real.dtype
     if w is None:
         sums = local.sum(dim=1)
-        extra = torch.zeros(2, dtype=real_type)
+        extra = torch.zeros(2, dtype=real_type, device=local.device)
     else:
         w = w.to(real_type)
         sums = (local * w).sum(dim=1)
@@ -1768,8 +1771,8 @@ def _quantile_local(tensor, axes, q, method, ignore_nan, result_type) -> torch.T
     if floating and ignore_nan:
         n = (~torch.isnan(tensor)).sum(dim=-1).to(torch.float64)
     else:
-        n = torch.full(kept_shape, float(length), dtype=torch.float64)
-    q = q.reshape([-1] + [1] * len(kept_shape))
+        n = torch.full(kept_shape, float(length), dtype=torch.float64, device=tensor.device)
+    q = q.to(tensor.device).reshape([-1] + [1] * len(kept_shape))
     lower, upper, gamma = _quantile_positions(n.unsqueeze(0), q, method)
     source = ordered.unsqueeze(0).expand([q.shape[0]] + list(ordered.shape))
     low = source.gather(-1, lower.unsqueeze(-1)).squeeze(-1).to(result_type)
@@ -1780,9 +1783,7 @@ def _quantile_local(tensor, axes, q, method, ignore_nan, result_type) -> torch.T
         result = _lerp(low, high, gamma.to(result_type))
     if floating:
         missing = (n == 0) if ignore_nan else torch.isnan(ordered[..., -1])
-        result = torch.where(
-            missing.unsqueeze(0), torch.tensor(float("nan"), dtype=result_type), result
-        )
+        result = result.masked_fill(missing.unsqueeze(0), math.nan)
     return result
 
 
@@ -1791,14 +1792,16 @@ _GATHER_LIMIT = 4096
 
 
 def _select_order_statistics(
-    keys: torch.Tensor, ranks: List[int], bits: int, total: int, comm
+    keys: torch.Tensor, ranks: List[int], bits: int, flip: int, total: int, comm
 ) -> List[int]:
     """
     Distributed radix selection: the values (as unsigned keys in ``[0, 2**bits)``) of the given
-    0-based order statistics of the ``total`` keys held by all processes. Each round (eight
-    bits) is one Allreduce of a (len(ranks), 256) histogram and keeps only the candidates
-    whose digit matches; once few candidates are left anywhere, one all-gather of those
-    finishes. The data itself never moves.
+    0-based order statistics of the ``total`` keys held by all processes. ``keys ^ flip`` are
+    the signed keys, which sort like the data.
+
+    Each round (eight bits) is one Allreduce of a (len(ranks), 256) histogram and keeps only the
+    candidates whose digit matches; once few candidates are left anywhere, one all-gather of
+    those finishes. The data itself never moves.
     """
     if not ranks:
         return []
@@ -1810,25 +1813,29 @@ def _select_order_statistics(
         if builtins.sum(counts) <= _GATHER_LIMIT:
             gathered = comm.allgather([c.cpu() for c in candidates])
             for j in builtins.range(len(ranks)):
-                pool = torch.cat([blocks[j] for blocks in gathered])
-                if bits == 64:
-                    # 64-bit keys in unsigned order do not sort as int64: sort the signed keys
-                    signed = torch.sort(pool ^ torch.iinfo(torch.int64).min).values
-                    values[j] = int(signed[remaining[j]]) + 2**63
-                else:
-                    values[j] = int(torch.sort(pool).values[remaining[j]])
+                pool = torch.cat([blocks[j] for blocks in gathered]) ^ flip
+                values[j] = int(torch.sort(pool).values[remaining[j]]) - flip
             return values
-        digits = [(c >> shift) & 255 for c in candidates]
-        histogram_ = torch.stack([torch.bincount(d, minlength=256) for d in digits])
+        # targets with the same candidates (all of them in the first round) share the work
+        digits, histograms = {}, {}
+        for c in candidates:
+            if id(c) not in digits:
+                digits[id(c)] = (c >> shift) & 255
+                histograms[id(c)] = torch.bincount(digits[id(c)], minlength=256)
+        histogram_ = torch.stack([histograms[id(c)] for c in candidates])
         histogram_ = comm.allreduce_tensor(histogram_, MPI.SUM)
         cumulative = histogram_.cumsum(dim=1)
+        narrowed = {}
         for j in builtins.range(len(ranks)):
             digit = int(torch.searchsorted(cumulative[j], remaining[j], right=True))
             if digit > 0:
                 remaining[j] -= int(cumulative[j, digit - 1])
             counts[j] = int(histogram_[j, digit])
             values[j] |= digit << shift
-            candidates[j] = candidates[j][digits[j] == digit]
+            key = (id(candidates[j]), digit)
+            if key not in narrowed:
+                narrowed[key] = candidates[j][digits[id(candidates[j])] == digit]
+            candidates[j] = narrowed[key]
     return values
 
 
@@ -1836,19 +1843,18 @@ def _quantile_distributed(x: DNDarray, q, method, ignore_nan, result_type) -> to
     """Quantiles of all elements of a split array, found without moving its data."""
     tensor = x.larray.reshape(-1)
     torch_type = tensor.dtype
-    floating = torch_type in _FLOATING
     nan_local = 0
-    if floating:
+    if torch_type in _FLOATING:
         nan_mask = torch.isnan(tensor)
         nan_local = int(nan_mask.sum())
-        tensor = tensor[~nan_mask]
+        if nan_local:
+            tensor = tensor[~nan_mask]
     counts = x.comm.allreduce_tensor(
         torch.tensor([tensor.numel(), nan_local], dtype=torch.int64), MPI.SUM
     )
     n_valid, n_nan = int(counts[0]), int(counts[1])
-    nan = torch.full((q.numel(),), float("nan"), dtype=torch.float64)
     if (n_nan and not ignore_nan) or n_valid == 0:
-        return nan.to(result_type)
+        return torch.full((q.numel(),), math.nan, dtype=result_type, device=tensor.device)
     lower, upper, gamma = _quantile_positions(
         torch.tensor(float(n_valid), dtype=torch.float64), q, method
     )
@@ -1857,20 +1863,24 @@ def _quantile_distributed(x: DNDarray, q, method, ignore_nan, result_type) -> to
     keys = _to_key(tensor, True)
     key_type = keys.dtype
     info = torch.iinfo(key_type)
-    keys = keys.to(torch.int64)
-    # unsigned order: shift the range of the key type to [0, 2**bits)
-    keys = keys ^ info.min if info.bits == 64 else keys - info.min
-    selected = _select_order_statistics(keys, ranks, info.bits, n_valid, x.comm)
+    # keys in unsigned order, [0, 2**bits): narrow types are shifted in int32, wide ones get
+    # their sign bit flipped in place (digits are then read with shifts and masks)
+    if info.bits <= 16:
+        keys, flip = keys.to(torch.int32) - info.min, 0
+    else:
+        keys, flip = keys ^ info.min, info.min
+    selected = _select_order_statistics(keys, ranks, info.bits, flip, n_valid, x.comm)
     by_rank = dict(zip(ranks, selected))
 
     def values_at(positions):
         signed = [by_rank[int(p)] + info.min for p in positions]
-        return _from_key(torch.tensor(signed, dtype=key_type), torch_type).to(result_type)
+        signed = torch.tensor(signed, dtype=key_type, device=tensor.device)
+        return _from_key(signed, torch_type).to(result_type)
 
     low = values_at(lower)
     if method in _DISCRETE_METHODS:
         return low
-    return _lerp(low, values_at(upper), gamma.to(result_type))
+    return _lerp(low, values_at(upper), gamma.to(device=tensor.device, dtype=result_type))
 
 
 def _quantile(
@@ -2178,14 +2188,12 @@ def _global_range(x: DNDarray) -> Tuple[float, float]:
     if tensor.numel():
         if tensor.dtype == torch.bool:
             tensor = tensor.to(torch.uint8)
-        as_float = tensor.to(torch.float64)
-        low, high = as_float.min(), as_float.max()
-        if torch.isnan(low) or torch.isnan(high):
-            low = high = torch.tensor(-math.inf, dtype=torch.float64)
-            high = torch.tensor(math.inf, dtype=torch.float64)
-        extremes = torch.stack([low, -high])
+        extremes = torch.stack([tensor.min(), tensor.max()]).to(torch.float64)
+        extremes[1] = -extremes[1]
+        # NaN anywhere: a range of [-inf, inf], rejected as not finite
+        extremes = extremes.masked_fill(torch.isnan(extremes).any(), -math.inf)
     else:
-        extremes = torch.full((2,), math.inf, dtype=torch.float64)
+        extremes = torch.full((2,), math.inf, dtype=torch.float64, device=tensor.device)
     if _is_distributed(x):
         extremes = x.comm.allreduce_tensor(extremes, MPI.MIN)
     low, high = float(extremes[0]), -float(extremes[1])
@@ -2470,7 +2478,9 @@ def bincount(x: DNDarray, weights=None, minlength: int = 0) -> DNDarray:
         # max and the bitwise complement of min (order reversing, no overflow): one MAX
         extremes = torch.stack([values.max(), ~values.min()])
     else:
-        extremes = torch.tensor([-1, torch.iinfo(torch.int64).min], dtype=torch.int64)
+        extremes = torch.tensor(
+            [-1, torch.iinfo(torch.int64).min], dtype=torch.int64, device=values.device
+        )
     if _is_distributed(x):
         extremes = x.comm.allreduce_tensor(extremes, MPI.MAX)
     highest, lowest = int(extremes[0]), ~int(extremes[1])
