@@ -12,9 +12,14 @@ balanced layout; for a non-split input they are not split.
 
 Values are compared as in NumPy's ``unique``: ``-0.0 == 0.0``; with ``equal_nan=True`` (the
 default of ``unique``) all NaNs are one value, which sorts last; the array-API functions
-(``unique_values``, ...) keep every NaN apart, as NumPy's do. In ``isin`` (and so in ``intersect1d`` and ``setdiff1d``)
-NaN is never found, as in NumPy, because NaN != NaN. Complex arrays are not supported (they have
-no order).
+(``unique_values``, ...) keep every NaN apart, as NumPy's do. In ``isin`` (and so in
+``intersect1d`` and ``setdiff1d``) NaN is never found, as in NumPy, because NaN != NaN.
+Complex arrays are not supported (they have no order).
+
+``isin`` with a split ``test_elements`` never gathers it: its distributed unique values stay in
+disjoint sorted blocks, and each element is answered by the one block that could hold it. The
+trade-off is two all-to-alls of the (split) element array instead of one allgather of the test
+set, which wins as soon as the unique test values do not fit comfortably on every process.
 """
 
 from __future__ import annotations
@@ -79,7 +84,11 @@ def _as_dndarray(obj, name: str, like: Optional[DNDarray] = None) -> DNDarray:
     from .factories import array
 
     try:
-        return array(obj, device=None if like is None else like.device, comm=None if like is None else like.comm)
+        return array(
+            obj,
+            device=None if like is None else like.device,
+            comm=None if like is None else like.comm,
+        )
     except (TypeError, ValueError) as error:
         raise TypeError(f"{name} must be a DNDarray or array-like: {error}") from None
 
@@ -95,7 +104,12 @@ def _local_unique(keys: torch.Tensor, want_index: bool, want_inverse: bool, want
     inverse (index of every element's unique value) and the counts, as requested (else None).
     """
     n = keys.shape[0]
-    if keys.device.type == "cpu" and (want_index or want_inverse) and keys.element_size() <= 4 and 0 < n < 2**31:
+    if (
+        keys.device.type == "cpu"
+        and (want_index or want_inverse)
+        and keys.element_size() <= 4
+        and 0 < n < 2**31
+    ):
         # one fast sort of (key, position) packed into int64 gives everything at once
         array = keys.numpy()
         packed = (array.astype(np.int64) << 32) | np.arange(n, dtype=np.int64)
@@ -129,7 +143,9 @@ def _local_unique(keys: torch.Tensor, want_index: bool, want_inverse: bool, want
         inverse = rest.pop(0) if want_inverse else None
         counts = rest.pop(0) if want_counts else None
         return values, first, inverse, counts
-    values, inverse, counts = torch.unique(keys, sorted=True, return_inverse=True, return_counts=True)
+    values, inverse, counts = torch.unique(
+        keys, sorted=True, return_inverse=True, return_counts=True
+    )
     first = None
     if want_index:
         positions = torch.arange(keys.shape[0], dtype=torch.int64, device=keys.device)
@@ -186,7 +202,9 @@ def _distributed_unique(
     offset, total = sum(sizes[: comm.rank]), sum(sizes)
     local_inverse = None
     if want_inverse:
-        (global_ids,) = _alltoallv_columns(comm, [merged_inverse + offset], recv_counts, send_counts)
+        (global_ids,) = _alltoallv_columns(
+            comm, [merged_inverse + offset], recv_counts, send_counts
+        )
         local_inverse = global_ids[inverse]
     if rebalance:
         out_counts = comm.counts_displs_shape((total,), 0)[0]
@@ -209,7 +227,9 @@ def _chunk_1d(t: torch.Tensor, comm) -> torch.Tensor:
     return t.narrow(0, offset, lshape[0])
 
 
-def _replicated_to_split(local: torch.Tensor, like: DNDarray, split: Optional[int], axis: int = 0) -> DNDarray:
+def _replicated_to_split(
+    local: torch.Tensor, like: DNDarray, split: Optional[int], axis: int = 0
+) -> DNDarray:
     """Wrap the whole array ``local`` (held by every process), keeping only this process's
     balanced block along ``axis`` when ``split`` is not None (no communication)."""
     gshape = tuple(local.shape)
@@ -335,7 +355,9 @@ def unique(
     return_inverse = _check_flag(return_inverse, "return_inverse")
     return_counts = _check_flag(return_counts, "return_counts")
     _check_flag(sorted, "sorted")
-    nan_distinct = not _check_flag(equal_nan, "equal_nan") and types.heat_type_is_realfloating(ar.dtype)
+    nan_distinct = not _check_flag(equal_nan, "equal_nan") and types.heat_type_is_realfloating(
+        ar.dtype
+    )
     if axis is not None:
         if ar.ndim == 0:
             raise ValueError(f"axis {axis} is out of bounds for array of dimension 0")
@@ -349,16 +371,22 @@ def unique(
     split = None if ar.split is None else 0
     keys = _unique_keys(ar, nan_distinct)
     if ar.split is None or comm.size == 1 or ar.size == 0:
-        values, first, inverse, counts = _local_unique(keys, return_index, return_inverse, return_counts)
+        values, first, inverse, counts = _local_unique(
+            keys, return_index, return_inverse, return_counts
+        )
         like = ar
-        values = _wrap(_unique_values(values, dtype, nan_distinct), like, (values.shape[0],), split, True)
+        values = _wrap(
+            _unique_values(values, dtype, nan_distinct), like, (values.shape[0],), split, True
+        )
         if return_index:
             first = _wrap(first, like, (first.shape[0],), split, True)
         if return_counts:
             counts = _wrap(counts, like, (counts.shape[0],), split, True)
         if return_inverse:
             inverse = _wrap(inverse.reshape(ar.lshape), like, ar.gshape, ar.split, ar._balanced)
-        return _unique_result(values, first, inverse, counts, return_index, return_inverse, return_counts)
+        return _unique_result(
+            values, first, inverse, counts, return_index, return_inverse, return_counts
+        )
 
     global_index = _global_flat_index(ar) if return_index else None
     values, first, inverse, counts, total = _distributed_unique(
@@ -371,7 +399,9 @@ def unique(
         counts = _wrap(counts, ar, (total,), 0, True)
     if return_inverse:
         inverse = _wrap(inverse.reshape(ar.lshape), ar, ar.gshape, ar.split, ar._balanced)
-    return _unique_result(values, first, inverse, counts, return_index, return_inverse, return_counts)
+    return _unique_result(
+        values, first, inverse, counts, return_index, return_inverse, return_counts
+    )
 
 
 def _special_keys(dtype: torch.dtype) -> Tuple[int, int]:
@@ -411,7 +441,10 @@ def _local_unique_rows(rows: torch.Tensor, want_index: bool, want_inverse: bool,
     """Unique rows of a 2-D key tensor (lexicographic order), as :func:`_local_unique`."""
     if rows.device.type == "cpu":
         found = np.unique(
-            rows.numpy(), axis=0, return_index=want_index, return_inverse=want_inverse,
+            rows.numpy(),
+            axis=0,
+            return_index=want_index,
+            return_inverse=want_inverse,
             return_counts=want_counts,
         )
         found = found if isinstance(found, tuple) else (found,)
@@ -421,7 +454,9 @@ def _local_unique_rows(rows: torch.Tensor, want_index: bool, want_inverse: bool,
         inverse = rest.pop(0) if want_inverse else None
         counts = rest.pop(0) if want_counts else None
         return values, first, inverse, counts
-    values, inverse, counts = torch.unique(rows, sorted=True, return_inverse=True, return_counts=True, dim=0)
+    values, inverse, counts = torch.unique(
+        rows, sorted=True, return_inverse=True, return_counts=True, dim=0
+    )
     first = None
     if want_index:
         positions = torch.arange(rows.shape[0], dtype=torch.int64, device=rows.device)
@@ -430,7 +465,9 @@ def _local_unique_rows(rows: torch.Tensor, want_index: bool, want_inverse: bool,
     return values, first, inverse if want_inverse else None, counts if want_counts else None
 
 
-def _unique_axis(ar: DNDarray, axis: int, return_index: bool, return_inverse: bool, return_counts: bool):
+def _unique_axis(
+    ar: DNDarray, axis: int, return_index: bool, return_inverse: bool, return_counts: bool
+):
     """unique(..., axis=axis): unique slices, gathered (see :func:`unique`)."""
     comm = ar.comm
     dtype = ar.larray.dtype
@@ -452,7 +489,9 @@ def _unique_axis(ar: DNDarray, axis: int, return_index: bool, return_inverse: bo
         width *= d
     rows = _to_keys(moved.reshape(moved.shape[0], width))
     want_index = return_index or distributed
-    values, first, inverse, counts = _local_unique_rows(rows, want_index, return_inverse, return_counts or distributed)
+    values, first, inverse, counts = _local_unique_rows(
+        rows, want_index, return_inverse, return_counts or distributed
+    )
     inverse_split = None if split_in is None else 0
 
     if distributed:
@@ -464,7 +503,9 @@ def _unique_axis(ar: DNDarray, axis: int, return_index: bool, return_inverse: bo
         packed = torch.cat([_as_bytes(values).flatten(1), _as_bytes(meta).flatten(1)], dim=1)
         gathered = comm.allgather_tensors(packed, axis=0)
         key_bytes = width * values.element_size()
-        all_rows = _from_bytes(gathered[:, :key_bytes].reshape(-1, width, values.element_size()), values.dtype)
+        all_rows = _from_bytes(
+            gathered[:, :key_bytes].reshape(-1, width, values.element_size()), values.dtype
+        )
         all_meta = _from_bytes(gathered[:, key_bytes:].reshape(-1, 3, 8), torch.int64)
         merged, _, merged_inverse, _ = _local_unique_rows(all_rows, False, True, False)
         size = merged.shape[0]
@@ -491,7 +532,9 @@ def _unique_axis(ar: DNDarray, axis: int, return_index: bool, return_inverse: bo
             inverse = _chunk_1d(inverse, comm)
             inverse_balanced = True
         inverse_out = _wrap(inverse, ar, (ar.gshape[axis],), inverse_split, inverse_balanced)
-    return _unique_result(values_out, first_out, inverse_out, counts_out, return_index, return_inverse, return_counts)
+    return _unique_result(
+        values_out, first_out, inverse_out, counts_out, return_index, return_inverse, return_counts
+    )
 
 
 def unique_values(x: DNDarray) -> DNDarray:
@@ -699,7 +742,9 @@ def isin(
         if test_elements.size == 0:
             found = torch.zeros(value_keys.shape, dtype=torch.bool, device=value_keys.device)
         elif test_keys.device.type == "cpu":
-            found = torch.from_numpy(np.isin(value_keys.numpy(), test_keys.numpy())).reshape(value_keys.shape)
+            found = torch.from_numpy(np.isin(value_keys.numpy(), test_keys.numpy())).reshape(
+                value_keys.shape
+            )
         else:
             found = torch.isin(value_keys, test_keys)
     else:

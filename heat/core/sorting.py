@@ -5,12 +5,16 @@ Along an axis that is not the split axis everything is local. Along the split ax
 run a parallel sample sort whose output has the default balanced layout:
 
 1. every process sorts its block (lane by lane: all other axes are independent lanes);
-2. every process draws ``p - 1`` regular samples per lane; one ``allgather`` of the samples gives
-   every process the same ``p - 1`` global splitters per lane;
-3. every process cuts its sorted lanes at the splitters, and ONE ``Alltoallv`` moves each piece
-   (values, plus global indices where they are needed) to the process that owns its range;
+2. every process draws ``p - 1`` regular samples per lane; one ``Allgather`` of the samples gives
+   every process the same ``p - 1`` global splitters per lane. Samples and splitters are
+   (value, global index) pairs, so even runs of equal values are cut evenly (constant data
+   still ends up balanced);
+3. every process cuts its sorted lanes at the splitters; a small ``Alltoall`` of the piece sizes,
+   then ONE ``Alltoallv`` moves each piece (values, plus global indices where they are needed)
+   to the process that owns its range;
 4. every process merges what it received (a stable sort of ``p`` sorted runs);
-5. ONE more ``Alltoallv`` moves the rows to the balanced layout (skipped when already balanced).
+5. an ``Allgather`` of the lane lengths, then ONE more ``Alltoallv`` moves the rows to the
+   balanced layout (skipped when nothing has to move).
 
 Order and ties
 --------------
@@ -157,7 +161,9 @@ def _sort_with_order(keys: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
         order = torch.from_numpy(packed & 0xFFFFFFFF)
         return torch.from_numpy((packed >> 32).astype(array.dtype)), order
     order_np = np.argsort(array, axis=-1, kind="stable")
-    return torch.from_numpy(np.take_along_axis(array, order_np, axis=-1)), torch.from_numpy(order_np)
+    return torch.from_numpy(np.take_along_axis(array, order_np, axis=-1)), torch.from_numpy(
+        order_np
+    )
 
 
 def _argsort_grouped(lanes: torch.Tensor, keys: torch.Tensor, m: int) -> torch.Tensor:
@@ -354,7 +360,9 @@ def _splitters(comm, keys: torch.Tensor) -> torch.Tensor:
     return samples[:, chosen, :]
 
 
-def _partition_bounds(comm, keys: torch.Tensor, splitters: torch.Tensor, tie_break: bool) -> torch.Tensor:
+def _partition_bounds(
+    comm, keys: torch.Tensor, splitters: torch.Tensor, tie_break: bool
+) -> torch.Tensor:
     """
     Cut points ``(m, p + 1)`` (int64, CPU) of the sorted local lanes: elements
     ``[bounds[j, d], bounds[j, d + 1])`` of lane j belong to rank d.
@@ -384,7 +392,11 @@ def _partition_bounds(comm, keys: torch.Tensor, splitters: torch.Tensor, tie_bre
 
 
 def _sample_exchange(
-    comm, keys: torch.Tensor, payloads: Sequence[torch.Tensor], tie_break: bool, separate: bool = False
+    comm,
+    keys: torch.Tensor,
+    payloads: Sequence[torch.Tensor],
+    tie_break: bool,
+    separate: bool = False,
 ):
     """
     Steps 2-3 of the sample sort for sorted ``(m, n)`` lanes ``keys`` (payloads: same shape).
@@ -612,7 +624,9 @@ def _check_out(out, gshape, name: str = "out") -> None:
         if not isinstance(out, DNDarray):
             raise TypeError(f"{name} must be a DNDarray, but was {type(out).__name__}")
         if out.gshape != tuple(gshape):
-            raise ValueError(f"{name} has shape {out.gshape}, but the result has shape {tuple(gshape)}")
+            raise ValueError(
+                f"{name} has shape {out.gshape}, but the result has shape {tuple(gshape)}"
+            )
 
 
 # =============================================================================================
@@ -641,7 +655,9 @@ def _sort_impl(a: DNDarray, axis: Optional[int], descending: bool, want_indices:
         lshape = list(gshape)
         lshape[axis_out] = comm.counts_displs_shape(gshape, axis_out)[0][comm.rank]
         result_type = torch.int64 if want_indices else dtype
-        return _wrap(torch.empty(lshape, dtype=result_type, device=a.larray.device), a, gshape, split, True)
+        return _wrap(
+            torch.empty(lshape, dtype=result_type, device=a.larray.device), a, gshape, split, True
+        )
 
     keys = _to_keys(local, merge_zero=want_indices)
     if descending:
@@ -905,7 +921,9 @@ def topk(
     if not isinstance(dim, int):
         raise TypeError(f"dim must be an integer, but was {dim!r}")
     if not 0 <= k <= a.gshape[dim]:
-        raise ValueError(f"k must be in [0, {a.gshape[dim]}] (the length of dim {dim}), but was {k}")
+        raise ValueError(
+            f"k must be in [0, {a.gshape[dim]}] (the length of dim {dim}), but was {k}"
+        )
     gshape = list(a.gshape)
     gshape[dim] = k
     gshape = tuple(gshape)
@@ -926,7 +944,9 @@ def topk(
         lshape = list(gshape)
         lshape[dim] = mine
         values = _wrap(local.new_empty(lshape), a, gshape, dim, True)
-        indices = _wrap(torch.empty(lshape, dtype=torch.int64, device=local.device), a, gshape, dim, True)
+        indices = _wrap(
+            torch.empty(lshape, dtype=torch.int64, device=local.device), a, gshape, dim, True
+        )
         return _write_pair(values, indices, out)
 
     keys = _to_keys(local, merge_zero=True)
@@ -998,7 +1018,9 @@ def _block_starts(comm, keys: torch.Tensor) -> Tuple[List[int], torch.Tensor, Li
     return ranks, firsts, offsets
 
 
-def _owners(firsts: torch.Tensor, ranks: Sequence[int], value_keys: torch.Tensor, side: str) -> torch.Tensor:
+def _owners(
+    firsts: torch.Tensor, ranks: Sequence[int], value_keys: torch.Tensor, side: str
+) -> torch.Tensor:
     """
     The rank whose block of a globally sorted array decides ``value_keys`` (int64): the last
     non-empty block whose first key is below (``side='left'``) or not above (``'right'``) the
@@ -1033,10 +1055,16 @@ def _apply_sorter(a: DNDarray, sorter) -> DNDarray:
     if not types.heat_type_is_exact(sorter.dtype) or sorter.dtype is types.bool:
         raise TypeError(f"sorter must hold integers, but has dtype {sorter.dtype.__name__}")
     if sorter.gshape != a.gshape:
-        raise ValueError(f"sorter must have the shape of a {a.gshape}, but has shape {sorter.gshape}")
+        raise ValueError(
+            f"sorter must have the shape of a {a.gshape}, but has shape {sorter.gshape}"
+        )
     comm = a.comm
     local_sorter = sorter.larray.to(torch.int64)
-    ok = bool(((local_sorter >= 0) & (local_sorter < a.gshape[0])).all()) if local_sorter.numel() else True
+    ok = (
+        bool(((local_sorter >= 0) & (local_sorter < a.gshape[0])).all())
+        if local_sorter.numel()
+        else True
+    )
     if sorter.split is not None and comm.size > 1:
         ok = comm.allreduce(ok, MPI.LAND)
     if not ok:
@@ -1142,5 +1170,7 @@ def searchsorted(a: DNDarray, v, side: str = "left", sorter=None) -> DNDarray:
     flat = value_keys.reshape(-1)
     owner = _owners(firsts, ranks, flat, side)
     offset = offsets[comm.rank]
-    (found,) = _route(comm, owner, [flat], lambda cols: [_search(sorted_keys, cols[0], side) + offset])
+    (found,) = _route(
+        comm, owner, [flat], lambda cols: [_search(sorted_keys, cols[0], side) + offset]
+    )
     return _wrap(found.reshape(value_keys.shape), v, v.gshape, v.split, v._balanced)

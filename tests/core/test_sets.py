@@ -72,7 +72,8 @@ def test_unique_dtypes(dtype, split):
 
 @pytest.mark.parametrize(
     "shape,split",
-    [(s, sp) for s in ((6, 3), (2, 3, 4)) for sp in splits_for(len(s))] + [((1, 4), 0), ((0, 3), 1)],
+    [(s, sp) for s in ((6, 3), (2, 3, 4)) for sp in splits_for(len(s))]
+    + [((1, 4), 0), ((0, 3), 1)],
 )
 def test_unique_axis(shape, split):
     rng = np.random.default_rng(3)
@@ -81,7 +82,9 @@ def test_unique_axis(shape, split):
     x = ht.array(data, split=split)
     for axis in range(len(shape)):
         _check_unique(x, data, axis=axis)
-    assert_array_equal(ht.unique(x.astype(ht.float32), axis=-1), np.unique(data.astype(np.float32), axis=-1))
+    assert_array_equal(
+        ht.unique(x.astype(ht.float32), axis=-1), np.unique(data.astype(np.float32), axis=-1)
+    )
 
 
 @pytest.mark.parametrize("split", (None, 0))
@@ -94,6 +97,17 @@ def test_unique_larger(split):
     expected_values, expected_counts = np.unique(data.astype(np.float64), return_counts=True)
     assert_array_equal(values, expected_values)
     assert_array_equal(counts, expected_counts)
+
+
+@pytest.mark.parametrize("split", (0, 1))
+def test_unique_unpacked_exchange(split, monkeypatch):
+    # large arrays send each column in its own Alltoallv instead of packing them
+    monkeypatch.setattr(ht.core.sorting, "_PACK_LIMIT", 0)
+    data = _data((6, 7), np.float64, seed=12)
+    x = ht.array(data, split=split)
+    _check_unique(x, data)
+    test = np.array([1.0, -2.0, np.nan])
+    assert_array_equal(ht.isin(x, ht.array(test, split=0)), np.isin(data, test))
 
 
 @pytest.mark.parametrize("split", (None, 0, 1))
@@ -123,7 +137,9 @@ def test_unique_array_api(split):
 def test_unique_bad_input():
     x = ht.array(_data((4, 3)), split=0)
     assert_raises_then_collective_works(TypeError, ht.unique, _data((3,)))
-    assert_raises_then_collective_works(TypeError, ht.unique, ht.ones(3, dtype=ht.complex64, split=0))
+    assert_raises_then_collective_works(
+        TypeError, ht.unique, ht.ones(3, dtype=ht.complex64, split=0)
+    )
     assert_raises_then_collective_works(ValueError, ht.unique, x, axis=2)
     assert_raises_then_collective_works(ValueError, ht.unique, ht.array(1.0), axis=0)
     assert_raises_then_collective_works(TypeError, ht.unique, x, return_counts=1)
@@ -238,7 +254,9 @@ def test_set_operations_options(splits):
 
 def test_set_operations_bad_input():
     x = ht.arange(4, split=0)
-    assert_raises_then_collective_works(TypeError, ht.intersect1d, x, ht.ones(2, dtype=ht.complex64))
+    assert_raises_then_collective_works(
+        TypeError, ht.intersect1d, x, ht.ones(2, dtype=ht.complex64)
+    )
     assert_raises_then_collective_works(TypeError, ht.union1d, ht.ones(2, dtype=ht.complex128), x)
     assert_raises_then_collective_works(TypeError, ht.setdiff1d, x, x, assume_unique=None)
     assert_raises_then_collective_works(TypeError, ht.intersect1d, x, x, return_indices="yes")

@@ -72,9 +72,7 @@ def _check_balanced_along(result, axis):
 SHAPES = ((7,), (5, 6), (2, 3, 4), (1, 5), (0, 3), (4, 0))
 
 
-@pytest.mark.parametrize(
-    "shape,split", [(s, sp) for s in SHAPES for sp in splits_for(len(s))]
-)
+@pytest.mark.parametrize("shape,split", [(s, sp) for s in SHAPES for sp in splits_for(len(s))])
 def test_sort_argsort(shape, split):
     data = _data(shape)
     x = ht.array(data, split=split)
@@ -100,7 +98,9 @@ def test_sort_argsort(shape, split):
             assert_array_equal(ht.argsort(x, axis=axis, descending=True), reference)
 
 
-@pytest.mark.parametrize("dtype", (np.float16, np.float32, np.int32, np.int64, np.bool_, np.uint8, np.int8))
+@pytest.mark.parametrize(
+    "dtype", (np.float16, np.float32, np.int32, np.int64, np.bool_, np.uint8, np.int8)
+)
 @pytest.mark.parametrize("split", (None, 0, 1))
 def test_sort_dtypes(dtype, split):
     data = _data((5, 6), dtype, seed=1)
@@ -108,7 +108,9 @@ def test_sort_dtypes(dtype, split):
     for axis in (0, None):
         assert_array_equal(ht.sort(x, axis=axis), np.sort(data, axis=axis))
         assert_array_equal(ht.argsort(x, axis=axis), np.argsort(data, axis=axis, kind="stable"))
-        assert_array_equal(ht.argsort(x, axis=axis, descending=True), _descending_argsort(data, axis))
+        assert_array_equal(
+            ht.argsort(x, axis=axis, descending=True), _descending_argsort(data, axis)
+        )
 
 
 @pytest.mark.parametrize("split", (None, 0))
@@ -132,6 +134,25 @@ def test_sort_larger_multilane(split):
     result = ht.sort(x, axis=1, descending=True)
     assert_array_equal(result, _take(data, _descending_argsort(data, 1), 1))
     _check_balanced_along(result, 1)
+
+
+@pytest.mark.parametrize("split", (0, 1))
+def test_sort_unpacked_exchange(split, monkeypatch):
+    # large arrays send each column in its own Alltoallv instead of packing them
+    monkeypatch.setattr(ht_sorting, "_PACK_LIMIT", 0)
+    data = _data((4, 30), np.float32, seed=11)
+    x = ht.array(data, split=split)
+    assert_array_equal(ht.argsort(x, axis=split), np.argsort(data, axis=split, kind="stable"))
+    assert_array_equal(ht.argsort(x, axis=None), np.argsort(data, axis=None, kind="stable"))
+    assert_array_equal(
+        ht.sort(x, axis=split, descending=True),
+        _take(data, _descending_argsort(data, split), split),
+    )
+    monkeypatch.setattr(ht_sorting, "_TOPK_GATHER_LIMIT", 0)
+    values, indices = ht.topk(x, 7, dim=1)
+    expected_values, expected_indices = _topk_reference(data, 7, 1, True)
+    assert_array_equal(values, expected_values)
+    assert_array_equal(indices, expected_indices)
 
 
 def test_sort_constant_and_unbalanced_input():
@@ -168,10 +189,14 @@ def test_sort_options_and_out():
     assert returned is out
     assert_array_equal(out, expected)
     assert_array_equal(x.sort(), expected)
-    assert_array_equal(ht.sort(ht.array(_data((3, 4)), split=1), axis=-1), np.sort(_data((3, 4)), axis=-1))
+    assert_array_equal(
+        ht.sort(ht.array(_data((3, 4)), split=1), axis=-1), np.sort(_data((3, 4)), axis=-1)
+    )
     assert_array_equal(x.argsort(), np.argsort(data, kind="stable"))
     # 0-d arrays sort only flattened
-    assert_array_equal(ht.sort(ht.array(3.0), axis=None), np.sort(np.array(3.0, dtype=np.float32), axis=None))
+    assert_array_equal(
+        ht.sort(ht.array(3.0), axis=None), np.sort(np.array(3.0, dtype=np.float32), axis=None)
+    )
 
 
 def test_sort_bad_input():
@@ -202,7 +227,8 @@ def _topk_reference(data, k, dim, largest):
 
 
 @pytest.mark.parametrize(
-    "shape,split", [(s, sp) for s in ((7,), (5, 6), (2, 3, 4), (1, 5), (0, 3)) for sp in splits_for(len(s))]
+    "shape,split",
+    [(s, sp) for s in ((7,), (5, 6), (2, 3, 4), (1, 5), (0, 3)) for sp in splits_for(len(s))],
 )
 def test_topk(shape, split):
     data = _data(shape, np.float32, seed=6)
@@ -251,7 +277,9 @@ def test_topk_out_and_bad_input():
     assert_raises_then_collective_works(TypeError, ht.topk, x, 2.0)
     assert_raises_then_collective_works(ValueError, ht.topk, x, 1, dim=1)
     assert_raises_then_collective_works(TypeError, ht.topk, x, 1, largest=None)
-    assert_raises_then_collective_works(TypeError, ht.topk, ht.ones(4, dtype=ht.complex128, split=0), 1)
+    assert_raises_then_collective_works(
+        TypeError, ht.topk, ht.ones(4, dtype=ht.complex128, split=0), 1
+    )
     assert_raises_then_collective_works(ValueError, ht.topk, ht.array(2.0), 1)
 
 
@@ -288,12 +316,16 @@ def test_searchsorted_sorter_and_types(a_split, sorter_split):
     sorter = np.argsort(shuffled, kind="stable")
     values = np.array([-7.0, -2.5, 0.0, 3.0, 9.0])
     result = ht.searchsorted(
-        ht.array(shuffled, split=a_split), ht.array(values, split=0), sorter=ht.array(sorter, split=sorter_split)
+        ht.array(shuffled, split=a_split),
+        ht.array(values, split=0),
+        sorter=ht.array(sorter, split=sorter_split),
     )
     assert_array_equal(result, np.searchsorted(shuffled, values, sorter=sorter))
     # integer a, float v: compared in the promoted type
     a_data = np.array([1, 3, 3, 5, 7])
-    result = ht.searchsorted(ht.array(a_data, split=a_split), ht.array([2.5, 3.0, 8.0], split=0), side="right")
+    result = ht.searchsorted(
+        ht.array(a_data, split=a_split), ht.array([2.5, 3.0, 8.0], split=0), side="right"
+    )
     assert_array_equal(result, np.searchsorted(a_data, [2.5, 3.0, 8.0], side="right"))
     assert_array_equal(ht.searchsorted(a_data, [0, 3]), np.searchsorted(a_data, [0, 3]))
 
@@ -302,7 +334,11 @@ def test_searchsorted_bad_input():
     a = ht.array(np.arange(6.0), split=0)
     assert_raises_then_collective_works(ValueError, ht.searchsorted, ht.zeros((2, 3), split=0), 1.0)
     assert_raises_then_collective_works(ValueError, ht.searchsorted, a, 1.0, side="middle")
-    assert_raises_then_collective_works(TypeError, ht.searchsorted, a, ht.ones(2, dtype=ht.complex64))
+    assert_raises_then_collective_works(
+        TypeError, ht.searchsorted, a, ht.ones(2, dtype=ht.complex64)
+    )
     assert_raises_then_collective_works(ValueError, ht.searchsorted, a, 1.0, sorter=ht.arange(5))
     assert_raises_then_collective_works(TypeError, ht.searchsorted, a, 1.0, sorter=ht.zeros(6))
-    assert_raises_then_collective_works(ValueError, ht.searchsorted, a, 1.0, sorter=ht.arange(6, split=0) + 1)
+    assert_raises_then_collective_works(
+        ValueError, ht.searchsorted, a, 1.0, sorter=ht.arange(6, split=0) + 1
+    )
