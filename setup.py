@@ -35,7 +35,8 @@ setup(
         # An MPI library from PyPI, for machines without a system MPI.
         "mpich": ["mpich"],
         # What scripts/run_tests.py needs (pytest>=8 for new-style hook wrappers in conftest).
-        "dev": ["pytest>=8", "pytest-timeout>=2.1", "mpich"],
+        # scipy is a test oracle (skew, kurtosis) only.
+        "dev": ["pytest>=8", "pytest-timeout>=2.1", "mpich", "scipy"],
     },
     classifiers=[
         "Programming Language :: Python :: 3",

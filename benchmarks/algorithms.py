@@ -1,6 +1,7 @@
 """
-Issue-3 algorithm benchmark: one process's view of reductions, layout changes, sorting, sets,
-indexing, scans and statistics, timed and memory-profiled operation by operation.
+Issue-3 algorithm benchmark: reductions, layout changes, sorting, sets, indexing and statistics.
+
+Each operation is timed and memory-profiled on its own, on the same data in every library.
 
 The same file runs under this repository's heat, under the HeAT 1.8 release, and under plain
 NumPy (one process, the serial baseline)::
@@ -59,6 +60,9 @@ BASE_ROWS = 2000  # rows of the 2-D float32 test array at --scale 1 (4e6 element
 COLS = 2000
 UNIQUE_VALUES = 1000  # distinct values of the integer array for "unique int"
 HIST_BINS = 100
+# reshape (rows, COLS) -> (rows * COLS // RESHAPE_COLS, RESHAPE_COLS): the split axis changes
+# length (2000 -> 2500 rows), so rows really move between processes
+RESHAPE_COLS = COLS * 4 // 5
 ERROR_CHARS = 160  # length of error messages kept in the results
 
 # ---------------------------------------------------------------------------------------------
@@ -79,7 +83,7 @@ class Data:
 
 
 def make_data(scale: float) -> Data:
-    rows = max(8, int(round(BASE_ROWS * scale)))
+    rows = max(8, 8 * round(BASE_ROWS * scale / 8))  # a multiple of 8: see RESHAPE_COLS
     rng = np.random.default_rng(SEED)
     x = rng.random((rows, COLS), dtype=np.float32)
     y = rng.random((rows, COLS), dtype=np.float32)
@@ -287,11 +291,16 @@ def _ops() -> List[Op]:
 
     def reshape(L, D):
         x = L.distribute(D.x, 0)
-        shape = (D.x.shape[1], D.x.shape[0])
+        shape = (D.x.size // RESHAPE_COLS, RESHAPE_COLS)
         return [x], lambda: L.reshape(x, shape)
 
     ops.append(
-        Op("reshape (n,m)->(m,n) split=0", "time", reshape, lambda D: D.x.reshape(D.x.shape[1], D.x.shape[0]))
+        Op(
+            "reshape (n,m)->(n*m/k,k) split=0",
+            "time",
+            reshape,
+            lambda D: D.x.reshape(D.x.size // RESHAPE_COLS, RESHAPE_COLS),
+        )
     )
 
     for axis in (0, 1):

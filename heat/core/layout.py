@@ -94,6 +94,9 @@ def resplit(x: DNDarray, axis: Optional[int] = None) -> DNDarray:
             x.larray.clone(), x.gshape, x.dtype, x.split, x.device, x.comm, x._balanced
         )
     local, balanced = _resplit_tensor(x, axis)
+    if local is x.larray:
+        # a single process needs no data movement, but the result is still a copy
+        local = local.clone()
     return DNDarray(local, x.gshape, x.dtype, axis, x.device, x.comm, balanced)
 
 

@@ -28,6 +28,16 @@ def test_resplit_every_pair(shape, dtype):
         assert_array_equal(z, data)
 
 
+def test_resplit_returns_a_copy():
+    data = np.zeros((3, 4), dtype=np.float32)
+    for source in (None, 0, 1):
+        x = ht.array(data, split=source)
+        for target in (None, 0, 1):
+            y = ht.resplit(x, target)
+            y.larray.fill_(99)
+            assert_array_equal(x, data)
+
+
 def test_resplit_unbalanced_source():
     size = ht.MPI_WORLD.size
     data = np.arange(24.0).reshape(6, 4)
