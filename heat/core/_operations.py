@@ -86,7 +86,7 @@ def align_local(
             return layout.resplit(x, None).larray
         return x.larray
     x_dim = split - (ndim - x.ndim)
-    if x_dim < 0 or x.gshape[x_dim] == 1:
+    if x_dim < 0 or (x.gshape[x_dim] == 1 and gshape[split] != 1):
         # x is broadcast along the split axis: every process needs all of it
         if x.split is not None and x.comm.size > 1:
             return layout.resplit(x, None).larray

@@ -130,6 +130,12 @@ def _binary(
     fn_kwargs: Optional[dict] = None,
 ) -> DNDarray:
     """One call to :func:`binary_op` after the ``out`` checks every ufunc-like function shares."""
+    if out is None and where is None:
+        # the common case, kept short: it is on every operator's path
+        return binary_op(
+            operation, t1, t2, fn_kwargs=fn_kwargs, promote_to_float=promote_to_float,
+            operand_type=operand_type,
+        )
     out = _unwrap_out(out)
     if where is True:
         where = None
@@ -155,6 +161,8 @@ def _binary(
 
 def _unary(operation, x, out, where, name: str, no_cast: bool, result_type=None, **kwargs):
     """One call to :func:`local_op` after the argument and ``out`` checks."""
+    if out is None and where is None and type(x) is DNDarray:
+        return local_op(operation, x, no_cast=no_cast, **kwargs)
     sanitize_in(x)
     out = _unwrap_out(out)
     if where is True:

@@ -131,3 +131,14 @@ def test_binary_bad_input():
     assert_raises_then_collective_works(ValueError, lambda: x + ht.zeros((4, 4), split=1))
     assert_raises_then_collective_works(ValueError, lambda: ht.add(x, x, out=ht.zeros((3, 3))))
     assert_raises_then_collective_works(TypeError, lambda: x + "a")
+
+
+def test_align_local_length_one_split_axis():
+    # a split axis of global length 1 that the target also has length 1: a real layout,
+    # not a broadcast, so processes without the row get an empty block
+    from heat.core._operations import align_local
+
+    leader = ht.array([3.0], split=0)
+    local = align_local(ht.array([0.0]), (1,), 0, leader)
+    collective_assert(tuple(local.shape) == leader.lshape, f"{tuple(local.shape)} != {leader.lshape}")
+    assert_array_equal(ht.array([[1.0, 2.0]], split=0) + ht.array([[5.0, 6.0]]), np.array([[6.0, 8.0]]))
