@@ -141,4 +141,4 @@ def test_align_local_length_one_split_axis():
     leader = ht.array([3.0], split=0)
     local = align_local(ht.array([0.0]), (1,), 0, leader)
     collective_assert(tuple(local.shape) == leader.lshape, f"{tuple(local.shape)} != {leader.lshape}")
-    assert_array_equal(ht.array([[1.0, 2.0]], split=0) + ht.array([[5.0, 6.0]]), np.array([[6.0, 8.0]]))
+    assert_array_equal(ht.array([[1.0, 2.0]], split=0) + ht.array([[5.0, 6.0]]), np.array([[6.0, 8.0]], dtype=np.float32))
