@@ -98,6 +98,24 @@ def _check_orderable(x: DNDarray, name: str) -> None:
         raise TypeError(f"{name} has the complex dtype {x.dtype.__name__}, which is not supported")
 
 
+
+def _numpy_unique(keys: torch.Tensor, axis, want_index: bool, want_inverse: bool, want_counts: bool):
+    """NumPy's unique (its CPU kernel) on a CPU tensor: (values, first, inverse, counts), None where not asked."""
+    found = np.unique(
+        keys.numpy(),
+        axis=axis,
+        return_index=want_index,
+        return_inverse=want_inverse,
+        return_counts=want_counts,
+    )
+    found = found if isinstance(found, tuple) else (found,)
+    values = torch.from_numpy(np.ascontiguousarray(found[0]))
+    rest = [torch.from_numpy(np.asarray(f, dtype=np.int64).reshape(-1)) for f in found[1:]]
+    first = rest.pop(0) if want_index else None
+    inverse = rest.pop(0) if want_inverse else None
+    counts = rest.pop(0) if want_counts else None
+    return values, first, inverse, counts
+
 def _local_unique(keys: torch.Tensor, want_index: bool, want_inverse: bool, want_counts: bool):
     """
     Sorted unique values of 1-D ``keys``; with the position of each one's first occurrence, the
@@ -130,19 +148,7 @@ def _local_unique(keys: torch.Tensor, want_index: bool, want_inverse: bool, want
             inverse = torch.from_numpy(inverse_np)
         return values, first, inverse, counts
     if keys.device.type == "cpu":
-        found = np.unique(
-            keys.numpy(),
-            return_index=want_index,
-            return_inverse=want_inverse,
-            return_counts=want_counts,
-        )
-        found = found if isinstance(found, tuple) else (found,)
-        values = torch.from_numpy(np.ascontiguousarray(found[0]))
-        rest = [torch.from_numpy(np.asarray(f, dtype=np.int64).reshape(-1)) for f in found[1:]]
-        first = rest.pop(0) if want_index else None
-        inverse = rest.pop(0) if want_inverse else None
-        counts = rest.pop(0) if want_counts else None
-        return values, first, inverse, counts
+        return _numpy_unique(keys, None, want_index, want_inverse, want_counts)
     values, inverse, counts = torch.unique(
         keys, sorted=True, return_inverse=True, return_counts=True
     )
@@ -440,20 +446,7 @@ def _unique_values(keys: torch.Tensor, dtype: torch.dtype, nan_distinct: bool) -
 def _local_unique_rows(rows: torch.Tensor, want_index: bool, want_inverse: bool, want_counts: bool):
     """Unique rows of a 2-D key tensor (lexicographic order), as :func:`_local_unique`."""
     if rows.device.type == "cpu":
-        found = np.unique(
-            rows.numpy(),
-            axis=0,
-            return_index=want_index,
-            return_inverse=want_inverse,
-            return_counts=want_counts,
-        )
-        found = found if isinstance(found, tuple) else (found,)
-        values = torch.from_numpy(np.ascontiguousarray(found[0]))
-        rest = [torch.from_numpy(np.asarray(f, dtype=np.int64).reshape(-1)) for f in found[1:]]
-        first = rest.pop(0) if want_index else None
-        inverse = rest.pop(0) if want_inverse else None
-        counts = rest.pop(0) if want_counts else None
-        return values, first, inverse, counts
+        return _numpy_unique(rows, 0, want_index, want_inverse, want_counts)
     values, inverse, counts = torch.unique(
         rows, sorted=True, return_inverse=True, return_counts=True, dim=0
     )
