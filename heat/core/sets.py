@@ -98,6 +98,12 @@ def _check_orderable(x: DNDarray, name: str) -> None:
         raise TypeError(f"{name} has the complex dtype {x.dtype.__name__}, which is not supported")
 
 
+# Integer keys spanning at most this many values per key are counted (np.bincount, O(n + span))
+# instead of sorted; wider spans make the count table outgrow the data, and sorting is as fast.
+_COUNT_SPAN_PER_KEY = 0.5
+# counting walks through the keys in pieces of at least this many (bounds its int64 temporaries)
+_COUNT_CHUNK = 1 << 20
+
 
 def _numpy_unique(keys: torch.Tensor, axis, want_index: bool, want_inverse: bool, want_counts: bool):
     """NumPy's unique (its CPU kernel) on a CPU tensor: (values, first, inverse, counts), None where not asked."""
@@ -116,48 +122,129 @@ def _numpy_unique(keys: torch.Tensor, axis, want_index: bool, want_inverse: bool
     counts = rest.pop(0) if want_counts else None
     return values, first, inverse, counts
 
-def _local_unique(keys: torch.Tensor, want_index: bool, want_inverse: bool, want_counts: bool):
+
+def _counted_unique(array: np.ndarray, low: int, span: int, want_inverse: bool, want_counts: bool):
+    """
+    Unique values of the 1-D integer ``array``, all in ``[low, low + span)``, by counting: no
+    sort, O(n + span). Returns NumPy ``(values, inverse, counts)``, None where not asked.
+    """
+    n = array.shape[0]
+    chunk = max(_COUNT_CHUNK, span)
+
+    def offsets(start: int) -> np.ndarray:
+        # one piece of ``array - low`` as intp, the index type bincount and take work in
+        piece = array[start : start + chunk]
+        if low == 0 and piece.dtype == np.intp:
+            return piece
+        return np.subtract(piece, low, dtype=np.intp)
+
+    tally = np.zeros(span, dtype=np.int64)
+    for start in range(0, n, chunk):
+        tally += np.bincount(offsets(start), minlength=span)
+    present = np.flatnonzero(tally)
+    values = (present + low).astype(array.dtype)
+    inverse = None
+    if want_inverse:
+        position = np.zeros(span, dtype=np.int64)
+        position[present] = np.arange(present.shape[0])
+        inverse = np.empty(n, dtype=np.int64)
+        for start in range(0, n, chunk):
+            np.take(position, offsets(start), out=inverse[start : start + chunk])
+    return values, inverse, tally[present] if want_counts else None
+
+
+def _sorted_unique(array: np.ndarray, scratch: bool, want_counts: bool):
+    """
+    Unique values (and counts, else None) of the non-empty 1-D NumPy ``array``: one sort (in
+    place if ``scratch``) and a comparison of neighbours.
+    """
+    if scratch:
+        array.sort()
+    else:
+        array = np.sort(array)
+    n = array.shape[0]
+    new_value = np.empty(n, dtype=bool)
+    new_value[0] = True
+    np.not_equal(array[1:], array[:-1], out=new_value[1:])
+    values = array[new_value]
+    counts = np.diff(np.flatnonzero(new_value), append=n) if want_counts else None
+    return values, counts
+
+
+def _local_unique(
+    keys: torch.Tensor,
+    want_index: bool,
+    want_inverse: bool,
+    want_counts: bool,
+    scratch: bool = False,
+):
     """
     Sorted unique values of 1-D ``keys``; with the position of each one's first occurrence, the
     inverse (index of every element's unique value) and the counts, as requested (else None).
+
+    ``scratch``: ``keys`` may be reordered in place (the caller no longer needs it).
+    On CPU: integer keys of a narrow range are counted (O(n)); otherwise the values (and
+    counts) come from one NumPy sort, and the index or inverse from one sort of (key, position)
+    pairs. NumPy's own ``unique`` is avoided where possible: its hash table is far slower than
+    a sort for many distinct values.
     """
     n = keys.shape[0]
-    if (
-        keys.device.type == "cpu"
-        and (want_index or want_inverse)
-        and keys.element_size() <= 4
-        and 0 < n < 2**31
-    ):
+    if keys.device.type != "cpu":
+        values, inverse, counts = torch.unique(
+            keys, sorted=True, return_inverse=True, return_counts=True
+        )
+        first = None
+        if want_index:
+            positions = torch.arange(n, dtype=torch.int64, device=keys.device)
+            first = torch.full(
+                (values.shape[0],), _INT64_MAX, dtype=torch.int64, device=keys.device
+            )
+            first.scatter_reduce_(0, inverse, positions, reduce="amin")
+        return values, first, inverse if want_inverse else None, counts if want_counts else None
+    if n == 0:
+        return _numpy_unique(keys, None, want_index, want_inverse, want_counts)
+    array = keys.numpy()
+    if not want_index:
+        low, high = int(array.min()), int(array.max())
+        span = high - low + 1
+        if span <= n * _COUNT_SPAN_PER_KEY:
+            values, inverse, counts = _counted_unique(array, low, span, want_inverse, want_counts)
+            return (
+                torch.from_numpy(values),
+                None,
+                None if inverse is None else torch.from_numpy(inverse),
+                None if counts is None else torch.from_numpy(counts),
+            )
+        if not want_inverse:
+            values, counts = _sorted_unique(array, scratch, want_counts)
+            return (
+                torch.from_numpy(values),
+                None,
+                None,
+                None if counts is None else torch.from_numpy(counts),
+            )
+    if keys.element_size() <= 4 and n < 2**31:
         # one fast sort of (key, position) packed into int64 gives everything at once
-        array = keys.numpy()
         packed = (array.astype(np.int64) << 32) | np.arange(n, dtype=np.int64)
         packed.sort()
         sorted_keys = packed >> 32
         order = packed & 0xFFFFFFFF
+        del packed
         new_value = np.empty(n, dtype=bool)
         new_value[0] = True
         np.not_equal(sorted_keys[1:], sorted_keys[:-1], out=new_value[1:])
         starts = np.flatnonzero(new_value)
         values = torch.from_numpy(sorted_keys[starts].astype(array.dtype))
+        del sorted_keys
         first = torch.from_numpy(order[starts]) if want_index else None
-        counts = torch.from_numpy(np.diff(np.append(starts, n))) if want_counts else None
+        counts = torch.from_numpy(np.diff(starts, append=n)) if want_counts else None
         inverse = None
         if want_inverse:
             inverse_np = np.empty(n, dtype=np.int64)
             inverse_np[order] = np.cumsum(new_value) - 1
             inverse = torch.from_numpy(inverse_np)
         return values, first, inverse, counts
-    if keys.device.type == "cpu":
-        return _numpy_unique(keys, None, want_index, want_inverse, want_counts)
-    values, inverse, counts = torch.unique(
-        keys, sorted=True, return_inverse=True, return_counts=True
-    )
-    first = None
-    if want_index:
-        positions = torch.arange(keys.shape[0], dtype=torch.int64, device=keys.device)
-        first = torch.full((values.shape[0],), _INT64_MAX, dtype=torch.int64, device=keys.device)
-        first.scatter_reduce_(0, inverse, positions, reduce="amin")
-    return values, first, inverse if want_inverse else None, counts if want_counts else None
+    return _numpy_unique(keys, None, want_index, want_inverse, want_counts)
 
 
 def _distributed_unique(
@@ -168,10 +255,13 @@ def _distributed_unique(
     want_counts: bool,
     rebalance: bool = True,
     global_size: int = 0,
+    scratch: bool = False,
 ):
     """
     Global unique values of the 1-D local ``keys`` of all processes (at least one non-empty;
     ``global_size``, their total number or a bound, must be the same on every process).
+    ``scratch``: ``keys`` may be reordered in place; pass it as a temporary (not a variable the
+    caller keeps) and its memory is released as soon as the local unique values exist.
 
     Returns ``(values, first, inverse, counts, total)``: this process's block of the sorted
     unique keys (balanced if ``rebalance``; otherwise the owner blocks: disjoint, in rank
@@ -181,29 +271,40 @@ def _distributed_unique(
     all-to-all back for the inverse, one to rebalance.
     """
     want_index = global_index is not None
-    values, first, inverse, counts = _local_unique(keys, want_index, want_inverse, want_counts)
+    values, first, inverse, counts = _local_unique(
+        keys, want_index, want_inverse, want_counts, scratch
+    )
+    del keys
     payloads = []
     if want_counts:
         payloads.append(counts.view(1, -1))
     if want_index:
         payloads.append(global_index[first].view(1, -1))
+    del counts, first
     # equal keys must meet on one process: no tie-breaking by position
     separate = global_size > _sorting._PACK_LIMIT
     columns, recv_matrix, send_counts, recv_counts = _sample_exchange(
         comm, values.view(1, -1), payloads, tie_break=False, separate=separate
     )
-    merged, _, merged_inverse, _ = _local_unique(columns[0], False, True, False)
+    del values, payloads
+    # the received keys are a new tensor: merge them in place
+    need_inverse = want_inverse or want_counts or want_index
+    merged, _, merged_inverse, _ = _local_unique(
+        columns.pop(0), False, need_inverse, False, scratch=True
+    )
     size = merged.shape[0]
     device = merged.device
     merged_columns = [merged]
+    del merged
     if want_counts:
         total_counts = torch.zeros(size, dtype=torch.int64, device=device)
-        total_counts.index_add_(0, merged_inverse, columns[1])
+        total_counts.index_add_(0, merged_inverse, columns[0])
         merged_columns.append(total_counts)
     if want_index:
         firsts = torch.full((size,), _INT64_MAX, dtype=torch.int64, device=device)
         firsts.scatter_reduce_(0, merged_inverse, columns[-1], reduce="amin")
         merged_columns.append(firsts)
+    del columns
     sizes = comm.allgather(size)
     offset, total = sum(sizes[: comm.rank]), sum(sizes)
     local_inverse = None
@@ -212,6 +313,7 @@ def _distributed_unique(
             comm, [merged_inverse + offset], recv_counts, send_counts
         )
         local_inverse = global_ids[inverse]
+    del merged_inverse, inverse
     if rebalance:
         out_counts = comm.counts_displs_shape((total,), 0)[0]
         all_sizes = torch.tensor(sizes, dtype=torch.int64).view(-1, 1)
@@ -221,10 +323,10 @@ def _distributed_unique(
                 comm, merged_columns, torch.tensor([size]), out_counts, all_sizes, separate
             )
         ]
-    result = [merged_columns.pop(0)]
+    result = merged_columns.pop(0)
     result_counts = merged_columns.pop(0) if want_counts else None
     result_first = merged_columns.pop(0) if want_index else None
-    return result[0], result_first, local_inverse, result_counts, total
+    return result, result_first, local_inverse, result_counts, total
 
 
 def _chunk_1d(t: torch.Tensor, comm) -> torch.Tensor:
@@ -375,10 +477,12 @@ def unique(
     comm = ar.comm
     dtype = ar.larray.dtype
     split = None if ar.split is None else 0
-    keys = _unique_keys(ar, nan_distinct)
+    # float and bool keys are a new tensor, integer keys are the data itself
+    scratch = ar.larray.is_floating_point() or ar.larray.dtype == torch.bool
     if ar.split is None or comm.size == 1 or ar.size == 0:
+        # the keys are passed as a temporary, so that their memory goes when unique is done
         values, first, inverse, counts = _local_unique(
-            keys, return_index, return_inverse, return_counts
+            _unique_keys(ar, nan_distinct), return_index, return_inverse, return_counts, scratch
         )
         like = ar
         values = _wrap(
@@ -396,7 +500,13 @@ def unique(
 
     global_index = _global_flat_index(ar) if return_index else None
     values, first, inverse, counts, total = _distributed_unique(
-        comm, keys, global_index, return_inverse, return_counts, global_size=ar.size
+        comm,
+        _unique_keys(ar, nan_distinct),
+        global_index,
+        return_inverse,
+        return_counts,
+        global_size=ar.size,
+        scratch=scratch,
     )
     values = _wrap(_unique_values(values, dtype, nan_distinct), ar, (total,), 0, True)
     if return_index:
@@ -898,7 +1008,7 @@ def union1d(ar1, ar2) -> DNDarray:
     split = _any_split(ar1, ar2)
     if not split or comm.size == 1 or ar1.size + ar2.size == 0:
         keys = torch.cat([_to_keys(a.larray.to(torch_type).reshape(-1)) for a in (ar1, ar2)])
-        values, _, _, _ = _local_unique(keys, False, False, False)
+        values, _, _, _ = _local_unique(keys, False, False, False, scratch=True)
         result = _wrap(_from_keys(values, torch_type), ar1, (values.shape[0],), None, True)
         return _spread(result, split)
     parts = []
@@ -906,7 +1016,13 @@ def union1d(ar1, ar2) -> DNDarray:
         flat = a.larray.to(torch_type).reshape(-1)
         parts.append(_to_keys(flat if a.split is not None else _chunk_1d(flat, comm)))
     values, _, _, _, total = _distributed_unique(
-        comm, torch.cat(parts), None, False, False, global_size=ar1.size + ar2.size
+        comm,
+        torch.cat(parts),
+        None,
+        False,
+        False,
+        global_size=ar1.size + ar2.size,
+        scratch=True,
     )
     return _wrap(_from_keys(values, torch_type), ar1, (total,), 0, True)
 
