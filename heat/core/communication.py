@@ -406,10 +406,109 @@ class _Types:
         self.owned.append(dt)
         return 1, dt
 
+    def view(self, views: Sequence[Tuple[int, MPI.Datatype]]) -> Tuple[int, MPI.Datatype]:
+        """
+        (count, datatype) at absolute addresses for ``views``, a list of ``(address, datatype)``
+        whose datatypes (uncommitted, from :func:`_strided_type`) this call takes over.
+        """
+        if not views:
+            return 0, MPI.BYTE
+        dt = MPI.Datatype.Create_struct(
+            [1] * len(views), [address for address, _ in views], [t for _, t in views]
+        ).Commit()
+        for _, t in views:
+            t.Free()
+        self.owned.append(dt)
+        return 1, dt
+
     def free(self) -> None:
         for dt in self.owned:
             dt.Free()
         self.owned = []
+
+
+def _collapsed_dims(t: torch.Tensor) -> List[Tuple[int, int]]:
+    """
+    ``(size, stride)`` of the dimensions of ``t``, outermost first, without length-1 dimensions
+    and with neighbours merged where one steps exactly over the other (a contiguous tensor has a
+    single dimension).
+    """
+    dims: List[Tuple[int, int]] = []
+    for size, stride in zip(t.shape, t.stride()):
+        if size == 1:
+            continue
+        if dims and dims[-1][1] == size * stride:
+            dims[-1] = (dims[-1][0] * size, stride)
+        else:
+            dims.append((size, stride))
+    return dims
+
+
+def _strided_type(t: torch.Tensor, base: MPI.Datatype) -> Optional[MPI.Datatype]:
+    """
+    An uncommitted datatype for the elements of the non-empty strided tensor ``t`` in row-major
+    order, relative to ``t.data_ptr()``: nested byte-strided vectors, so MPI reads or writes a
+    strided view (a column block, a transposed tensor, an expanded row) without a packing copy.
+    None when a non-contiguous dimension is longer than ``_MAX_COUNT``.
+    """
+    itemsize = t.element_size()
+    dims = _collapsed_dims(t) or [(1, 1)]
+    size, stride = dims[-1]
+    if stride == 1:
+        dt = _contiguous_type(base, size)
+    elif size > _MAX_COUNT:
+        return None
+    else:
+        dt = base.Create_hvector(size, 1, stride * itemsize)
+    for size, stride in reversed(dims[:-1]):
+        if size > _MAX_COUNT:
+            dt.Free()
+            return None
+        outer = dt.Create_hvector(size, 1, stride * itemsize)
+        dt.Free()
+        dt = outer
+    return dt
+
+
+def _is_plain_cpu(t: torch.Tensor) -> bool:
+    """Whether MPI may read and write ``t``'s memory as it is (host memory, no lazy conj/neg)."""
+    return t.is_cpu and not t.is_conj() and not t.is_neg()
+
+
+def _same_pieces(sends: Sequence[torch.Tensor], recvs: Sequence[torch.Tensor]) -> bool:
+    """Whether a process's message to itself can be a piece-by-piece tensor copy."""
+    return len(sends) == len(recvs) and all(
+        s.shape == r.shape and s.dtype == r.dtype and s.device == r.device
+        for s, r in zip(sends, recvs)
+    )
+
+
+def _wire_views(
+    pieces: Sequence[torch.Tensor], keep: List[Any], stages: Optional[List["_RecvStage"]]
+) -> List[Tuple[int, MPI.Datatype]]:
+    """
+    ``(address, datatype)`` of the non-empty ``pieces`` for :meth:`_Types.view`. Host tensors
+    are described in place; others (device memory MPI cannot use, lazily conjugated or negated
+    views, dimensions beyond ``_MAX_COUNT``) go through a contiguous stage: a send copy kept
+    alive in ``keep``, or a receive stage appended to ``stages`` (None: the pieces are sent).
+    """
+    views = []
+    for t in pieces:
+        if t.numel() == 0:
+            continue
+        wire = _TRANSPORT_TYPES[t.dtype]
+        dt = _strided_type(t, wire) if _is_plain_cpu(t) else None
+        if dt is None:
+            if stages is None:
+                t = _send_tensor(t)
+                keep.append(t)
+            else:
+                stage = _RecvStage(t, preserve=True)
+                stages.append(stage)
+                t = stage.work
+            dt = _strided_type(t, wire)
+        views.append((t.data_ptr(), dt))
+    return views
 
 
 def _chunks(n: int):
@@ -1678,23 +1777,26 @@ class MPICommunication(Communication):
         stage.finish()
         return tensor
 
-    def Alltoallw(
-        self, sendbufs: Sequence[torch.Tensor], recvbufs: Sequence[torch.Tensor]
-    ) -> List[torch.Tensor]:
+    def Alltoallw(self, sendbufs: Sequence[Any], recvbufs: Sequence[Any]) -> List[Any]:
         """
         All-to-all of separate tensors: ``sendbufs[r]`` goes to rank r; ``recvbufs[r]`` is from r.
 
         Each pair may have its own dtype and shape (only the number of elements and the dtype of
-        ``sendbufs[r]`` on rank q and ``recvbufs[q]`` on rank r must match).
+        ``sendbufs[r]`` on rank q and ``recvbufs[q]`` on rank r must match). An entry may also be
+        a list of tensors, sent or filled one after the other. Strided CPU tensors (column
+        blocks, transposed or expanded views) are described to MPI by derived datatypes, so
+        nothing is packed or unpacked by a copy: this is the way to move blocks straight out of
+        and into the final tensors. The part a process sends to itself is a plain tensor copy
+        when the send and receive lists agree piece by piece in shape and dtype.
 
         Parameters
         ----------
-        sendbufs, recvbufs : sequence of torch.Tensor
-            One tensor per process.
+        sendbufs, recvbufs : sequence of torch.Tensor or of lists of torch.Tensor
+            One entry per process.
 
         Returns
         -------
-        list of torch.Tensor
+        list
             ``recvbufs``.
 
         Examples
@@ -1705,20 +1807,46 @@ class MPICommunication(Communication):
         >>> MPI_WORLD.Alltoallw(sends, recvs)  # on rank 1 of 2
         [tensor([0, 0]), tensor([1, 1])]
         """
-        for name, bufs in (("sendbufs", sendbufs), ("recvbufs", recvbufs)):
-            if not isinstance(bufs, (list, tuple)) or len(bufs) != self.size:
-                raise ValueError(f"{name} must be a list of {self.size} tensors")
-            for i, t in enumerate(bufs):
-                _check_tensor(t, f"{name}[{i}]")
-        sends = [_send_tensor(t) for t in sendbufs]
-        stages = [_RecvStage(t, preserve=True) for t in recvbufs]
-        self._alltoallw_segments(
-            [(s, 0, s.numel(), _TRANSPORT_TYPES[s.dtype]) for s in sends],
-            [(st.work, 0, st.work.numel(), _TRANSPORT_TYPES[st.work.dtype]) for st in stages],
-        )
+        sends = self._peer_pieces(sendbufs, "sendbufs")
+        recvs = self._peer_pieces(recvbufs, "recvbufs")
+        me = self.rank
+        if _same_pieces(sends[me], recvs[me]):
+            with torch.no_grad():
+                for source, target in zip(sends[me], recvs[me]):
+                    target.copy_(source)
+            sends[me], recvs[me] = [], []
+        types, stages, keep = _Types(), [], []
+        try:
+            scounts, stypes, rcounts, rtypes = [], [], [], []
+            for pieces in sends:
+                count, dt = types.view(_wire_views(pieces, keep, None))
+                scounts.append(count)
+                stypes.append(dt)
+            for pieces in recvs:
+                count, dt = types.view(_wire_views(pieces, keep, stages))
+                rcounts.append(count)
+                rtypes.append(dt)
+            zeros = [0] * self.size
+            self.handle.Alltoallw(
+                [MPI.BOTTOM, (scounts, zeros), stypes], [MPI.BOTTOM, (rcounts, zeros), rtypes]
+            )
+        finally:
+            types.free()
         for stage in stages:
             stage.finish()
         return list(recvbufs)
+
+    def _peer_pieces(self, bufs: Any, name: str) -> List[List[torch.Tensor]]:
+        """One list of tensors per process from the entries of ``bufs`` (tensor or list)."""
+        if not isinstance(bufs, (list, tuple)) or len(bufs) != self.size:
+            raise ValueError(f"{name} must be a list of {self.size} tensors")
+        result = []
+        for i, entry in enumerate(bufs):
+            pieces = list(entry) if isinstance(entry, (list, tuple)) else [entry]
+            for t in pieces:
+                _check_tensor(t, f"{name}[{i}]")
+            result.append(pieces)
+        return result
 
     # -- tensor-level conveniences -----------------------------------------------------------------
 
@@ -1921,7 +2049,8 @@ class MPICommunication(Communication):
         """
         Exchange blocks: ``blocks[r]`` goes to rank r; ``result[r]`` is what rank r sent here.
 
-        Shapes travel in one small all-to-all, the data in one ``Alltoallv``.
+        Shapes travel in one small all-to-all, the data in one ``Alltoallw`` straight from the
+        blocks (strided views are not packed first) into the returned tensors.
 
         Parameters
         ----------
@@ -1952,20 +2081,13 @@ class MPICommunication(Communication):
         self._raise_first_error(metas, "blocks")
         self._check_blocks_agree(metas, "blocks")
         _, dtype, shape, axis = metas[self.rank]
-        rest = shape[:axis] + shape[axis + 1 :]
-        row_numel = math.prod(rest)
         device = blocks[0].device
-        send_rows = [b.shape[axis] for b in blocks]
-        recv_rows = [meta[2][axis] for meta in metas]
-        send = torch.cat([b.movedim(axis, 0) for b in blocks]) if blocks else None
-        recv = torch.empty((sum(recv_rows),) + rest, dtype=dtype, device=device)
-        self.Alltoallv(
-            (send, [r * row_numel for r in send_rows]), (recv, [r * row_numel for r in recv_rows])
-        )
-        pieces = torch.split(recv, recv_rows, dim=0)
-        if axis == 0:
-            return list(pieces)
-        return [piece.movedim(0, axis).contiguous() for piece in pieces]
+        received = []
+        for meta in metas:
+            block_shape = list(shape)
+            block_shape[axis] = meta[2][axis]
+            received.append(torch.empty(block_shape, dtype=dtype, device=device))
+        return self.Alltoallw(list(blocks), received)
 
     def _outgoing_block_metadata(self, blocks: Any, axis: Any) -> List[Tuple]:
         """The metadata each destination gets; an error marker for all when blocks are bad."""

@@ -3,7 +3,10 @@ Layout primitives: changing the split axis and redistributing rows between proce
 
 Every other function that has to move data reuses these. Each is one collective: resplit
 between two axes is one all-to-all, redistribution to any target layout is one all-to-all,
-resplit to None is one all-gather, and resplit from None is local slicing.
+resplit to None is one all-gather, and resplit from None is local slicing. The all-to-alls
+send strided views of the local tensor and receive straight into views of the result
+(``comm.Alltoallw`` describes them to MPI as derived datatypes): no packing copies, and no
+memory beyond the result.
 """
 
 from __future__ import annotations
@@ -42,23 +45,21 @@ def _resplit_tensor(x: DNDarray, axis: Optional[int]) -> Tuple[torch.Tensor, Opt
     if x.split is None:
         offset, lshape, _ = comm.chunk(x.gshape, axis)
         return x.larray.narrow(axis, offset, lshape[axis]).clone(), True
-    # split -> axis: one all-to-all; each block is flattened so its shape needs no exchange
+    # split -> axis: one all-to-all from column blocks of the local tensor straight into row
+    # blocks of the result (strided views travel as MPI datatypes, nothing is packed)
     source_counts = x.counts_displs()[0]
+    source_displs = _displs(source_counts)
     target_counts = _balanced_counts(x, axis)
     target_displs = _displs(target_counts)
     local = x.larray
-    blocks = [
-        local.narrow(axis, target_displs[r], target_counts[r]).contiguous().reshape(-1)
-        for r in range(comm.size)
-    ]
-    received = comm.alltoallv_tensors(blocks, axis=0)
-    pieces = []
-    for r, flat in enumerate(received):
-        shape = list(x.gshape)
-        shape[x.split] = source_counts[r]
-        shape[axis] = target_counts[comm.rank]
-        pieces.append(flat.reshape(shape))
-    return torch.cat(pieces, dim=x.split), True
+    shape = list(x.gshape)
+    shape[axis] = target_counts[comm.rank]
+    result = torch.empty(shape, dtype=local.dtype, device=local.device)
+    comm.Alltoallw(
+        [local.narrow(axis, target_displs[r], target_counts[r]) for r in range(comm.size)],
+        [result.narrow(x.split, source_displs[r], source_counts[r]) for r in range(comm.size)],
+    )
+    return result, True
 
 
 def resplit(x: DNDarray, axis: Optional[int] = None) -> DNDarray:
@@ -118,14 +119,24 @@ def _redistribute_tensor(x: DNDarray, target_counts: Sequence[int]) -> torch.Ten
     start = sum(counts[: comm.rank])
     stop = start + counts[comm.rank]
     target_displs = _displs(target_counts)
-    blocks = []
+    shape = list(x.gshape)
+    shape[x.split] = target_counts[comm.rank]
+    result = torch.empty(shape, dtype=x.larray.dtype, device=x.larray.device)
+    my_lo = target_displs[comm.rank]
+    my_hi = my_lo + target_counts[comm.rank]
+    sends, recvs, source_start = [], [], 0
     for r in range(comm.size):
+        # what this process sends to r: its rows inside r's target range
         lo = max(start, target_displs[r])
         hi = min(stop, target_displs[r] + target_counts[r])
-        blocks.append(x.larray.narrow(x.split, lo - start, max(hi - lo, 0)) if hi > lo
-                      else x.larray.narrow(x.split, 0, 0))
-    received = comm.alltoallv_tensors(blocks, axis=x.split)
-    return torch.cat(received, dim=x.split)
+        sends.append(x.larray.narrow(x.split, lo - start if hi > lo else 0, max(hi - lo, 0)))
+        # what r sends here: r's rows inside this process's target range
+        lo = max(source_start, my_lo)
+        hi = min(source_start + counts[r], my_hi)
+        recvs.append(result.narrow(x.split, lo - my_lo if hi > lo else 0, max(hi - lo, 0)))
+        source_start += counts[r]
+    comm.Alltoallw(sends, recvs)
+    return result
 
 
 def _check_target_counts(x: DNDarray, target_counts) -> Tuple[int, ...]:

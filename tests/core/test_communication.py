@@ -617,6 +617,93 @@ def test_alltoallw_mixed_dtypes():
     agree(ok, recvs)
 
 
+def _view_pieces(dtype, src, dst):
+    """What rank ``src`` sends to ``dst`` as strided views: a column block, a transposed tensor,
+    an expanded row (stride 0), an empty block and a 3-d slice; sizes depend on both ranks."""
+    cols = (src + dst) % 3 + 1
+    grid = make(dtype, 5 * 6, 10 * src + dst).reshape(5, 6)
+    cube = make(dtype, 2 * 3 * 4, 7 * src + dst).reshape(2, 3, 4)
+    return [
+        grid[:, 1 : 1 + cols],
+        grid[:3, :2].t(),
+        grid[dst % 5 : dst % 5 + 1].expand(3, 6),
+        grid[:0],
+        cube[:, 1:, ::2],
+    ]
+
+
+def _flat_sizes(pieces):
+    return [p.numel() for p in pieces]
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_alltoallw_strided_views_and_lists(dtype):
+    # lists of strided views on both sides: nothing is packed, every element lands in place
+    sends = [_view_pieces(dtype, RANK, q) for q in range(SIZE)]
+    # receive into a column block of one tensor per source plus a transposed target
+    recvs, targets = [], []
+    for q in range(SIZE):
+        n = sum(_flat_sizes(_view_pieces(dtype, q, RANK)))
+        wide = torch.zeros(n, 3, dtype=dtype)
+        head = 5
+        targets.append(wide)
+        recvs.append([wide[:head, 1], wide[head:, 2].reshape(-1, 1).t()])
+    result = WORLD.Alltoallw(sends, recvs)
+    ok = result is not recvs and all(a is b for a, b in zip(result, recvs))
+    for q in range(SIZE):
+        expected = torch.cat([p.reshape(-1) for p in _view_pieces(dtype, q, RANK)])
+        got = torch.cat([targets[q][:5, 1], targets[q][5:, 2]])
+        untouched = targets[q][:, 0]
+        ok = ok and same(got, expected) and not untouched.any()
+    agree(ok, [t.shape for t in targets])
+
+
+@pytest.mark.parametrize("dtype", [torch.bool, torch.bfloat16, torch.complex64, torch.int64])
+def test_alltoallw_self_part_and_staging(monkeypatch, dtype):
+    # the piece a rank sends itself is a tensor copy when shapes agree, MPI's job otherwise;
+    # with a tiny _MAX_COUNT long strided dimensions go through contiguous stages
+    for limit in (None, 2):
+        if limit is not None:
+            monkeypatch.setattr(hc, "_MAX_COUNT", limit)
+        source = make(dtype, 8 * 6, RANK).reshape(8, 6)
+        for same_shapes in (True, False):
+            sends = [source[:, q % 6 :: 3] for q in range(SIZE)]
+            if same_shapes:
+                outs = [torch.zeros(8, 6, dtype=dtype)[:, :2] for _ in range(SIZE)]
+                recvs = outs
+            else:
+                outs = [torch.zeros(16, dtype=dtype) for _ in range(SIZE)]
+                recvs = [[o[:5], o[5:]] for o in outs]
+            WORLD.Alltoallw(sends, recvs)
+            ok = all(
+                same(outs[q].reshape(-1), make(dtype, 48, q).reshape(8, 6)[:, RANK % 6 :: 3].reshape(-1))
+                for q in range(SIZE)
+            )
+            agree(ok, (limit, same_shapes, outs))
+
+
+def test_alltoallw_conjugated_and_grad_views():
+    base = torch.tensor([[1 + 2j, 3 - 1j], [2 + 0j, -1j]], dtype=torch.complex128)
+    sends = [base.conj().t() for _ in range(SIZE)]  # lazily conjugated, transposed
+    recvs = [torch.zeros(2, 2, dtype=torch.complex128).conj() for _ in range(SIZE)]
+    WORLD.Alltoallw(sends, recvs)
+    ok = all(torch.equal(r.resolve_conj(), base.conj().t().resolve_conj()) for r in recvs)
+    weights = [torch.zeros(3, requires_grad=True) for _ in range(SIZE)]
+    WORLD.Alltoallw([torch.ones(3) for _ in range(SIZE)], weights)
+    ok = ok and all(torch.equal(w.detach(), torch.ones(3)) for w in weights)
+    agree(ok, recvs)
+
+
+def test_alltoallw_bad_entries_raise():
+    good = [torch.zeros(1)] * SIZE
+    checks = [
+        outcome(ValueError, lambda: WORLD.Alltoallw(good[:-1] + [], good + [torch.zeros(1)])),
+        outcome(TypeError, lambda: WORLD.Alltoallw([[torch.zeros(1), "x"]] * SIZE, good)),
+        outcome(TypeError, lambda: WORLD.Alltoallw(good, [None] * SIZE)),
+    ]
+    agree(all(c[0] for c in checks), checks)
+
+
 @pytest.mark.parametrize("dtype", SOME_DTYPES)
 def test_point_to_point(dtype):
     right, left = (RANK + 1) % SIZE, (RANK - 1) % SIZE

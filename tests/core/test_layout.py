@@ -142,3 +142,53 @@ def test_align_local_length_one_split_axis():
     local = align_local(ht.array([0.0]), (1,), 0, leader)
     collective_assert(tuple(local.shape) == leader.lshape, f"{tuple(local.shape)} != {leader.lshape}")
     assert_array_equal(ht.array([[1.0, 2.0]], split=0) + ht.array([[5.0, 6.0]]), np.array([[6.0, 8.0]], dtype=np.float32))
+
+
+ALL_DTYPES = (np.bool_, np.uint8, np.int8, np.int16, np.int32, np.int64, np.float16, np.float32,
+              np.float64, np.complex64, np.complex128)
+
+
+@pytest.mark.parametrize("shape", [(5, 7), (1, 4), (0, 3), (2, 3, 5)])
+def test_resplit_non_contiguous_inputs_every_dtype(shape):
+    # transposed and sliced local blocks travel as strided MPI datatypes, never packed first;
+    # (1, 4) and (0, 3) leave some processes with empty blocks on either side
+    for dtype in ALL_DTYPES if shape == (5, 7) else (np.bool_, np.complex128):
+        data = random_array(shape, dtype, seed=7)
+        ndim = len(shape)
+        for source in splits_for(ndim):
+            transposed = ht.transpose(ht.array(np.ascontiguousarray(data.T), split=source))
+            wide = np.repeat(data, 2, axis=-1)
+            sliced = ht.array(wide, split=source)[..., ::2]
+            for x in (transposed, sliced):
+                for target in splits_for(ndim):
+                    y = ht.resplit(x, target)
+                    assert_array_equal(y, data)
+                z = ht.redistribute(x, [0] * (x.comm.size - 1) + [x.gshape[x.split]]) if (
+                    x.split is not None
+                ) else x
+                assert_array_equal(ht.resplit(z, (ndim - 1 if x.split == 0 else 0)), data)
+
+
+def test_resplit_bfloat16():
+    data = random_array((6, 5), np.int64, seed=3, low=-100, high=100).astype(np.float32)
+    for source in splits_for(2):
+        x = ht.array(data, dtype=ht.bfloat16, split=source)
+        for target in splits_for(2):
+            y = ht.resplit(ht.transpose(x), target)
+            collective_assert(y.dtype == ht.bfloat16 and y.larray.dtype == torch.bfloat16)
+            assert_array_equal(y.astype(ht.float32), data.T)
+        counts = [6] + [0] * (x.comm.size - 1)
+        if x.split == 0:
+            assert_array_equal(ht.redistribute(x, counts).astype(ht.float32), data)
+
+
+def test_redistribute_into_split_axis_one():
+    # rows move along axis 1: the received blocks are strided column blocks of the result
+    size = ht.MPI_WORLD.size
+    data = random_array((3, 7, 2), np.complex64, seed=5)
+    x = ht.array(data, split=1)
+    for counts in ([7] + [0] * (size - 1), [0] * (size - 1) + [7]):
+        y = ht.redistribute(x, counts)
+        collective_assert(y.lshape[1] == counts[y.comm.rank])
+        assert_array_equal(y, data)
+        assert_array_equal(ht.balance(y), data)
