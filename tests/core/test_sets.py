@@ -133,6 +133,104 @@ def test_unique_array_api(split):
     assert_array_equal(x.unique(), np.unique(data))
 
 
+def _check_exact(actual, expected):
+    """Bit-for-bit equality (up to the sign of zero and NaN payloads) on top of the oracle check."""
+    assert_array_equal(actual, expected)
+    collective_assert(
+        np.array_equal(actual.numpy(), expected, equal_nan=expected.dtype.kind == "f"),
+        "unique result differs from NumPy's",
+    )
+
+
+@pytest.mark.parametrize("dtype", (np.float32, np.float64, np.float16, np.int32, np.int64))
+@pytest.mark.parametrize("split", (None, 0))
+def test_unique_all_distinct(dtype, split):
+    # the sorting path: (nearly) every value distinct, with NaNs, infinities and both zeros
+    rng = np.random.default_rng(20)
+    if np.dtype(dtype).kind == "f":
+        data = (rng.standard_normal(1001) * 1000).astype(dtype)
+        data[[3, 500, 999]] = np.nan
+        data[[7, 8]] = (np.inf, -np.inf)
+        data[[10, 11, 12]] = (0.0, -0.0, -0.0)
+    else:
+        data = rng.permutation(1001).astype(dtype) * 7919 - 3_000_000
+    x = ht.array(data, split=split)
+    before = data.copy()
+    _check_exact(ht.unique(x), np.unique(data))
+    _check_unique(x, data)
+    _check_unique(x, data, equal_nan=False)
+    # NumPy >= 2.3 leaves unique_values unsorted (hash table); heat's are sorted
+    assert_array_equal(ht.unique_values(x), np.sort(np.unique_values(data)))
+    # unique never reorders the caller's data (the keys are sorted in place only when a copy)
+    collective_assert(np.array_equal(x.numpy(), before, equal_nan=True), "unique changed its input")
+    if np.dtype(dtype).kind == "f":
+        zero = ht.unique(x).numpy()
+        collective_assert(
+            not np.signbit(zero[zero == 0]).any(), "the unique zero is not +0.0"
+        )
+
+
+@pytest.mark.parametrize(
+    "dtype,low,high",
+    [
+        (np.int64, 0, 40),
+        (np.int64, -1000, -900),
+        (np.int64, np.iinfo(np.int64).min, np.iinfo(np.int64).min + 30),
+        (np.int64, np.iinfo(np.int64).max - 30, np.iinfo(np.int64).max),
+        (np.int32, -50, 50),
+        (np.int16, -300, -200),
+        (np.int8, -128, 127),
+        (np.uint8, 200, 256),
+        (np.bool_, 0, 2),
+    ],
+)
+@pytest.mark.parametrize("split", (None, 0, 1))
+def test_unique_heavy_duplicates(dtype, low, high, split):
+    # the counting path: few distinct integers, negative offsets and the ends of the range
+    rng = np.random.default_rng(21)
+    data = rng.integers(low, high, size=(40, 9), dtype=np.int64 if dtype != np.uint8 else np.uint16)
+    data = data.astype(dtype) if dtype != np.bool_ else data.astype(bool)
+    x = ht.array(data, split=split)
+    _check_exact(ht.unique(x), np.unique(data))
+    _check_unique(x, data)
+    values, counts = ht.unique(x, return_counts=True)
+    assert_array_equal(counts, np.unique(data, return_counts=True)[1])
+
+
+@pytest.mark.parametrize("split", (None, 0))
+def test_unique_count_or_sort_boundary(split, monkeypatch):
+    # spans just below and just above the counting limit, and counting in several pieces
+    monkeypatch.setattr(ht.core.sets, "_COUNT_CHUNK", 16)
+    for span in (49, 50, 51, 52):
+        data = np.arange(100, dtype=np.int64) % span - 17
+        np.random.default_rng(span).shuffle(data)
+        x = ht.array(data, split=split)
+        _check_exact(ht.unique(x), np.unique(data))
+        _check_unique(x, data)
+
+
+@pytest.mark.parametrize("size", (0, 1, 2, 3))
+@pytest.mark.parametrize("dtype", (np.float32, np.int64))
+def test_unique_fewer_elements_than_processes(size, dtype):
+    data = np.array([2, np.nan, 2][:size] if dtype == np.float32 else [5, -1, 5][:size], dtype=dtype)
+    x = ht.array(data, split=0)
+    _check_exact(ht.unique(x), np.unique(data))
+    _check_unique(x, data)
+    _check_unique(x, data, equal_nan=False)
+
+
+def test_set_operations_keep_inputs():
+    # union1d sorts its concatenated keys in place: never the caller's data
+    a = np.array([5.0, -0.0, 3.0, np.nan, 1.0], dtype=np.float32)
+    b = np.array([4, 3, 9, 1], dtype=np.int64)
+    for split in (None, 0):
+        x, y = ht.array(a, split=split), ht.array(b, split=split)
+        assert_array_equal(ht.union1d(x, y), np.union1d(a, b))
+        assert_array_equal(ht.union1d(y, y), np.union1d(b, b))
+        collective_assert(np.array_equal(x.numpy(), a, equal_nan=True), "union1d changed ar1")
+        collective_assert(np.array_equal(y.numpy(), b), "union1d changed ar2")
+
+
 def test_unique_bad_input():
     x = ht.array(_data((4, 3)), split=0)
     assert_raises_then_collective_works(TypeError, ht.unique, _data((3,)))
