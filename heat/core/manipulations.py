@@ -294,25 +294,46 @@ def _owner_along(flat: torch.Tensor, gshape, axis: int, counts: Sequence[int]) -
     return torch.searchsorted(ends.to(flat.device), coordinate, right=True)
 
 
+def _overlap(own: Tuple[int, int], other: Tuple[int, int]) -> Tuple[int, int]:
+    """``(start, length)`` of the intersection of two ranges, relative to ``own``'s start."""
+    lo, hi = max(own[0], other[0]), min(own[1], other[1])
+    return (lo - own[0], hi - lo) if hi > lo else (0, 0)
+
+
 def _reshape_distributed(a: DNDarray, new_shape, new_split: int) -> torch.Tensor:
-    """This process's block of ``a`` reshaped to ``new_shape``, balanced along ``new_split``."""
+    """
+    This process's block of ``a`` reshaped to ``new_shape``, balanced along ``new_split``: a
+    view of ``a``'s block when no element changes process.
+    """
     comm, split = a.comm, a.split
     counts = _counts_of(a)
     out_counts = _balanced_counts(comm, new_shape[new_split])
     out_lshape = list(new_shape)
     out_lshape[new_split] = out_counts[comm.rank]
     local = a.larray
-    if _prod(a.gshape[:split]) == 1 and _prod(new_shape[:new_split]) == 1:
-        # both layouts hold contiguous ranges of the flattened array: a redistribution
+    if a.size == 0:
+        return local.new_empty(out_lshape)
+    outer = _prod(a.gshape[:split])
+    if outer == _prod(new_shape[:new_split]):
+        # Both layouts cut every one of the ``outer`` leading slices into the same kind of
+        # pieces: process r holds a contiguous flat range of each slice. Where the ranges of old
+        # and new layout coincide on every process, nothing moves (a local reshape, a view like
+        # NumPy's); otherwise the ranges are redistributed in one all-to-all of strided views.
         inner_in = _prod(a.gshape[split + 1 :])
         inner_out = _prod(new_shape[new_split + 1 :])
-        segments = [
-            [(d * inner_in, c * inner_in, 0, 1)] if c else []
-            for d, c in zip(_displs(counts), counts)
-        ]
-        targets = [(lo * inner_out, hi * inner_out) for lo, hi in _ranges(out_counts)]
-        flat = _exchange_segments(local.reshape(-1), 0, comm, segments, targets)
-        return flat.reshape(out_lshape)
+        in_ranges = [(lo * inner_in, hi * inner_in) for lo, hi in _ranges(counts)]
+        out_ranges = [(lo * inner_out, hi * inner_out) for lo, hi in _ranges(out_counts)]
+        if in_ranges == out_ranges:
+            return local.reshape(out_lshape)
+        source = local.reshape(outer, counts[comm.rank] * inner_in)
+        result = torch.empty(out_lshape, dtype=local.dtype, device=local.device)
+        target = result.view(outer, out_counts[comm.rank] * inner_out)
+        mine_in, mine_out = in_ranges[comm.rank], out_ranges[comm.rank]
+        comm.Alltoallw(
+            [source.narrow(1, *_overlap(mine_in, other)) for other in out_ranges],
+            [target.narrow(1, *_overlap(mine_out, other)) for other in in_ranges],
+        )
+        return result
     # general case: route every element by its global flat index (one all-to-all)
     device = local.device
     offset = _displs(counts)[comm.rank]
@@ -339,7 +360,10 @@ def reshape(a: DNDarray, *shape, new_split: Optional[int] = None, order: str = "
     shape and the counts of rows per process, which global (flat) elements it holds and which it
     will hold, and the elements that change process move in one all-to-all. When the old split
     axis survives the reshape (an output axis of the same length with the same number of
-    elements before it), every block reshapes locally without communication.
+    elements before it), every block reshapes locally without communication; so it does when
+    every process holds the same flat elements in the old and the new layout (e.g. (2000, 2000)
+    to (2500, 1600) at 2 processes), and the result is then a view of ``a``'s block, as NumPy
+    returns a view when it can.
 
     Parameters
     ----------

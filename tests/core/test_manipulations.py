@@ -209,6 +209,70 @@ def test_reshape_default_split(split):
     check.verify()
 
 
+def _shares_memory(result, x):
+    """Whether this process's block of ``result`` is a view of ``x``'s (vacuous when empty)."""
+    if result.larray.numel() == 0:
+        return True
+    return result.larray.untyped_storage().data_ptr() == x.larray.untyped_storage().data_ptr()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int16, np.bool_, np.complex128])
+def test_reshape_without_moving_data(dtype):
+    # every process holds the same flat elements in both balanced layouts: a local reshape that
+    # returns a view (as NumPy does), at every process count
+    p = ht.MPI_WORLD.size
+    check = Checks()
+    cases = [
+        ((6 * p, 10), (10 * p, 6), 0),  # the benchmark's (2000, 2000) -> (2500, 1600) at p=2
+        ((4 * p, 3), (12 * p,), 0),  # flattening
+        ((3, 2 * p, 5), (3, 10 * p), 1),  # the same flat ranges of each of 3 leading slices
+        ((2, 3, 4 * p), (2, 3, 2 * p, 2), 2),
+    ]
+    for shape, target, split in cases:
+        data = random_array(shape, dtype, seed=2)
+        x = ht.array(data, split=split)
+        result = ht.reshape(x, target, new_split=split)
+        check(result, data.reshape(target), f"{shape} -> {target}")
+        check.expect(result.balanced is True or result.is_balanced(), f"{target} not balanced")
+        collective_assert(_shares_memory(result, x), f"{shape} -> {target} moved data")
+        # the view behaves like NumPy's: writing it writes the input
+        if result.larray.numel():
+            result.larray.view(-1)[0] = result.larray.view(-1)[1]
+    check.verify()
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int8, np.bool_, np.complex64])
+def test_reshape_that_must_move_data(dtype):
+    # uneven or unbalanced layouts whose flat ranges differ: the shortcut must not fire, the
+    # ranges are redistributed (strided views of every leading slice when it is not the first axis)
+    p = ht.MPI_WORLD.size
+    check = Checks()
+    cases = [
+        ((7, 6), (6, 7), 0),
+        ((7, 3, 2), (21, 2), 0),
+        ((3, 7, 4), (3, 4, 7), 1),
+        ((2, 5, 3), (2, 15), 1),
+        ((1, 2), (2, 1), 0),  # fewer rows than processes
+    ]
+    for shape, target, split in cases:
+        data = random_array(shape, dtype, seed=4)
+        for x, label in ((ht.array(data, split=split), "balanced"),):
+            result = ht.reshape(x, target, new_split=split)
+            check(result, data.reshape(target), f"{label} {shape} -> {target}")
+    # an unbalanced input whose balanced layout would not move anything
+    data = random_array((6 * p, 10), dtype, seed=5)
+    x = skewed(ht.array(data, split=0))
+    result = ht.reshape(x, (10 * p, 6), new_split=0)
+    check(result, data.reshape(10 * p, 6), "skewed")
+    if p > 1:
+        moved = ht.MPI_WORLD.allreduce(not _shares_memory(result, x), op=ht.MPI.LOR)
+        check.expect(moved, "a skewed input must be redistributed")
+    # a transposed (non-contiguous) block whose flat ranges coincide: copied locally, no exchange
+    y = ht.transpose(ht.array(np.ascontiguousarray(data.T), split=1))
+    check(ht.reshape(y, (10 * p, 6), new_split=0), data.reshape(10 * p, 6), "transposed")
+    check.verify()
+
+
 def test_reshape_scalar_and_size_one():
     check = Checks()
     data = random_array((1, 1), np.float32)
