@@ -1,8 +1,14 @@
 """
 Sorting and searching: ``sort``, ``argsort``, ``topk`` and ``searchsorted``.
 
-Along an axis that is not the split axis everything is local. Along the split axis the functions
-run a parallel sample sort whose output has the default balanced layout:
+Along an axis that is not the split axis everything is local: one copy of the block, sorted in
+place. Along the split axis of an array with many lanes (all other axes; e.g. the columns of a
+2-D array split and sorted along 0) whole lanes are dealt to the processes: one ``Alltoallw``
+gives each process a balanced share of complete lanes, it sorts them in place, and one more
+``Alltoallw`` restores the balanced layout (strided blocks travel as MPI datatypes, so at most two
+block-sized tensors exist at once). Otherwise (few lanes, e.g. 1-D arrays, or lanes on both
+sides of the split axis) the functions run a parallel sample sort whose output has the default
+balanced layout:
 
 1. every process sorts its block (lane by lane: all other axes are independent lanes);
 2. every process draws ``p - 1`` regular samples per lane; one ``Allgather`` of the samples gives
@@ -38,6 +44,7 @@ than ``torch.sort`` on CPU); on the GPU they run ``torch.sort``.
 
 from __future__ import annotations
 
+import math
 from typing import Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -123,6 +130,97 @@ def _from_keys(keys: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     return keys
 
 
+# elements per step of the in-place key transforms: bounds their temporaries to a few MB
+_KEY_CHUNK = 1 << 16
+
+
+def _flip_negative_(
+    bits: torch.Tensor, floats: torch.dtype, nan_fill: Optional[int], merge_zero: bool
+) -> None:
+    """
+    In place on the 1-D integer view ``bits`` of ``floats`` values: flip every bit but the sign
+    of the negative ones (the key transform, an involution), chunk by chunk. ``nan_fill``
+    (forward transform only) replaces NaNs of any sign and payload by that key, ``merge_zero``
+    gives ``-0.0`` the key of ``0.0``.
+    """
+    width = 8 * bits.element_size()
+    low = (1 << (width - 1)) - 1
+    if bits.device.type != "cpu" or floats == torch.bfloat16:
+        for start in range(0, bits.shape[0], _KEY_CHUNK):
+            chunk = bits[start : start + _KEY_CHUNK]
+            nan = torch.isnan(chunk.view(floats)) if nan_fill is not None else None
+            flip = chunk >> (width - 1)
+            flip &= low
+            chunk ^= flip
+            if nan is not None and bool(nan.any()):
+                chunk.masked_fill_(nan, nan_fill)
+            if merge_zero:
+                chunk.masked_fill_(chunk == -1, 0)  # -1 is the key of -0.0 only
+        return
+    # NumPy on the CPU: single-threaded kernels into reused buffers (many small torch calls
+    # cost far more, above all with several threads on a busy machine)
+    array = bits.numpy()
+    float_view = array.view(_NUMPY_FLOATS[floats])
+    flip = np.empty(min(_KEY_CHUNK, array.shape[0]), dtype=array.dtype)
+    mask = np.empty(flip.shape[0], dtype=bool)
+    for start in range(0, array.shape[0], _KEY_CHUNK):
+        chunk = array[start : start + _KEY_CHUNK]
+        size = chunk.shape[0]
+        if nan_fill is not None:
+            np.isnan(float_view[start : start + size], out=mask[:size])
+            has_nan = bool(mask[:size].any())
+        np.right_shift(chunk, width - 1, out=flip[:size])
+        np.bitwise_and(flip[:size], low, out=flip[:size])
+        np.bitwise_xor(chunk, flip[:size], out=chunk)
+        if nan_fill is not None and has_nan:
+            chunk[mask[:size]] = nan_fill
+        if merge_zero:
+            np.equal(chunk, -1, out=mask[:size])
+            chunk[mask[:size]] = 0  # -1 is the key of -0.0 only
+
+
+_NUMPY_FLOATS = {torch.float16: np.float16, torch.float32: np.float32, torch.float64: np.float64}
+
+
+def _to_keys_(t: torch.Tensor, merge_zero: bool, invert: bool) -> torch.Tensor:
+    """
+    In-place :func:`_to_keys` of the contiguous tensor ``t``, which the caller owns: ``t``'s
+    memory, viewed with the key dtype, is returned. ``invert`` complements the keys (the
+    descending order). No temporaries beyond a chunk.
+    """
+    if t.dtype == torch.bool:
+        keys = t.view(torch.uint8)
+    elif t.dtype in _FLOAT_KEY_TYPES:
+        keys = t.view(_FLOAT_KEY_TYPES[t.dtype])
+        nan = torch.full((), float("nan"), dtype=t.dtype).view(keys.dtype).item()
+        _flip_negative_(keys.reshape(-1), t.dtype, nan, merge_zero)
+    else:
+        keys = t
+    if invert:
+        _invert_(keys)
+    return keys
+
+
+def _invert_(keys: torch.Tensor) -> None:
+    """Complement integer keys in place (reverses their order)."""
+    if keys.device.type == "cpu":
+        array = keys.numpy()
+        np.invert(array, out=array)
+    else:
+        keys.bitwise_not_()
+
+
+def _from_keys_(keys: torch.Tensor, dtype: torch.dtype, invert: bool) -> torch.Tensor:
+    """In-place inverse of :func:`_to_keys_` (without ``merge_zero``): the values, same memory."""
+    if invert:
+        _invert_(keys)
+    if dtype in _FLOAT_KEY_TYPES:
+        _flip_negative_(keys.reshape(-1), dtype, None, False)
+    if keys.dtype != dtype:
+        return keys.view(dtype)
+    return keys
+
+
 # =============================================================================================
 # local kernels (NumPy on CPU, torch on GPU); all work along the last dimension
 # =============================================================================================
@@ -133,37 +231,65 @@ def _sort_last(keys: torch.Tensor) -> torch.Tensor:
     return torch.sort(keys, dim=-1).values
 
 
+def _sort_(keys: torch.Tensor, dim: int) -> None:
+    """Sort ``keys`` (contiguous) in place along ``dim``; no temporaries on the CPU."""
+    if keys.device.type == "cpu":
+        keys.numpy().sort(axis=dim)
+    else:
+        keys.copy_(torch.sort(keys, dim=dim).values)
+
+
+def _packed_sort(array: np.ndarray, dim: int) -> Optional[np.ndarray]:
+    """
+    (key, position) packed into int64 and sorted along ``dim``: one fast (SIMD) sort instead of
+    a slow stable argsort. The position in the low 32 bits breaks ties, so the order is the
+    stable one. Built in place (the int64 array is the only new one); None for keys wider than
+    32 bits or lanes of 2**31 or more elements.
+    """
+    n = array.shape[dim]
+    if array.itemsize > 4 or n >= 2**31:
+        return None
+    packed = np.empty(array.shape, dtype=np.int64)
+    packed[...] = array
+    packed <<= 32
+    shape = [1] * array.ndim
+    shape[dim] = n
+    packed |= np.arange(n, dtype=np.int64).reshape(shape)
+    packed.sort(axis=dim)
+    return packed
+
+
+def _argsort_(keys: torch.Tensor, dim: int) -> torch.Tensor:
+    """The stable sorting permutation (int64) of ``keys`` along ``dim``; ``keys`` is not modified."""
+    if keys.device.type != "cpu":
+        return torch.sort(keys, dim=dim, stable=True).indices
+    array = keys.contiguous().numpy()
+    packed = _packed_sort(array, dim)
+    if packed is not None:
+        packed &= 0xFFFFFFFF
+        return torch.from_numpy(packed)
+    order = np.argsort(array, axis=dim, kind="stable")
+    return torch.from_numpy(order.astype(np.int64, copy=False))
+
+
 def _argsort_last(keys: torch.Tensor) -> torch.Tensor:
     """The stable sorting permutation (int64) of ``keys`` along the last dimension."""
-    n = keys.shape[-1]
-    if keys.device.type != "cpu":
-        return torch.sort(keys, dim=-1, stable=True).indices
-    array = keys.contiguous().numpy()
-    if keys.element_size() <= 4 and n < 2**31:
-        # one fast (SIMD) sort of (key, position) packed into int64 instead of a slow argsort;
-        # the position in the low bits breaks ties, so the order is the stable one
-        packed = (array.astype(np.int64) << 32) | np.arange(n, dtype=np.int64)
-        packed.sort(axis=-1)
-        return torch.from_numpy(packed & 0xFFFFFFFF)
-    return torch.from_numpy(np.argsort(array, axis=-1, kind="stable").astype(np.int64, copy=False))
+    return _argsort_(keys, -1)
 
 
 def _sort_with_order(keys: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
     """``keys`` sorted stably along the last dimension, and the permutation (int64)."""
-    n = keys.shape[-1]
     if keys.device.type != "cpu":
         result = torch.sort(keys, dim=-1, stable=True)
         return result.values, result.indices
     array = keys.contiguous().numpy()
-    if keys.element_size() <= 4 and n < 2**31:
-        packed = (array.astype(np.int64) << 32) | np.arange(n, dtype=np.int64)
-        packed.sort(axis=-1)
-        order = torch.from_numpy(packed & 0xFFFFFFFF)
-        return torch.from_numpy((packed >> 32).astype(array.dtype)), order
-    order_np = np.argsort(array, axis=-1, kind="stable")
-    return torch.from_numpy(np.take_along_axis(array, order_np, axis=-1)), torch.from_numpy(
-        order_np
-    )
+    packed = _packed_sort(array, -1)
+    if packed is None:
+        order = torch.from_numpy(np.argsort(array, axis=-1, kind="stable").astype(np.int64))
+        return torch.take_along_dim(keys, order, dim=-1), order
+    sorted_keys = (packed >> 32).astype(array.dtype)
+    packed &= 0xFFFFFFFF
+    return torch.from_numpy(sorted_keys), torch.from_numpy(packed)
 
 
 def _argsort_grouped(lanes: torch.Tensor, keys: torch.Tensor, m: int) -> torch.Tensor:
@@ -171,7 +297,15 @@ def _argsort_grouped(lanes: torch.Tensor, keys: torch.Tensor, m: int) -> torch.T
     if m <= 1:
         return _argsort_last(keys)
     if keys.device.type == "cpu":
-        order = np.lexsort((keys.numpy(), lanes.numpy()))
+        if keys.element_size() <= 4 and m < 2**31:
+            # one stable sort of (lane, key) packed into int64 (timsort merges the sorted runs
+            # the exchange delivered; several times faster than a two-key lexsort)
+            combined = keys.numpy().astype(np.int64)
+            combined -= torch.iinfo(keys.dtype).min  # non-negative, below 2**32
+            combined |= lanes.numpy() << 32
+            order = np.argsort(combined, kind="stable")
+        else:
+            order = np.lexsort((keys.numpy(), lanes.numpy()))
         return torch.from_numpy(order.astype(np.int64, copy=False))
     perm = torch.sort(keys, stable=True).indices
     return perm[torch.sort(lanes[perm], stable=True).indices]
@@ -632,6 +766,88 @@ def _check_out(out, gshape, name: str = "out") -> None:
 # =============================================================================================
 # sort / argsort
 # =============================================================================================
+def _lane_exchange_side(gshape: Sequence[int], axis: int, p: int) -> Optional[bool]:
+    """
+    Whether a sort along the split ``axis`` can deal whole lanes to the processes (see
+    :func:`_sort_by_lane_exchange`): True if the lanes are the flattened axes after ``axis``
+    (all axes before it have length 1), False if they are the axes before it (all after have
+    length 1), None if neither, or if the lanes are too few to share evenly (every process
+    needs one, and the largest share may exceed the mean by a quarter at most).
+    """
+    before = math.prod(gshape[:axis])
+    after = math.prod(gshape[axis + 1 :])
+    for lanes_after, lanes, other in ((True, after, before), (False, before, after)):
+        if other == 1 and lanes >= p and 4 * p * -(-lanes // p) <= 5 * lanes:
+            return lanes_after
+    return None
+
+
+def _sort_by_lane_exchange(
+    a: DNDarray, axis: int, lanes_after: bool, descending: bool, want_indices: bool
+) -> torch.Tensor:
+    """
+    Sort (or argsort) along the split ``axis`` by moving whole lanes: one ``Alltoallw`` gives
+    every process complete lanes (a balanced share of them), which it sorts in place, and one
+    more returns the sorted lanes to the balanced layout along ``axis``. The strided blocks
+    travel as MPI datatypes straight out of and into the tensors (nothing is packed), so each
+    process holds at most two block-sized tensors at once; no global indices or lane labels
+    are built.
+
+    The local block is viewed as ``(n, lanes)`` (``lanes_after``: the split axis leads) or as
+    ``(lanes, n)`` (the split axis is the last one of length > 1). Returns the local block of
+    the result (values, or int64 global indices along ``axis``).
+    """
+    comm = a.comm
+    p, rank = comm.size, comm.rank
+    dtype = a.larray.dtype
+    device = a.larray.device
+    n = a.gshape[axis]
+    lanes = a.size // n
+    row_counts, row_displs = a.counts_displs()
+    out_counts, out_displs, out_lshape = comm.counts_displs_shape(a.gshape, axis)
+    lane_counts, lane_displs, _ = comm.counts_displs_shape((lanes,), 0)
+    sort_dim, lane_dim = (0, 1) if lanes_after else (1, 0)
+
+    def shaped(length: int, lane_count: int) -> Tuple[int, int]:
+        return (length, lane_count) if lanes_after else (lane_count, length)
+
+    block = a.larray.reshape(shaped(row_counts[rank], lanes))
+    owned = torch.empty(shaped(n, lane_counts[rank]), dtype=dtype, device=device)
+    comm.Alltoallw(
+        [block.narrow(lane_dim, lane_displs[d], lane_counts[d]) for d in range(p)],
+        [owned.narrow(sort_dim, row_displs[s], row_counts[s]) for s in range(p)],
+    )
+
+    keys = _to_keys_(owned, merge_zero=want_indices, invert=descending)
+    if want_indices:
+        # the lanes are complete and in global order: local positions are the global indices
+        result = _argsort_(keys, sort_dim)
+    else:
+        _sort_(keys, sort_dim)
+        result = _from_keys_(keys, dtype, descending)
+    del keys, owned  # (result may be a view of the same memory: freed with it)
+
+    out = torch.empty(shaped(out_counts[rank], lanes), dtype=result.dtype, device=device)
+    comm.Alltoallw(
+        [result.narrow(sort_dim, out_displs[t], out_counts[t]) for t in range(p)],
+        [out.narrow(lane_dim, lane_displs[s], lane_counts[s]) for s in range(p)],
+    )
+    return out.reshape(out_lshape)
+
+
+def _sort_local(local: torch.Tensor, dim: int, descending: bool, want_indices: bool) -> torch.Tensor:
+    """Sort or argsort of a process-local tensor along ``dim``: one copy, sorted in place."""
+    keys = _to_keys_(
+        local.clone(memory_format=torch.contiguous_format),
+        merge_zero=want_indices,
+        invert=descending,
+    )
+    if want_indices:
+        return _argsort_(keys, dim)
+    _sort_(keys, dim)
+    return _from_keys_(keys, local.dtype, descending)
+
+
 def _sort_impl(a: DNDarray, axis: Optional[int], descending: bool, want_indices: bool) -> DNDarray:
     """Shared body of sort (values) and argsort (global indices along the axis)."""
     comm = a.comm
@@ -643,13 +859,10 @@ def _sort_impl(a: DNDarray, axis: Optional[int], descending: bool, want_indices:
         a = resplit(a, 0)
     if axis is None:  # the flattened array
         gshape, split, axis_out = (a.size,), (None if a.split is None else 0), 0
-        local = a.larray.reshape(1, -1)
+        distributed = a.split is not None and comm.size > 1
     else:
         gshape, split, axis_out = a.gshape, a.split, axis
-        local = _lanes(a.larray, axis)
-    distributed = split is not None and split == axis_out and comm.size > 1
-    if axis is None:
-        distributed = a.split is not None and comm.size > 1
+        distributed = split is not None and split == axis and comm.size > 1
 
     if distributed and a.size == 0:
         lshape = list(gshape)
@@ -659,19 +872,26 @@ def _sort_impl(a: DNDarray, axis: Optional[int], descending: bool, want_indices:
             torch.empty(lshape, dtype=result_type, device=a.larray.device), a, gshape, split, True
         )
 
+    if not distributed:
+        # one process or a local axis: local indices are the global ones
+        if axis is None:
+            result = _sort_local(a.larray.reshape(-1), 0, descending, want_indices)
+            return _wrap(result, a, gshape, split, True)
+        result = _sort_local(a.larray, axis, descending, want_indices)
+        return _wrap(result, a, gshape, split, a._balanced)
+
+    if axis is not None:
+        lanes_after = _lane_exchange_side(a.gshape, axis, comm.size)
+        if lanes_after is not None:
+            result = _sort_by_lane_exchange(a, axis, lanes_after, descending, want_indices)
+            return _wrap(result, a, gshape, split, True)
+        local = _lanes(a.larray, axis)
+    else:
+        local = a.larray.reshape(1, -1)
+
     keys = _to_keys(local, merge_zero=want_indices)
     if descending:
         keys = ~keys
-    if not distributed:
-        if want_indices:
-            result = _argsort_last(keys)  # one process or a local axis: local = global indices
-        else:
-            sorted_keys = _sort_last(keys)
-            result = _from_keys(~sorted_keys if descending else sorted_keys, dtype)
-        if axis is None:
-            return _wrap(result.reshape(-1), a, gshape, split, True)
-        return _wrap(_unlanes(result, a.lshape, axis), a, gshape, split, a._balanced)
-
     out_counts = comm.counts_displs_shape(gshape, axis_out)[0]
     if want_indices:
         # split 0 (after the resplit above) for the flat case: the local block is one

@@ -136,6 +136,77 @@ def test_sort_larger_multilane(split):
     _check_balanced_along(result, 1)
 
 
+# shapes whose split-axis sort deals whole lanes to the processes (every process gets one and
+# the shares are even enough at 1-4 processes), and ones that fall back to the sample sort
+LANE_EXCHANGE_CASES = (
+    ((9, 12), 0),  # lanes after the split axis (columns)
+    ((12, 9), 1),  # lanes before it (rows)
+    ((2, 20), 0),  # fewer rows than processes
+    ((20, 3), 1),  # fewer columns than processes
+    ((1, 7, 4, 3), 1),  # leading length-1 axis, several trailing axes as lanes
+    ((4, 3, 7, 1), 2),  # lanes before, trailing length-1 axis
+    ((3, 7, 4), 1),  # lanes on both sides: sample sort
+    ((11, 1), 0),  # a single lane: sample sort
+)
+
+
+@pytest.mark.parametrize("shape,axis", LANE_EXCHANGE_CASES)
+@pytest.mark.parametrize(
+    "dtype", (np.float32, np.float64, np.float16, np.int32, np.int8, np.uint8, np.int64, np.bool_)
+)
+def test_sort_split_axis_lanes(shape, axis, dtype):
+    data = _data(shape, dtype, seed=12)
+    if np.dtype(dtype).kind == "f":
+        data.flat[3 :: 7] = np.nan  # NaN in several lanes, ties everywhere
+        data.flat[5 :: 11] = -0.0
+        data.flat[2 :: 13] = np.inf
+    x = ht.array(data, split=axis)
+    result = ht.sort(x, axis=axis)
+    assert_array_equal(result, np.sort(data, axis=axis))
+    _check_balanced_along(result, axis)
+    index = ht.argsort(x, axis=axis)
+    assert_array_equal(index, np.argsort(data, axis=axis, kind="stable"))
+    _check_balanced_along(index, axis)
+    reference = _descending_argsort(data, axis)
+    assert_array_equal(ht.argsort(x, axis=axis, descending=True), reference)
+    assert_array_equal(ht.sort(x, axis=axis, descending=True), _take(data, reference, axis))
+    # the input is left as it was
+    assert_array_equal(x, data)
+
+
+@pytest.mark.parametrize("lanes_split", (0, 1))
+def test_sort_split_axis_lanes_unbalanced_and_special(lanes_split):
+    data = _data((10, 14), np.float32, seed=13)
+    if lanes_split == 1:
+        data = data.T.copy()
+    x = ht.array(data, split=lanes_split)
+    if x.comm.size > 1:
+        # every row on the last process but one on the first
+        counts = [0] * x.comm.size
+        counts[0] = 1
+        counts[-1] = data.shape[lanes_split] - 1
+        x = ht.redistribute(x, counts)
+    result = ht.sort(x, axis=lanes_split)
+    assert_array_equal(result, np.sort(data, axis=lanes_split))
+    collective_assert(result.is_balanced(force_check=True))
+    assert_array_equal(
+        ht.argsort(x, axis=lanes_split), np.argsort(data, axis=lanes_split, kind="stable")
+    )
+    # constant data, bfloat16, out=
+    constant = ht.full((6, 8), 2.5, split=0)
+    assert_array_equal(ht.argsort(constant, axis=0), np.zeros((6, 8), np.int64) + np.arange(6)[:, None])
+    values = _data((8, 9), np.float32, seed=14)
+    b = ht.array(torch.from_numpy(values).to(torch.bfloat16), split=0)
+    sorted_b = ht.sort(b, axis=0, descending=True)
+    assert sorted_b.dtype is ht.bfloat16
+    reference = _descending_argsort(values, 0)
+    np.testing.assert_array_equal(sorted_b.numpy(), _take(values, reference, 0))
+    assert_array_equal(ht.argsort(b, axis=0), np.argsort(values, axis=0, kind="stable"))
+    out = ht.empty((8, 9), dtype=ht.float32, split=1)
+    ht.sort(ht.array(values, split=0), axis=0, out=out)
+    assert_array_equal(out, np.sort(values, axis=0))
+
+
 @pytest.mark.parametrize("split", (0, 1))
 def test_sort_unpacked_exchange(split, monkeypatch):
     # large arrays send each column in its own Alltoallv instead of packing them
