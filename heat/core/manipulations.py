@@ -133,20 +133,38 @@ def _wrap(local: torch.Tensor, like: DNDarray, gshape, split, balanced) -> DNDar
 
 
 def _segment_rows(
-    local: torch.Tensor, axis: int, first: int, count: int, step: int
-) -> torch.Tensor:
-    """Rows ``first + step * j`` (``j < count``) of ``local`` along ``axis``."""
-    if step == 1:
-        return local.narrow(axis, first, count)
+    local: Union[torch.Tensor, Sequence[torch.Tensor]], axis: int, first: int, count: int, step: int
+) -> List[torch.Tensor]:
+    """
+    Rows ``first + step * j`` (``j < count``) of ``local`` along ``axis`` as views, in order;
+    ``local`` may be a list of tensors standing for their concatenation along ``axis`` (a run
+    that crosses from one to the next gives one view of each). Only reversed runs are copies.
+    """
+    tensors = [local] if isinstance(local, torch.Tensor) else list(local)
+    if step == 0:
+        for t in tensors:
+            if first < t.shape[axis]:
+                shape = list(t.shape)
+                shape[axis] = count
+                return [t.narrow(axis, first, 1).expand(shape)]
+            first -= t.shape[axis]
+        raise IndexError("segment row out of range")  # pragma: no cover - segments are valid
+    lo = first if step == 1 else first - count + 1
+    hi = lo + count
+    views, start = [], 0
+    for t in tensors:
+        stop = start + t.shape[axis]
+        a, b = max(lo, start), min(hi, stop)
+        if a < b:
+            views.append(t.narrow(axis, a - start, b - a))
+        start = stop
     if step == -1:
-        return local.narrow(axis, first - count + 1, count).flip(axis)
-    shape = list(local.shape)
-    shape[axis] = count
-    return local.narrow(axis, first, 1).expand(shape)
+        views = [v.flip(axis) for v in reversed(views)]
+    return views
 
 
 def _exchange_segments(
-    local: torch.Tensor,
+    local: Union[torch.Tensor, Sequence[torch.Tensor]],
     axis: int,
     comm,
     segments: Sequence[Sequence[Segment]],
@@ -155,37 +173,46 @@ def _exchange_segments(
     """
     Move rows along ``axis`` in one all-to-all.
 
-    ``segments[r]`` lists the segments of process ``r`` (see the module docstring); process ``q``
-    receives the output rows ``target_ranges[q] = (lo, hi)`` (ranges may overlap, e.g. for halos)
-    and returns them as a tensor with ``hi - lo`` rows along ``axis``. Output rows that no segment
-    covers are left uninitialized for the caller to fill.
+    ``segments[r]`` lists the segments of process ``r`` (see the module docstring); ``local`` is
+    this process's block, or a list of blocks standing for their concatenation along ``axis``
+    (the rows a segment's ``local_start`` counts). Process ``q`` receives the output rows
+    ``target_ranges[q] = (lo, hi)`` (ranges may overlap, e.g. for halos) and returns them as a
+    tensor with ``hi - lo`` rows along ``axis``. Rows travel as views straight from the blocks
+    into the result (one ``Alltoallw``; a process's own rows are a tensor copy), so the only new
+    memory is the result. Output rows that no segment covers are left uninitialized for the
+    caller to fill.
     """
     rank = comm.rank
-    blocks = []
-    for lo, hi in target_ranges:
-        parts = []
+    tensors = [local] if isinstance(local, torch.Tensor) else list(local)
+    my_lo, my_hi = target_ranges[rank]
+    shape = list(tensors[0].shape)
+    shape[axis] = my_hi - my_lo
+    result = torch.empty(shape, dtype=tensors[0].dtype, device=tensors[0].device)
+    sends, recvs = [], []
+    for q, (lo, hi) in enumerate(target_ranges):
+        pieces, own = [], []
         for out_start, length, local_start, step in segments[rank]:
             a, b = max(out_start, lo), min(out_start + length, hi)
             if a < b:
-                parts.append(
-                    _segment_rows(local, axis, local_start + step * (a - out_start), b - a, step)
-                )
-        if not parts:
-            blocks.append(local.narrow(axis, 0, 0))
-        else:
-            blocks.append(parts[0] if len(parts) == 1 else torch.cat(parts, dim=axis))
-    received = blocks if comm.size == 1 else comm.alltoallv_tensors(blocks, axis=axis)
-    lo, hi = target_ranges[rank]
-    shape = list(local.shape)
-    shape[axis] = hi - lo
-    result = torch.empty(shape, dtype=local.dtype, device=local.device)
-    for source, data in enumerate(received):
-        cursor = 0
-        for out_start, length, _, _ in segments[source]:
-            a, b = max(out_start, lo), min(out_start + length, hi)
+                first = local_start + step * (a - out_start)
+                views = _segment_rows(tensors, axis, first, b - a, step)
+                pieces.extend(views)
+                if q == rank:  # the matching rows of the result, view by view
+                    cursor = a - my_lo
+                    for view in views:
+                        own.append(result.narrow(axis, cursor, view.shape[axis]))
+                        cursor += view.shape[axis]
+        sends.append(pieces)
+        if q == rank:
+            recvs.append(own)
+            continue
+        targets = []
+        for out_start, length, _, _ in segments[q]:
+            a, b = max(out_start, my_lo), min(out_start + length, my_hi)
             if a < b:
-                result.narrow(axis, a - lo, b - a).copy_(data.narrow(axis, cursor, b - a))
-                cursor += b - a
+                targets.append(result.narrow(axis, a - my_lo, b - a))
+        recvs.append(targets)
+    comm.Alltoallw(sends, recvs)
     return result
 
 
@@ -979,8 +1006,8 @@ def concatenate(
                 block, x_counts = x.larray, _counts_of(x)
             blocks.append(block.to(torch_type))
             counts.append(x_counts)
-        local = torch.cat(blocks, dim=axis)
         # segments: the block of array k on process r follows the blocks of arrays 0..k-1 there
+        # (positions in the concatenation of the blocks, which _exchange_segments reads in place)
         segments = [[] for _ in range(comm.size)]
         positions = [0] * comm.size
         start = 0
@@ -991,7 +1018,7 @@ def concatenate(
                 positions[r] += c
             start += x.gshape[axis]
         out_counts = _balanced_counts(comm, gshape[axis])
-        local = _exchange_segments(local, axis, comm, segments, _ranges(out_counts))
+        local = _exchange_segments(blocks, axis, comm, segments, _ranges(out_counts))
         result = DNDarray(local, gshape, result_type, split, first.device, comm, True)
     if out is None:
         return result

@@ -661,8 +661,10 @@ def test_alltoallw_strided_views_and_lists(dtype):
 @pytest.mark.parametrize("dtype", [torch.bool, torch.bfloat16, torch.complex64, torch.int64])
 def test_alltoallw_self_part_and_staging(monkeypatch, dtype):
     # the piece a rank sends itself is a tensor copy when shapes agree, MPI's job otherwise;
-    # with a tiny _MAX_COUNT long strided dimensions go through contiguous stages
-    for limit in (None, 2):
+    # with a tiny _MAX_COUNT long strided dimensions go through contiguous stages; without MPI-4
+    # large counts the views are structs at absolute addresses
+    for limit, large in ((None, True), (None, False), (2, True)):
+        monkeypatch.setattr(hc, "_LARGE_COUNT", large)
         if limit is not None:
             monkeypatch.setattr(hc, "_MAX_COUNT", limit)
         source = make(dtype, 8 * 6, RANK).reshape(8, 6)
@@ -679,7 +681,9 @@ def test_alltoallw_self_part_and_staging(monkeypatch, dtype):
                 same(outs[q].reshape(-1), make(dtype, 48, q).reshape(8, 6)[:, RANK % 6 :: 3].reshape(-1))
                 for q in range(SIZE)
             )
-            agree(ok, (limit, same_shapes, outs))
+            agree(ok, (limit, large, same_shapes, outs))
+    monkeypatch.setattr(hc, "_LARGE_COUNT", False)
+    test_alltoallw_strided_views_and_lists(dtype)
 
 
 def test_alltoallw_conjugated_and_grad_views():
