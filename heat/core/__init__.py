@@ -27,3 +27,7 @@ from .sets import *  # noqa: F401,F403
 from .linalg.basics import *  # noqa: F401,F403
 from . import linalg  # noqa: F401
 from . import random  # noqa: F401
+
+from .dndarray import install_methods as _install_methods  # noqa: E402
+
+_install_methods(globals())

@@ -399,6 +399,8 @@ def _scalar_op(operation, x: DNDarray, scalar, kwargs, promote_to_float: bool, s
     tensor = x._array
     if x._dtype is not operand_type:
         tensor = tensor.to(operand_type.torch_type())
+    if type(scalar) is int and operand_type in _INEXACT and not -(2**63) <= scalar < 2**63:
+        scalar = float(scalar)  # torch converts Python ints through int64
     if scalar_first:
         result = operation(_weak_scalar(scalar, operand_type), tensor, **kwargs)
     elif operation in _ACCEPTS_SCALAR:
@@ -473,6 +475,19 @@ def reduce_op(
     if not isinstance(x, DNDarray):
         raise TypeError(f"x must be a DNDarray, but was {type(x).__name__}")
     ndim = len(x._gshape)
+    if axis is None and out is None and not keepdims and ndim and x._array.numel():
+        # fast path: a full reduction of a non-empty block (x.sum(), x.max(), ...)
+        tensor = x._array
+        if dtype is not None:
+            torch_type = types.canonical_heat_type(dtype).torch_type()
+            if tensor.dtype != torch_type:
+                tensor = tensor.to(torch_type)
+        partial = partial_op(tensor, _ALL_AXES[ndim], keepdim=False)
+        if partial.dim():
+            partial = partial.reshape(())
+        if x._split is not None and x._comm.size > 1:
+            partial = x._comm.allreduce_tensor(partial, reduction_op)
+        return DNDarray(partial, (), _TORCH_TO_HEAT[partial.dtype], None, x._device, x._comm, True)
     if axis is None or ndim == 0:
         if axis is not None:
             sanitize_axis(x._gshape, axis)
@@ -528,6 +543,9 @@ def reduce_op(
         x._balanced if split is not None else True,
     )
     return result if out is None else write_out(result, out)
+
+
+_ALL_AXES = tuple(tuple(range(ndim)) for ndim in range(65))
 
 
 def _neutral_like(tensor: torch.Tensor, shape, neutral, partial_op) -> torch.Tensor:

@@ -1238,6 +1238,8 @@ def _accumulation_type(x: DNDarray, dtype):
 
 
 def _sum_partial(tensor: torch.Tensor, dims, keepdim: bool = True) -> torch.Tensor:
+    if not keepdim and len(dims) == tensor.ndim:
+        return tensor.sum()  # cheaper than naming every dimension
     return torch.sum(tensor, dim=dims, keepdim=keepdim)
 
 
@@ -1267,6 +1269,9 @@ def _nanprod_partial(tensor: torch.Tensor, dims, keepdim: bool = True) -> torch.
 
 
 def _reduction(x, partial, op, axis, dtype, out, keepdims, neutral, name):
+    if axis is None and out is None and keepdims is False and type(x) is DNDarray:
+        # the common x.sum(): nothing to check but the accumulation type
+        return reduce_op(x, partial, op, neutral=neutral, dtype=_accumulation_type(x, dtype))
     sanitize_in(x, "a")
     out = _unwrap_out(out)
     if not isinstance(keepdims, (bool, np.bool_)):

@@ -500,6 +500,33 @@ class DNDarray:
         """The imaginary part."""
         return complex_math.imag(self)
 
+    def fill(self, value) -> None:
+        """
+        Fill the array in place with the scalar ``value`` (no communication).
+
+        Examples
+        --------
+        >>> x = ht.zeros(3, split=0)
+        >>> x.fill(2)
+        >>> x
+        DNDarray([2., 2., 2.], dtype=ht.float32, device=cpu:0, split=0)
+        """
+        self._array.fill_(value)
+
+    def copy(self) -> "DNDarray":
+        """
+        A copy of the array with the same layout (no communication).
+
+        Examples
+        --------
+        >>> ht.arange(3, split=0).copy()
+        DNDarray([0, 1, 2], dtype=ht.int64, device=cpu:0, split=0)
+        """
+        return DNDarray(
+            self._array.clone(), self._gshape, self._dtype, self._split, self._device,
+            self._comm, self._balanced,
+        )
+
     # ------------------------------------------------------------------ printing & indexing
     def __repr__(self) -> str:
         return printing.array_repr(self)
@@ -519,17 +546,8 @@ class DNDarray:
         return _LocalIndexer(self)
 
     # ------------------------------------------------------------------ operators
-    def __add__(self, other):
-        return arithmetics.add(self, other)
-
-    def __radd__(self, other):
-        return arithmetics.add(other, self)
-
     def __iadd__(self, other):
         return arithmetics.add(self, other, out=self)
-
-    def __sub__(self, other):
-        return arithmetics.subtract(self, other)
 
     def __rsub__(self, other):
         return arithmetics.subtract(other, self)
@@ -537,17 +555,8 @@ class DNDarray:
     def __isub__(self, other):
         return arithmetics.subtract(self, other, out=self)
 
-    def __mul__(self, other):
-        return arithmetics.multiply(self, other)
-
-    def __rmul__(self, other):
-        return arithmetics.multiply(other, self)
-
     def __imul__(self, other):
         return arithmetics.multiply(self, other, out=self)
-
-    def __truediv__(self, other):
-        return arithmetics.divide(self, other)
 
     def __rtruediv__(self, other):
         return arithmetics.divide(other, self)
@@ -645,94 +654,34 @@ class DNDarray:
     def __abs__(self):
         return rounding.abs(self)
 
-    def __eq__(self, other):
-        return relational.eq(self, other)
-
-    def __ne__(self, other):
-        return relational.ne(self, other)
-
-    def __lt__(self, other):
-        return relational.lt(self, other)
-
-    def __le__(self, other):
-        return relational.le(self, other)
-
-    def __gt__(self, other):
-        return relational.gt(self, other)
-
-    def __ge__(self, other):
-        return relational.ge(self, other)
-
     __hash__ = None
-
-    # ------------------------------------------------------------------ family methods
-    def __getattr__(self, name: str):
-        # methods such as x.sum(), x.reshape(...) delegate to the function of the same name in
-        # the families; looked up only when no attribute of that name exists
-        function = _method_table().get(name)
-        if function is None:
-            raise AttributeError(f"'DNDarray' object has no attribute '{name}'")
-        return _BoundMethod(function, self)
-
-    def __dir__(self):
-        return sorted(set(super().__dir__()) | set(_method_table()))
 
 
 _COMPLEX = (types.complex64, types.complex128)
 
 
-class _BoundMethod:
-    """``x.method(*args)`` calling ``family.method(x, *args)``."""
-
-    __slots__ = ("function", "array")
-
-    def __init__(self, function, array):
-        self.function = function
-        self.array = array
-
-    def __call__(self, *args, **kwargs):
-        return self.function(self.array, *args, **kwargs)
-
-    @property
-    def __doc__(self):
-        return self.function.__doc__
-
-
 # names of heat functions that are also DNDarray methods (as on numpy.ndarray)
 _METHOD_NAMES = (
-    "all any allclose isclose argmax argmin clip conj copy cumprod cumsum diagonal expand_dims "
+    "all any allclose isclose argmax argmin clip conj cumprod cumsum diagonal expand_dims "
     "flatten flip max mean median min nonzero prod ptp ravel repeat reshape round sort argsort "
     "squeeze std sum swapaxes tril triu unique var average abs absolute exp log sqrt ceil floor "
     "trunc square sin cos tan tanh nan_to_num fill_diagonal moveaxis roll rot90 tile pad "
     "percentile quantile isnan isinf isfinite angle trace"
 ).split()
 
-_method_cache = {}
 
+def install_methods(namespace: dict) -> None:
+    """
+    Make the heat functions named in ``_METHOD_NAMES`` methods of DNDarray (``x.sum()`` is
+    ``ht.sum(x)``), as plain class attributes so that a call costs no more than a function call.
 
-def _method_table():
-    if not _method_cache:
-        import heat
-
-        for name in _METHOD_NAMES:
-            function = getattr(heat, name, None)
-            if callable(function):
-                _method_cache[name] = function
-        _method_cache["fill"] = _fill
-        _method_cache["copy"] = _copy
-    return _method_cache
-
-
-def _fill(x: DNDarray, value) -> None:
-    """Fill the array in place with ``value``."""
-    x.larray.fill_(value)
-
-
-def _copy(x: DNDarray) -> DNDarray:
-    """A copy of the array with the same layout."""
-    return DNDarray(
-        x.larray.clone(), x.gshape, x.dtype, x.split, x.device, x.comm, x._balanced
-    )
+    Called once by ``heat.core`` after every family is imported; ``namespace`` maps names to the
+    functions. Attributes the class defines itself are left alone.
+    """
+    for name in _METHOD_NAMES:
+        function = namespace.get(name)
+        if callable(function) and name not in DNDarray.__dict__:
+            setattr(DNDarray, name, function)
 
 
 class _LocalIndexer:
@@ -758,3 +707,99 @@ from . import manipulations  # noqa: E402
 from . import printing  # noqa: E402
 from . import relational  # noqa: E402
 from . import rounding  # noqa: E402
+
+
+# ------------------------------------------------------------------ fast operators
+_new_dndarray = object.__new__
+_REAL_NUMERIC = frozenset(
+    (types.uint8, types.int8, types.int16, types.int32, types.int64, types.float16,
+     types.bfloat16, types.float32, types.float64)
+)
+_NUMERIC = _REAL_NUMERIC | frozenset(_COMPLEX)
+_FLOATING = frozenset((types.float16, types.bfloat16, types.float32, types.float64))
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _operator(
+    dunder: str,
+    function,
+    torch_operation,
+    fast_types: frozenset,
+    result_type=None,
+    reflected: bool = False,
+):
+    """
+    The method ``x <op> y`` (or ``y <op> x`` when ``reflected``): ``function(x, y)``, with a
+    shortcut for the most common calls, where the result is ``torch_operation`` of the local
+    blocks (no alignment, no promotion, no communication) and has type ``result_type`` (None: the
+    operands' type):
+
+    * two arrays of one type in ``fast_types`` with the same shape and layout;
+    * an array of a floating type in ``fast_types`` and a Python float or int, which NumPy (NEP 50)
+      and torch both compute in the array's type (reflected operations only for commutative
+      ``torch_operation``).
+
+    Everything else goes through ``function``, which checks, promotes and aligns its operands.
+    """
+    scalar_types = fast_types & _FLOATING
+
+    def method(self, other):
+        kind = type(other)
+        if kind is DNDarray:
+            if not (
+                self._dtype is other._dtype
+                and self._dtype in fast_types
+                and self._gshape == other._gshape
+                and self._split == other._split
+                and self._comm is other._comm
+                and (self._split is None or (self._balanced and other._balanced))
+            ):
+                return function(other, self) if reflected else function(self, other)
+            array = torch_operation(self._array, other._array)
+        elif (
+            (kind is float or (kind is int and _INT64_MIN <= other <= _INT64_MAX))
+            and self._dtype in scalar_types
+        ):
+            array = torch_operation(self._array, other)
+        else:
+            return function(other, self) if reflected else function(self, other)
+        result = _new_dndarray(DNDarray)
+        result._array = array
+        result._gshape = self._gshape
+        result._dtype = self._dtype if result_type is None else result_type
+        result._split = self._split
+        result._device = self._device
+        result._comm = self._comm
+        result._balanced = self._balanced
+        result._lshape_map = None
+        return result
+
+    method.__name__ = dunder
+    method.__qualname__ = f"DNDarray.{dunder}"
+    operands = "other, self" if reflected else "self, other"
+    method.__doc__ = f"``heat.{function.__name__}({operands})``, with a shortcut for common calls."
+    return method
+
+
+# bool + bool is logical or in NumPy and torch alike; bool - bool is an error (left to subtract);
+# complex values are ordered lexicographically by relational, not by torch
+_BOOL = frozenset((types.bool,))
+for _dunder, _function, _torch_operation, _fast_types, _result_type, _reflected in (
+    ("__add__", arithmetics.add, torch.add, _NUMERIC | _BOOL, None, False),
+    ("__radd__", arithmetics.add, torch.add, _NUMERIC | _BOOL, None, True),
+    ("__sub__", arithmetics.subtract, torch.sub, _NUMERIC, None, False),
+    ("__mul__", arithmetics.multiply, torch.mul, _NUMERIC | _BOOL, None, False),
+    ("__rmul__", arithmetics.multiply, torch.mul, _NUMERIC | _BOOL, None, True),
+    ("__truediv__", arithmetics.divide, torch.div, _FLOATING, None, False),
+    ("__eq__", relational.eq, relational._equal, _NUMERIC | _BOOL, types.bool, False),
+    ("__ne__", relational.ne, relational._not_equal, _NUMERIC | _BOOL, types.bool, False),
+    ("__lt__", relational.lt, relational._less, _REAL_NUMERIC | _BOOL, types.bool, False),
+    ("__le__", relational.le, relational._less_equal, _REAL_NUMERIC | _BOOL, types.bool, False),
+    ("__gt__", relational.gt, relational._greater, _REAL_NUMERIC | _BOOL, types.bool, False),
+    ("__ge__", relational.ge, relational._greater_equal, _REAL_NUMERIC | _BOOL, types.bool, False),
+):
+    setattr(
+        DNDarray,
+        _dunder,
+        _operator(_dunder, _function, _torch_operation, _fast_types, _result_type, _reflected),
+    )

@@ -144,3 +144,83 @@ def test_method_delegation():
     with pytest.raises(AttributeError):
         x.no_such_method
     assert x.lloc[0:0].shape == (0,)
+
+
+_SHORTCUT_TYPES = [np.bool_, np.uint8, np.int8, np.int16, np.int32, np.int64, np.float16,
+                   np.float32, np.float64, np.complex64, np.complex128]
+
+
+@pytest.mark.parametrize("dtype", _SHORTCUT_TYPES)
+def test_operator_shortcuts_match_numpy(dtype):
+    # same-type, same-layout operands and Python scalars take the operators' shortcut; the
+    # results (values and dtypes) must equal NumPy's and the general path's
+    a = random_array((5, 3), dtype, seed=11)
+    b = random_array((5, 3), dtype, seed=12)
+    for split in splits_for(2):
+        x, y = ht.array(a, split=split), ht.array(b, split=split)
+        if dtype is not np.bool_:
+            assert_array_equal(x - y, a - b)
+        assert_array_equal(x + y, a + b)
+        assert_array_equal(x * y, a * b)
+        assert_array_equal(x == y, a == b)
+        assert_array_equal(x != y, a != b)
+        for scalar in (2.5, 3, -1e300, 2**40):
+            if dtype is np.bool_ or (np.issubdtype(dtype, np.integer) and type(scalar) is int
+                                     and not np.can_cast(np.min_scalar_type(scalar), dtype)):
+                continue
+            if np.issubdtype(dtype, np.integer) and type(scalar) is float:
+                continue  # promotes to float64: the general path, tested elsewhere
+            if np.issubdtype(dtype, np.complexfloating) and abs(scalar) > 1e30:
+                continue  # complex overflow: torch and NumPy disagree on the imaginary part
+            with np.errstate(over="ignore", invalid="ignore"):
+                expected = [a + scalar, scalar + a, a * scalar, scalar * a, a > scalar, a <= scalar]
+                if np.issubdtype(dtype, np.inexact):
+                    expected.append(a / scalar)
+            results = [x + scalar, scalar + x, x * scalar, scalar * x, x > scalar, x <= scalar]
+            if np.issubdtype(dtype, np.inexact):
+                results.append(x / scalar)
+            for result, wanted in zip(results, expected):
+                assert_array_equal(result, wanted)
+        if not np.issubdtype(dtype, np.complexfloating):
+            assert_array_equal(x < y, a < b)
+            assert_array_equal(x <= y, a <= b)
+            assert_array_equal(x > y, a > b)
+            assert_array_equal(x >= y, a >= b)
+
+
+def test_operator_shortcuts_fall_back():
+    a = random_array((6, 4), np.float32, seed=2)
+    # bool - bool is an error, raised on every rank
+    flags = ht.array(a > 0.5, split=0)
+    assert_raises_then_collective_works(TypeError, lambda: flags - flags)
+    # complex comparisons are lexicographic (heat's rule), not torch's
+    c = ht.array(np.array([1 + 2j, 1 + 1j, 0 + 5j]), split=0)
+    d = ht.array(np.array([1 + 1j, 1 + 1j, 1 + 0j]), split=0)
+    assert_array_equal(c > d, np.array([True, False, False]))
+    # operands of different layouts, types or splits still work
+    x = ht.array(a, split=0)
+    for other in (ht.array(a, split=1), ht.array(a, split=None), ht.array(a.astype(np.float64), split=0),
+                  ht.array(a[:1], split=0), ht.redistribute(ht.array(a, split=0), [6] + [0] * (x.comm.size - 1))):
+        assert_array_equal(x + other, a + other.numpy())
+        assert_array_equal(x > other, a > other.numpy())
+    # an unbalanced operand of the same shape must not take the shortcut
+    skewed = ht.redistribute(ht.array(a, split=0), [6] + [0] * (x.comm.size - 1))
+    assert_array_equal(skewed * skewed, a * a)
+    # integer arrays with float scalars promote as NumPy does
+    i = ht.array(np.arange(5, dtype=np.int32), split=0)
+    assert_array_equal(i * 2.5, np.arange(5, dtype=np.int32) * 2.5)
+    assert_array_equal(i / 2, np.arange(5, dtype=np.int32) / 2)
+    with pytest.raises(OverflowError):
+        ht.array(np.arange(3, dtype=np.int8), split=0) + 1000
+    # a Python int beyond int64 goes through the general path
+    big = ht.array(np.ones(3), split=0)
+    assert_array_equal(big * 2**70, np.ones(3) * 2**70)
+
+
+def test_methods_are_class_attributes():
+    # x.sum() is ht.sum(x), looked up on the class (no per-call wrapper object)
+    x = ht.arange(6, split=0)
+    assert ht.DNDarray.sum is ht.sum
+    assert x.sum().item() == 15
+    assert "reshape" in dir(x)
+    assert x.reshape((2, 3)).shape == (2, 3)
