@@ -105,7 +105,9 @@ _COUNT_SPAN_PER_KEY = 0.5
 _COUNT_CHUNK = 1 << 20
 
 
-def _numpy_unique(keys: torch.Tensor, axis, want_index: bool, want_inverse: bool, want_counts: bool):
+def _numpy_unique(
+    keys: torch.Tensor, axis, want_index: bool, want_inverse: bool, want_counts: bool
+):
     """NumPy's unique (its CPU kernel) on a CPU tensor: (values, first, inverse, counts), None where not asked."""
     found = np.unique(
         keys.numpy(),
@@ -185,8 +187,8 @@ def _local_unique(
     ``scratch``: ``keys`` may be reordered in place (the caller no longer needs it).
     On CPU: integer keys of a narrow range are counted (O(n)); otherwise the values (and
     counts) come from one NumPy sort, and the index or inverse from one sort of (key, position)
-    pairs. NumPy's own ``unique`` is avoided where possible: its hash table is far slower than
-    a sort for many distinct values.
+    pairs packed into 64 bits (an argsort where the keys span more than 32 bits). NumPy's own
+    ``unique`` is avoided: its hash table is far slower than a sort for many distinct values.
     """
     n = keys.shape[0]
     if keys.device.type != "cpu":
@@ -204,47 +206,75 @@ def _local_unique(
     if n == 0:
         return _numpy_unique(keys, None, want_index, want_inverse, want_counts)
     array = keys.numpy()
-    if not want_index:
-        low, high = int(array.min()), int(array.max())
-        span = high - low + 1
-        if span <= n * _COUNT_SPAN_PER_KEY:
-            values, inverse, counts = _counted_unique(array, low, span, want_inverse, want_counts)
-            return (
-                torch.from_numpy(values),
-                None,
-                None if inverse is None else torch.from_numpy(inverse),
-                None if counts is None else torch.from_numpy(counts),
-            )
-        if not want_inverse:
-            values, counts = _sorted_unique(array, scratch, want_counts)
-            return (
-                torch.from_numpy(values),
-                None,
-                None,
-                None if counts is None else torch.from_numpy(counts),
-            )
-    if keys.element_size() <= 4 and n < 2**31:
-        # one fast sort of (key, position) packed into int64 gives everything at once
-        packed = (array.astype(np.int64) << 32) | np.arange(n, dtype=np.int64)
+    low, high = int(array.min()), int(array.max())
+    span = high - low + 1
+    if not want_index and span <= n * _COUNT_SPAN_PER_KEY:
+        values, inverse, counts = _counted_unique(array, low, span, want_inverse, want_counts)
+        return _as_tensors(values, None, inverse, counts)
+    if not want_index and not want_inverse:
+        values, counts = _sorted_unique(array, scratch, want_counts)
+        return _as_tensors(values, None, None, counts)
+    if span <= 2**32 and n <= 2**32:
+        # one fast sort of (key - low, position) packed into a uint64 gives everything at once
+        packed = np.subtract(array, low, dtype=np.int64).view(np.uint64)
+        packed <<= 32
+        packed |= np.arange(n, dtype=np.uint64)
         packed.sort()
-        sorted_keys = packed >> 32
-        order = packed & 0xFFFFFFFF
-        del packed
-        new_value = np.empty(n, dtype=bool)
-        new_value[0] = True
-        np.not_equal(sorted_keys[1:], sorted_keys[:-1], out=new_value[1:])
-        starts = np.flatnonzero(new_value)
-        values = torch.from_numpy(sorted_keys[starts].astype(array.dtype))
-        del sorted_keys
-        first = torch.from_numpy(order[starts]) if want_index else None
-        counts = torch.from_numpy(np.diff(starts, append=n)) if want_counts else None
-        inverse = None
-        if want_inverse:
-            inverse_np = np.empty(n, dtype=np.int64)
-            inverse_np[order] = np.cumsum(new_value) - 1
-            inverse = torch.from_numpy(inverse_np)
-        return values, first, inverse, counts
-    return _numpy_unique(keys, None, want_index, want_inverse, want_counts)
+        order = (packed & 0xFFFFFFFF).view(np.int64)
+        packed >>= 32
+        values, first, inverse, counts = _unique_from_order(
+            packed.view(np.int64), order, True, want_index, want_inverse, want_counts
+        )
+        values += low
+        values = values.astype(array.dtype)
+    else:
+        # 64-bit keys of a wide range: NumPy's unstable (fast) argsort; the smallest position
+        # of each run is its first occurrence
+        order = np.argsort(array)
+        values, first, inverse, counts = _unique_from_order(
+            array[order], order, False, want_index, want_inverse, want_counts
+        )
+    return _as_tensors(values, first, inverse, counts)
+
+
+def _as_tensors(*arrays):
+    """The NumPy arrays as tensors (zero-copy); None stays None."""
+    return tuple(None if a is None else torch.from_numpy(a) for a in arrays)
+
+
+def _unique_from_order(
+    sorted_keys: np.ndarray,
+    order: np.ndarray,
+    stable: bool,
+    want_index: bool,
+    want_inverse: bool,
+    want_counts: bool,
+):
+    """
+    Unique values, first positions, inverse and counts (None where not asked) of keys from
+    their sorted 64-bit copy ``sorted_keys`` (overwritten) and the permutation ``order`` that
+    sorts them. ``stable``: ties are in position order (else a run's first position is its
+    smallest).
+    """
+    n = sorted_keys.shape[0]
+    new_value = np.empty(n, dtype=bool)
+    new_value[0] = True
+    np.not_equal(sorted_keys[1:], sorted_keys[:-1], out=new_value[1:])
+    starts = np.flatnonzero(new_value)
+    values = sorted_keys[starts]
+    first = None
+    if want_index:
+        first = order[starts] if stable else np.minimum.reduceat(order, starts)
+    counts = np.diff(starts, append=n) if want_counts else None
+    inverse = None
+    if want_inverse:
+        # the sorted keys are no longer needed: their memory holds the ranks
+        ranks = sorted_keys.view(np.int64)
+        np.cumsum(new_value, out=ranks)
+        ranks -= 1
+        inverse = np.empty(n, dtype=np.int64)
+        inverse[order] = ranks
+    return values, first, inverse, counts
 
 
 def _distributed_unique(
@@ -283,7 +313,7 @@ def _distributed_unique(
     del counts, first
     # equal keys must meet on one process: no tie-breaking by position
     separate = global_size > _sorting._PACK_LIMIT
-    columns, recv_matrix, send_counts, recv_counts = _sample_exchange(
+    columns, _, send_counts, recv_counts = _sample_exchange(
         comm, values.view(1, -1), payloads, tie_break=False, separate=separate
     )
     del values, payloads
@@ -553,10 +583,47 @@ def _unique_values(keys: torch.Tensor, dtype: torch.dtype, nan_distinct: bool) -
     return _from_keys(keys, dtype)
 
 
+# CPU unique rows rank the columns one by one (a few fast sorts each) from this many rows per
+# column on; below it (few, wide rows) NumPy's unique(axis=0) is cheaper
+_ROW_RANKS_MIN_ROWS_PER_COLUMN = 64
+
+
+def _row_ranks(rows: torch.Tensor) -> torch.Tensor:
+    """
+    One int64 key per row of the 2-D integer CPU tensor ``rows`` (at least one column) whose
+    order is the lexicographic order of the rows: the ranks of the columns, combined column by
+    column (``key * distinct + rank``) and re-ranked before the product could pass ``2**63``.
+    """
+    array = rows.numpy()
+    combined, distinct = None, 1
+    for j in range(array.shape[1]):
+        column = torch.from_numpy(np.ascontiguousarray(array[:, j]))
+        values, _, rank, _ = _local_unique(column, False, True, False, True)
+        count = values.shape[0]
+        if combined is None:
+            combined, distinct = rank.numpy(), count
+            continue
+        if distinct * count > 2**32:
+            values, _, ranked, _ = _local_unique(
+                torch.from_numpy(combined), False, True, False, True
+            )
+            combined, distinct = ranked.numpy(), values.shape[0]
+        combined *= count
+        combined += rank.numpy()
+        distinct *= count
+    return torch.from_numpy(combined)
+
+
 def _local_unique_rows(rows: torch.Tensor, want_index: bool, want_inverse: bool, want_counts: bool):
     """Unique rows of a 2-D key tensor (lexicographic order), as :func:`_local_unique`."""
     if rows.device.type == "cpu":
-        return _numpy_unique(rows, 0, want_index, want_inverse, want_counts)
+        n, width = rows.shape
+        if width == 0 or n == 0 or n < _ROW_RANKS_MIN_ROWS_PER_COLUMN * width:
+            return _numpy_unique(rows, 0, want_index, want_inverse, want_counts)
+        _, first, inverse, counts = _local_unique(
+            _row_ranks(rows), True, want_inverse, want_counts, True
+        )
+        return rows[first], first if want_index else None, inverse, counts
     values, inverse, counts = torch.unique(
         rows, sorted=True, return_inverse=True, return_counts=True, dim=0
     )

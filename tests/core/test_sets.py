@@ -74,7 +74,11 @@ def test_unique_dtypes(dtype):
     [(s, sp) for s in ((6, 3), (2, 3, 4)) for sp in splits_for(len(s))]
     + [((1, 4), 0), ((0, 3), 1)],
 )
-def test_unique_axis(shape, split):
+@pytest.mark.parametrize("row_ranks", (False, True))
+def test_unique_axis(shape, split, row_ranks, monkeypatch):
+    if row_ranks:
+        # rank the columns one by one even for these small arrays
+        monkeypatch.setattr(ht.core.sets, "_ROW_RANKS_MIN_ROWS_PER_COLUMN", 0)
     rng = np.random.default_rng(3)
     # few distinct slices: draw rows from a small pool
     data = rng.integers(0, 2, size=shape).astype(np.int32)
@@ -84,6 +88,20 @@ def test_unique_axis(shape, split):
     assert_array_equal(
         ht.unique(x.astype(ht.float32), axis=-1), np.unique(data.astype(np.float32), axis=-1)
     )
+
+
+@pytest.mark.parametrize("split", (None, 0, 1))
+def test_unique_axis_many_rows(split):
+    # enough rows to rank column by column, with re-ranking (products of column ranks pass 2**32)
+    rng = np.random.default_rng(23)
+    data = rng.integers(-(2**40), 2**40, size=(1500, 5))
+    data[::3] = data[1]  # duplicates
+    data[::7, 0] = data[2, 0]  # rows that differ only in later columns
+    x = ht.array(data, split=split)
+    _check_unique(x, data, axis=0)
+    floats = (data[:, :3] % 5).astype(np.float32) - 2.0  # few distinct rows, -0.0 not produced
+    _check_unique(ht.array(floats, split=split), floats, axis=0)
+    _check_unique(ht.array(floats.T.copy(), split=split), floats.T.copy(), axis=1)
 
 
 @pytest.mark.parametrize("split", (None, 0))
@@ -165,9 +183,7 @@ def test_unique_all_distinct(dtype, split):
     collective_assert(np.array_equal(x.numpy(), before, equal_nan=True), "unique changed its input")
     if np.dtype(dtype).kind == "f":
         zero = ht.unique(x).numpy()
-        collective_assert(
-            not np.signbit(zero[zero == 0]).any(), "the unique zero is not +0.0"
-        )
+        collective_assert(not np.signbit(zero[zero == 0]).any(), "the unique zero is not +0.0")
 
 
 @pytest.mark.parametrize(
@@ -193,8 +209,20 @@ def test_unique_heavy_duplicates(dtype, low, high, split):
     x = ht.array(data, split=split)
     _check_exact(ht.unique(x), np.unique(data))
     _check_unique(x, data)
-    values, counts = ht.unique(x, return_counts=True)
+    _, counts = ht.unique(x, return_counts=True)
     assert_array_equal(counts, np.unique(data, return_counts=True)[1])
+
+
+@pytest.mark.parametrize("split", (None, 0, 1))
+def test_unique_wide_int64_duplicates(split):
+    # 64-bit keys spanning more than 32 bits, with many ties (the argsort path)
+    pool = np.array([-(2**62), 5, 2**62, -7, np.iinfo(np.int64).max, np.iinfo(np.int64).min])
+    data = np.random.default_rng(22).choice(pool, size=(30, 7))
+    x = ht.array(data, split=split)
+    _check_exact(ht.unique(x), np.unique(data))
+    _check_unique(x, data)
+    as_float = data.astype(np.float64) / 3
+    _check_unique(ht.array(as_float, split=split), as_float)
 
 
 @pytest.mark.parametrize("split", (None, 0))
@@ -212,7 +240,9 @@ def test_unique_count_or_sort_boundary(split, monkeypatch):
 @pytest.mark.parametrize("size", (0, 1, 2, 3))
 @pytest.mark.parametrize("dtype", (np.float32, np.int64))
 def test_unique_fewer_elements_than_processes(size, dtype):
-    data = np.array([2, np.nan, 2][:size] if dtype == np.float32 else [5, -1, 5][:size], dtype=dtype)
+    data = np.array(
+        [2, np.nan, 2][:size] if dtype == np.float32 else [5, -1, 5][:size], dtype=dtype
+    )
     x = ht.array(data, split=0)
     _check_exact(ht.unique(x), np.unique(data))
     _check_unique(x, data)
