@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import bisect
 import math
+from concurrent.futures import ThreadPoolExecutor
 from typing import Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -80,6 +81,76 @@ def _is_distributed(obj) -> bool:
 
 def _gshape_of(obj) -> Tuple[int, ...]:
     return obj.gshape if isinstance(obj, DNDarray) else tuple(obj.shape)
+
+
+# NumPy's boolean selection on CPU tensors: torch's (``t[mask]``, ``masked_select``) first turns
+# the mask into int64 coordinates or prefix sums, 8-16 bytes per mask element (measured: +38 MB
+# for an 8 MB result of a 4e6-element mask); NumPy writes the selected values directly and
+# releases the GIL, so row blocks can be selected by several threads at once.
+_THREADED_SELECT_MIN = 1 << 18  # elements below which one thread is faster
+_pools = {}
+
+
+def _thread_pool(workers: int) -> ThreadPoolExecutor:
+    pool = _pools.get(workers)
+    if pool is None:
+        pool = _pools[workers] = ThreadPoolExecutor(workers, thread_name_prefix="heat-indexing")
+    return pool
+
+
+def _numpy_view(t: torch.Tensor) -> np.ndarray:
+    """Zero-copy NumPy view of a CPU tensor (bfloat16, which NumPy lacks, as int16)."""
+    if t.dtype is torch.bfloat16:
+        t = t.view(torch.int16)
+    return t.detach().resolve_conj().resolve_neg().numpy()
+
+
+def _from_numpy(array: np.ndarray, dtype: torch.dtype) -> torch.Tensor:
+    result = torch.from_numpy(array)
+    return result.view(dtype) if dtype is torch.bfloat16 else result
+
+
+def _count_true(mask: torch.Tensor) -> int:
+    """The number of ``True`` entries (torch's ``sum`` makes an int64 copy of a CPU mask)."""
+    if mask.device.type == "cpu":
+        return int(np.count_nonzero(_numpy_view(mask)))
+    return int(mask.sum())
+
+
+def _select_masked(t: torch.Tensor, mask: torch.Tensor, dim: int) -> torch.Tensor:
+    """
+    ``t[(slice(None),) * dim + (mask,)]``: the elements of ``t`` where the boolean ``mask``
+    (covering axes ``dim .. dim + mask.ndim``) is true, in row-major order.
+    """
+    key = (slice(None),) * dim
+    if t.device.type != "cpu" or t.requires_grad:
+        return t[key + (mask,)]
+    values, flags = _numpy_view(t), _numpy_view(mask)
+    rows = t.shape[0] if t.ndim else 0
+    workers = min(torch.get_num_threads(), rows)
+    if workers < 2 or t.numel() < _THREADED_SELECT_MIN:
+        return _from_numpy(values[key + (flags,)], t.dtype)
+    # row blocks of t (and of the mask when it covers axis 0) select consecutive pieces of the
+    # result along its axis 0; each thread writes its piece into the preallocated result
+    bounds = [rows * i // workers for i in range(workers + 1)]
+    post = t.shape[dim + mask.ndim:]
+    if dim == 0:
+        sizes = [int(np.count_nonzero(flags[a:b])) for a, b in zip(bounds, bounds[1:])]
+        shape = (sum(sizes),) + tuple(post)
+    else:
+        sizes = [b - a for a, b in zip(bounds, bounds[1:])]
+        shape = tuple(t.shape[:dim]) + (int(np.count_nonzero(flags)),) + tuple(post)
+    result = np.empty(shape, dtype=values.dtype)
+    starts = _displs(sizes)
+
+    def select(block: int) -> None:
+        a, b = bounds[block], bounds[block + 1]
+        piece_flags = flags[a:b] if dim == 0 else flags
+        result[starts[block]:starts[block] + sizes[block]] = values[a:b][key + (piece_flags,)]
+
+    for done in _thread_pool(workers).map(select, range(workers)):
+        pass
+    return _from_numpy(result, t.dtype)
 
 
 def _exchange(send: torch.Tensor, send_rows: Sequence[int], recv_rows: Sequence[int], comm):
@@ -628,6 +699,96 @@ def _take_local(t: torch.Tensor, adv_dims, indices) -> torch.Tensor:
     return permuted[tuple(indices)]
 
 
+def _take_rows(t: torch.Tensor, adv_dims, coords, out: Optional[torch.Tensor] = None):
+    """
+    :func:`_take_local` with 1-D non-negative coordinates, written into ``out`` if given (one
+    gather, no temporary, when the only advanced axis is axis 0).
+    """
+    if list(adv_dims) == [0] and t.is_contiguous():
+        if out is None:
+            return t.index_select(0, coords[0])
+        return torch.index_select(t, 0, coords[0], out=out)
+    taken = _take_local(t, adv_dims, coords)
+    if out is None:
+        return taken
+    return out.copy_(taken)
+
+
+def _replicated_take(y: _View, adv_dims, sources, bshape, comm) -> torch.Tensor:
+    """
+    Advanced indexing along the split axis of ``y`` with index arrays that every process holds
+    whole. The result is split along B's first axis in balanced blocks.
+
+    Every process knows every request, so it computes on its own which of its rows each process
+    needs and which of its block's elements come from whom: one ``Alltoallv`` of the rows and
+    no exchange of indices. Rows requested by the process that owns them are copied directly.
+    Returns this process's block, shape ``(block of B...) + (remaining axes of y...)``.
+    """
+    device = y.t.device
+    me, size = comm.rank, comm.size
+    s = y.split
+    rest_shape = tuple(y.gshape[d] for d in range(len(y.gshape)) if d not in adv_dims)
+    row = math.prod(rest_shape)
+    b_counts = _balanced_counts(comm, bshape[0])
+    inner = math.prod(bshape[1:])
+    block_ends = [(d + c) * inner for d, c in zip(_displs(b_counts), b_counts)]
+    lo = block_ends[me] - b_counts[me] * inner
+    hi = block_ends[me]
+
+    def flat(source, dim):
+        index = torch.broadcast_to(_full_tensor(source), bshape).reshape(-1)
+        n = y.gshape[dim]
+        return torch.where(index < 0, index + n, index) if index.numel() else index
+
+    split_pos = adv_dims.index(s)
+    split_index = flat(sources[split_pos], s)
+    rank_ends = torch.tensor(np.cumsum(y.counts), dtype=torch.int64, device=device)
+    owner = torch.searchsorted(rank_ends, split_index, right=True)
+    # the positions (in flat result order) that this process serves, ascending; they fall into
+    # the result blocks in rank order
+    served = torch.nonzero(owner == me).squeeze(1)
+    cuts = torch.searchsorted(
+        served, torch.tensor([0] + block_ends, dtype=torch.int64, device=device)
+    ).tolist()
+    send_rows = [b - a for a, b in zip(cuts, cuts[1:])]
+    own_rows = send_rows[me]
+    send_rows[me] = 0
+    block_owner = owner[lo:hi]
+    recv_rows = torch.bincount(block_owner, minlength=size).tolist()
+    recv_displs = _displs(recv_rows)
+
+    offset = sum(y.counts[:me])
+
+    def local_coords(positions):
+        coords = []
+        for source, dim in zip(sources, adv_dims):
+            index = split_index if dim == s else flat(source, dim)
+            index = index[positions]
+            coords.append(index - offset if dim == s else index)
+        return coords
+
+    buffer = torch.empty((hi - lo,) + rest_shape, dtype=y.t.dtype, device=device)
+    own = buffer.narrow(0, recv_displs[me], own_rows)
+    _take_rows(y.t, adv_dims, local_coords(served[cuts[me]:cuts[me + 1]]), out=own)
+    if size > 1:
+        outgoing = torch.cat((served[: cuts[me]], served[cuts[me + 1]:]))
+        send = _take_rows(y.t, adv_dims, local_coords(outgoing))
+        recv_rows[me] = 0
+        comm.Alltoallv(
+            (send, [c * row for c in send_rows]),
+            (buffer, [c * row for c in recv_rows], [d * row for d in recv_displs]),
+        )
+        del send
+    # the buffer holds the block grouped by source rank; restore the position order
+    # (a gather into fresh memory is faster than torch's scatter, index_copy_)
+    if block_owner.numel() > 1 and not bool((block_owner[1:] >= block_owner[:-1]).all()):
+        order = torch.argsort(block_owner, stable=True)
+        slot_of = torch.empty_like(order)
+        slot_of[order] = torch.arange(order.numel(), device=device)
+        buffer = buffer.index_select(0, slot_of)
+    return buffer.reshape((b_counts[me],) + tuple(bshape[1:]) + rest_shape)
+
+
 def _route_requests(flat_indices, adv_dims, y: _View, comm):
     """
     Send every request (one coordinate per advanced axis) to the owner of its split-axis index.
@@ -660,16 +821,15 @@ def _mask_get(x: DNDarray, y: _View, mask, dim: int) -> DNDarray:
     comm = x.comm
     k = len(_gshape_of(mask))
     s = y.split
-    lead = (slice(None),) * dim
     pre, post = y.gshape[:dim], y.gshape[dim + k:]
     if s is not None and comm.size > 1 and dim <= s < dim + k:
         mask_local = _align(mask, s - dim, y.counts, comm).to(torch.bool)
-        selected = y.t[lead + (mask_local,)]
+        selected = _select_masked(y.t, mask_local, dim)
         if s == dim:
             if _is_distributed(mask):
-                total = comm.allreduce(int(mask_local.sum()))
+                total = comm.allreduce(selected.shape[dim])
             else:
-                total = int(_full_tensor(mask).sum())
+                total = _count_true(_full_tensor(mask))
             return DNDarray(selected, pre + (total,) + post, x.dtype, dim, x.device, comm, None)
         rows, total = _ordered_rows(mask_local, s - dim, selected.movedim(dim, 0), comm)
         result = rows.movedim(0, dim).contiguous()
@@ -678,12 +838,12 @@ def _mask_get(x: DNDarray, y: _View, mask, dim: int) -> DNDarray:
         # replicated data, distributed mask: every process serves its rows of the mask
         counts = mask.counts_displs()[0]
         offset = sum(counts[: comm.rank])
-        selected = y.t.narrow(dim, offset, counts[comm.rank])[lead + (mask.larray,)]
-        total = comm.allreduce(int(mask.larray.sum()))
+        selected = _select_masked(y.t.narrow(dim, offset, counts[comm.rank]), mask.larray, dim)
+        total = comm.allreduce(selected.shape[dim])
         return DNDarray(selected, pre + (total,) + post, x.dtype, dim, x.device, comm, None)
     full = _full_tensor(mask).to(torch.bool)
-    selected = y.t[lead + (full,)]
-    total = int(full.sum())
+    selected = _select_masked(y.t, full, dim)
+    total = selected.shape[dim]
     if s is None:
         split, balanced = None, True
     elif dim <= s < dim + k:  # one process
@@ -747,7 +907,15 @@ def _advanced_get(x: DNDarray, view: _View, entries) -> DNDarray:
     if not distributed:
         for source, dim in zip(sources, adv_dims):
             _check_bounds(source, y.gshape[dim], dim)
-        result = layout.to_result(_take_local(y.t, adv_dims, sources))
+        if len(adv_dims) == 1 and sources[0].ndim == 1:
+            # one index vector: index_select puts the axis in place (and is faster than torch's
+            # advanced indexing)
+            index = sources[0]
+            if index.numel() and int(index.min()) < 0:
+                index = torch.where(index < 0, index + y.gshape[adv_dims[0]], index)
+            result = y.t.index_select(adv_dims[0], index)
+        else:
+            result = layout.to_result(_take_local(y.t, adv_dims, sources))
         if s is None:
             return DNDarray(result, layout.gshape, x.dtype, None, x.device, comm, True)
         if s in adv_dims:  # one process: split along the selection, as with several
@@ -756,6 +924,11 @@ def _advanced_get(x: DNDarray, view: _View, entries) -> DNDarray:
             result, layout.gshape, x.dtype, layout.out_axis(s), x.device, comm, y.balanced
         )
 
+    if s is not None and not any(_is_distributed(source) for source in sources):
+        # every process holds the whole index (bounds were checked when the key was parsed)
+        taken = _replicated_take(y, adv_dims, sources, bshape, comm)
+        result = layout.to_result(taken)
+        return DNDarray(result, layout.gshape, x.dtype, layout.b_start, x.device, comm, True)
     _check_source_bounds(sources, adv_dims, y.gshape, comm)
     chunks, b_counts, b_balanced = _chunks(sources, bshape, comm)
     if s is None:

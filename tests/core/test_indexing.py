@@ -532,3 +532,116 @@ def test_where(combo):
     assert_raises_then_collective_works(
         ValueError, ht.where, ht.array(cond), ht.ones(shape + (2,)), 0
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# fast paths: index arrays every process holds, NumPy's boolean selection on CPU
+# ---------------------------------------------------------------------------------------------
+def replicated_index_keys(n0, n1=None):
+    """Index arrays along axis 0 (and pairs with axis 1) in the forms every process holds."""
+    rng = np.random.default_rng(n0)
+    unsorted = rng.integers(-n0, n0, size=2 * n0 + 1)  # repeated, negative, unsorted
+    keys = [
+        unsorted, H(unsorted), torch.from_numpy(unsorted.copy()), list(unsorted),
+        np.sort(unsorted % n0), np.full(5, n0 - 1), np.array([-1]), np.array([0, -n0]),
+        np.array([], dtype=np.int64), H(np.array([], dtype=np.int64)),
+        np.arange(n0)[::-1].copy(), rng.integers(0, n0, size=(3, 2)),
+        H(rng.integers(0, n0, size=(2, 4))),
+        skewed(H(unsorted, split=0)), H(unsorted[:3], split=0),  # the distributed path, too
+    ]
+    if n1 is not None:
+        cols = rng.integers(-n1, n1, size=3)
+        keys += [
+            (unsorted[:3], cols), (unsorted[:, None], cols[None, :]), (unsorted[:4], 0),
+            (H(unsorted[:4]), slice(None, None, -1)), (slice(None), cols), (unsorted[:2], None),
+            (unsorted[:3], Ellipsis), (unsorted[:3], np.arange(n1) % 2 == 0),
+        ]
+    return keys
+
+
+@pytest.mark.parametrize(
+    "shape", [(13, 4), (2, 3), (1, 5), (0, 3), (9,), (6, 2, 3)], ids=lambda s: "x".join(map(str, s))
+)
+def test_getitem_replicated_index(shape):
+    """Integer arrays along the split axis that every process holds: one exchange of rows."""
+    n0 = shape[0]
+    n1 = shape[1] if len(shape) > 1 else None
+    keys = replicated_index_keys(n0, n1) if n0 else [np.array([], dtype=np.int64), [], H([])]
+    for dtype in (np.float32, np.int64, np.complex64, np.bool_):
+        a = (np.arange(np.prod(shape)).reshape(shape) * 7 % 11).astype(dtype)
+        for split in splits_for(len(shape)):
+            for x in (ht.array(a, split=split), skewed(ht.array(a, split=split))):
+                failures = run_getitem(x, a, keys)
+                collective_assert(not failures, f"{dtype} split {split}:\n" + "\n".join(failures[:8]))
+
+
+def test_getitem_replicated_index_layout(monkeypatch):
+    """The result is balanced along the index's first axis; one Alltoallv, no index exchange."""
+    size = ht.MPI_WORLD.size
+    a = np.arange(40, dtype=np.float64).reshape(10, 4)
+    x = ht.array(a, split=0)
+    idx = np.array([9, 0, 9, -1, 3, 3, 5])
+    counter = _Counter(x.comm, monkeypatch)
+    result = x[idx]
+    calls = list(counter.calls)
+    monkeypatch.undo()
+    collective_assert(calls == (["Alltoallv"] if size > 1 else []), f"x[idx] used {calls}")
+    collective_assert(result.split == 0 and result._balanced is True)
+    collective_assert(result.lshape[0] == x.comm.counts_displs_shape((7,), 0)[0][x.comm.rank])
+    assert_array_equal(result, a[idx])
+    # along axis 1 of a split-1 array, with the index 2-D: split along the index's first axis
+    y = ht.array(a, split=1)
+    cols = np.array([[3, 0], [-1, 1], [2, 2]])
+    result = y[:, cols]
+    collective_assert(result.split == 1 and result._balanced is True)
+    assert_array_equal(result, a[:, cols])
+
+
+def test_select_masked_matches_torch(monkeypatch):
+    """The NumPy selection (one thread and row blocks on several) against torch's indexing."""
+    rng = np.random.default_rng(7)
+    threads = torch.get_num_threads()
+    cases = []
+    for dtype in (torch.float32, torch.bfloat16, torch.complex128, torch.int16, torch.bool):
+        t = (torch.from_numpy(rng.random((7, 5, 3))) * 4).to(dtype)
+        cases += [
+            (t, torch.from_numpy(rng.random((7, 5, 3)) > 0.5), 0),
+            (t, torch.from_numpy(rng.random(7) > 0.5), 0),
+            (t, torch.from_numpy(rng.random((5, 3)) > 0.3), 1),
+            (t, torch.from_numpy(rng.random(5) > 0.5), 1),
+            (t[:, ::2], torch.from_numpy(rng.random((7, 3)) > 0.5), 0),  # a strided view
+            (t[:2], torch.zeros((2, 5, 3), dtype=torch.bool), 0),
+            (t[:0], torch.zeros((0, 5), dtype=torch.bool), 0),
+        ]
+    problems = []
+    try:
+        for minimum, workers in ((1 << 30, 1), (1, 2), (1, 3), (1, 9)):
+            monkeypatch.setattr(indexing, "_THREADED_SELECT_MIN", minimum)
+            torch.set_num_threads(workers)
+            for i, (t, mask, dim) in enumerate(cases):
+                expected = t[(slice(None),) * dim + (mask,)]
+                result = indexing._select_masked(t, mask, dim)
+                if result.dtype != expected.dtype or not torch.equal(result, expected):
+                    problems.append(f"case {i} ({t.dtype}, dim {dim}, {workers} threads)")
+    finally:
+        torch.set_num_threads(threads)
+    collective_assert(not problems, "\n".join(problems[:8]))
+    collective_assert(indexing._count_true(cases[0][1]) == int(cases[0][1].sum()))
+
+
+@pytest.mark.parametrize("split", [None, 0, 1])
+def test_getitem_mask_large(split, monkeypatch):
+    """Masks split like the array, differently, or not at all, on the threaded selection."""
+    monkeypatch.setattr(indexing, "_THREADED_SELECT_MIN", 64)
+    rng = np.random.default_rng(8)
+    a = rng.random((37, 11)).astype(np.float32)
+    x = ht.array(a, split=split)
+    keys = [
+        H(a > 0.5, split=split), H(a > 0.5, split=None), H(a > 0.7, split=0), H(a > 0.2, split=1),
+        a > 0.5, H(a[:, 0] > 0.5, split=0), a[:, 0] > 0.5, (slice(None), a[0] > 0.4),
+        (slice(None), H(a[0] > 0.4, split=0)), (slice(3, None, 2), a[0] > 0.4),
+        H(np.zeros((37, 11), bool), split=split), skewed(H(a > 0.5, split=split)),
+    ]
+    failures = run_getitem(x, a, keys)
+    failures += run_getitem(skewed(x), a, keys[:4])
+    collective_assert(not failures, "\n".join(failures[:8]))
