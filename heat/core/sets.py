@@ -590,11 +590,13 @@ _ROW_RANKS_MIN_ROWS_PER_COLUMN = 64
 
 def _row_ranks(rows: torch.Tensor) -> torch.Tensor:
     """
-    One int64 key per row of the 2-D integer CPU tensor ``rows`` (at least one column) whose
-    order is the lexicographic order of the rows: the ranks of the columns, combined column by
-    column (``key * distinct + rank``) and re-ranked before the product could pass ``2**63``.
+    One int64 key per row of the 2-D integer CPU tensor ``rows`` (at least one column, fewer
+    than ``2**31`` rows) whose order is the lexicographic order of the rows: the ranks of the
+    columns, combined column by column (``key * distinct + rank``) and re-ranked (to at most
+    ``n`` distinct keys) before the product could pass ``2**63``.
     """
     array = rows.numpy()
+    n = array.shape[0]
     combined, distinct = None, 1
     for j in range(array.shape[1]):
         column = torch.from_numpy(np.ascontiguousarray(array[:, j]))
@@ -603,7 +605,7 @@ def _row_ranks(rows: torch.Tensor) -> torch.Tensor:
         if combined is None:
             combined, distinct = rank.numpy(), count
             continue
-        if distinct * count > 2**32:
+        if distinct * count > 2**32 and distinct > n:
             values, _, ranked, _ = _local_unique(
                 torch.from_numpy(combined), False, True, False, True
             )
