@@ -957,9 +957,28 @@ def _local_moments(tensor: torch.Tensor, axes, order: int, ignore_nan: bool) -> 
         local_count = math.prod(tensor.shape[a] for a in axes)
         kshape = [1 if i in axes else d for i, d in enumerate(tensor.shape)]
         count = torch.full(kshape, local_count, dtype=real_type, device=tensor.device)
+    if (
+        order == 2
+        and not ignore_nan
+        and len(axes) == tensor.ndim
+        and tensor.numel()
+        and tensor.is_floating_point()
+    ):
+        # a full reduction: torch's own variance kernel is ~2x faster here and needs no
+        # input-sized temporary
+        kshape = (1,) * tensor.ndim
+        center = tensor.mean().reshape(kshape)
+        m2 = (torch.var(tensor, correction=0) * tensor.numel()).reshape(kshape)
+        return [count, center, m2]
     center = _sum_axes(tensor, axes) / count.clamp_min(1)
     moments = [count, center]
-    if order >= 2:
+    if order == 2 and not tensor.is_complex():
+        # one input-sized temporary, squared in place
+        deviation = tensor - center
+        if ignore_nan:
+            deviation = torch.where(valid, deviation, 0)
+        moments.append(_sum_axes(deviation.square_(), axes))
+    elif order >= 2:
         deviation = tensor - center
         if ignore_nan:
             deviation = torch.where(valid, deviation, 0)
