@@ -111,31 +111,32 @@ def resplit_(x: DNDarray, axis: Optional[int] = None) -> DNDarray:
     return x
 
 
+def _overlap(own: Tuple[int, int], other: Tuple[int, int]) -> Tuple[int, int]:
+    """``(start, length)`` of the intersection of two ranges, relative to ``own``'s start."""
+    lo, hi = max(own[0], other[0]), min(own[1], other[1])
+    return (lo - own[0], hi - lo) if hi > lo else (0, 0)
+
+
+def _ranges(counts: Sequence[int]) -> Tuple[Tuple[int, int], ...]:
+    """``(start, stop)`` of the rows each process holds."""
+    return tuple((d, d + c) for d, c in zip(_displs(counts), counts))
+
+
 def _redistribute_tensor(x: DNDarray, target_counts: Sequence[int]) -> torch.Tensor:
     comm = x.comm
     counts = x.counts_displs()[0]
     if tuple(counts) == tuple(target_counts):
         return x.larray
-    start = sum(counts[: comm.rank])
-    stop = start + counts[comm.rank]
-    target_displs = _displs(target_counts)
     shape = list(x.gshape)
     shape[x.split] = target_counts[comm.rank]
     result = torch.empty(shape, dtype=x.larray.dtype, device=x.larray.device)
-    my_lo = target_displs[comm.rank]
-    my_hi = my_lo + target_counts[comm.rank]
-    sends, recvs, source_start = [], [], 0
-    for r in range(comm.size):
-        # what this process sends to r: its rows inside r's target range
-        lo = max(start, target_displs[r])
-        hi = min(stop, target_displs[r] + target_counts[r])
-        sends.append(x.larray.narrow(x.split, lo - start if hi > lo else 0, max(hi - lo, 0)))
-        # what r sends here: r's rows inside this process's target range
-        lo = max(source_start, my_lo)
-        hi = min(source_start + counts[r], my_hi)
-        recvs.append(result.narrow(x.split, lo - my_lo if hi > lo else 0, max(hi - lo, 0)))
-        source_start += counts[r]
-    comm.Alltoallw(sends, recvs)
+    sources, targets = _ranges(counts), _ranges(target_counts)
+    mine, wanted = sources[comm.rank], targets[comm.rank]
+    # to r: this process's rows inside r's target range; from r: r's rows inside this one's
+    comm.Alltoallw(
+        [x.larray.narrow(x.split, *_overlap(mine, other)) for other in targets],
+        [result.narrow(x.split, *_overlap(wanted, other)) for other in sources],
+    )
     return result
 
 

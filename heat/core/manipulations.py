@@ -321,12 +321,6 @@ def _owner_along(flat: torch.Tensor, gshape, axis: int, counts: Sequence[int]) -
     return torch.searchsorted(ends.to(flat.device), coordinate, right=True)
 
 
-def _overlap(own: Tuple[int, int], other: Tuple[int, int]) -> Tuple[int, int]:
-    """``(start, length)`` of the intersection of two ranges, relative to ``own``'s start."""
-    lo, hi = max(own[0], other[0]), min(own[1], other[1])
-    return (lo - own[0], hi - lo) if hi > lo else (0, 0)
-
-
 def _reshape_distributed(a: DNDarray, new_shape, new_split: int) -> torch.Tensor:
     """
     This process's block of ``a`` reshaped to ``new_shape``, balanced along ``new_split``: a
@@ -357,8 +351,8 @@ def _reshape_distributed(a: DNDarray, new_shape, new_split: int) -> torch.Tensor
         target = result.view(outer, out_counts[comm.rank] * inner_out)
         mine_in, mine_out = in_ranges[comm.rank], out_ranges[comm.rank]
         comm.Alltoallw(
-            [source.narrow(1, *_overlap(mine_in, other)) for other in out_ranges],
-            [target.narrow(1, *_overlap(mine_out, other)) for other in in_ranges],
+            [source.narrow(1, *layout._overlap(mine_in, other)) for other in out_ranges],
+            [target.narrow(1, *layout._overlap(mine_out, other)) for other in in_ranges],
         )
         return result
     # general case: route every element by its global flat index (one all-to-all)
