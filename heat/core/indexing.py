@@ -14,9 +14,15 @@ How a key is served depends on what it does to the split axis:
   split along the masked axis without communication (only the total count is reduced if the mask
   itself is distributed). When the split axis is a later axis of the mask, the elements are put
   into global order with one all-gather of per-row counts and one all-to-all.
-- Advanced (integer array) indexing of non-split axes is local. Along the split axis the requests
-  are routed to the owners (all-to-all of the indices, the owners answer with the values,
-  all-to-all back); every process serves its share of the result, which stays distributed.
+- Advanced (integer array) indexing of non-split axes is local. Along the split axis the result
+  is split along the first axis of the (broadcast) index, in balanced blocks. When every process
+  holds the whole index, each one computes which of its rows every block needs and where they
+  land: one all-to-all of the rows, no exchange of indices. A distributed index is routed to the
+  owners (all-to-all of the indices, the owners answer with the values, all-to-all back).
+
+On CPU, boolean selection goes through NumPy: torch's first turns the mask into int64 coordinates
+(or prefix sums), up to 16 bytes per mask element; NumPy writes the selected values directly and
+releases the GIL, so row blocks are selected on the process's threads.
 
 All checks (index bounds, mask shapes, too many indices, value shapes) are done from global
 information before any data moves, so a bad key raises the same ``IndexError`` on every rank.
@@ -215,7 +221,10 @@ def _ordered_rows(mask_local: torch.Tensor, axis: int, payload: torch.Tensor, co
     device = mask_local.device
     prefix = math.prod(mask_local.shape[:axis])
     flat = mask_local.reshape(prefix, math.prod(mask_local.shape[axis:]))
-    local_counts = flat.sum(dim=1, dtype=torch.int64)
+    if flat.device.type == "cpu":  # torch's sum would make an int64 copy of the mask
+        local_counts = torch.from_numpy(np.count_nonzero(_numpy_view(flat), axis=1)).long()
+    else:
+        local_counts = flat.sum(dim=1, dtype=torch.int64)
     all_counts = comm.allgather_tensors(local_counts.reshape(1, prefix), axis=0)  # (p, prefix)
     per_row = all_counts.sum(dim=0)
     total = int(per_row.sum())
@@ -225,7 +234,7 @@ def _ordered_rows(mask_local: torch.Tensor, axis: int, payload: torch.Tensor, co
     me = comm.rank
     # global position of every local True: start of its row + the row's elements on earlier
     # ranks + its place among this rank's elements of the row
-    row_of = torch.nonzero(flat)[:, 0]
+    row_of = torch.repeat_interleave(torch.arange(prefix, device=device), local_counts)
     local_row_starts = torch.cumsum(local_counts, 0) - local_counts
     within = torch.arange(row_of.shape[0], device=device) - local_row_starts[row_of]
     positions = row_starts[row_of] + rank_starts[me][row_of] + within
@@ -1175,28 +1184,35 @@ def _advanced_set(x: DNDarray, view: _View, entries, value) -> None:
         adv_dims_probe.extend(range(dim, dim + (len(_gshape_of(v)) if kind == _MASK else 1)))
     split_advanced = s is not None and comm.size > 1 and s in adv_dims_probe
 
+    single_mask = len(adv_entries) == 1 and adv_entries[0][0] == _MASK
+    if single_mask and _numel(value) == 1:
+        # one value where one mask is true: filled in place, locally (torch's boolean setitem
+        # first turns the mask into int64 coordinates, 16 bytes per element of a 2-D mask)
+        mask, dim = adv_entries[0][1], adv_entries[0][2]
+        _strip_value(value, ())
+        scalar = _full_tensor(value).reshape(())
+        if split_advanced:
+            mask_local = _align(mask, s - dim, y.counts, comm)
+        else:
+            mask_local = _full_tensor(mask)
+        post = (1,) * (y.t.ndim - dim - mask_local.ndim)
+        y.t.masked_fill_(mask_local.to(torch.bool).reshape(tuple(mask_local.shape) + post), scalar)
+        return
+
     # one mask whose first axis is the split axis: local, the value aligned to the local counts
-    if (
-        split_advanced
-        and len(adv_entries) == 1
-        and adv_entries[0][0] == _MASK
-        and (adv_entries[0][2] == s or _numel(value) == 1)
-    ):
+    if split_advanced and single_mask and adv_entries[0][2] == s:
         mask, dim = adv_entries[0][1], adv_entries[0][2]
         k = len(_gshape_of(mask))
         mask_local = _align(mask, s - dim, y.counts, comm).to(torch.bool)
         lead = (slice(None),) * dim
-        if _numel(value) == 1:
-            _strip_value(value, ())
-            scalar = _full_tensor(value).reshape(())
-            y.t[lead + (mask_local,)] = scalar
-            return
         if _is_distributed(mask):
-            nnz = tuple(comm.allgather(int(mask_local.sum())))
+            nnz = tuple(comm.allgather(_count_true(mask_local)))
         else:
             full = _full_tensor(mask).to(torch.bool)
-            per_row = full.reshape(full.shape[0], math.prod(full.shape[1:])).sum(dim=1)
-            nnz = tuple(int(c.sum()) for c in torch.split(per_row, list(y.counts)))
+            nnz = tuple(
+                _count_true(full.narrow(0, start, count))
+                for start, count in zip(_displs(y.counts), y.counts)
+            )
         shape = y.gshape[:dim] + (sum(nnz),) + y.gshape[dim + k:]
         value = _strip_value(value, shape)
         flips = _result_flips(plan.flips, dim, k)

@@ -645,3 +645,29 @@ def test_getitem_mask_large(split, monkeypatch):
     failures = run_getitem(x, a, keys)
     failures += run_getitem(skewed(x), a, keys[:4])
     collective_assert(not failures, "\n".join(failures[:8]))
+
+
+@pytest.mark.parametrize("split", [None, 0, 1, 2])
+def test_setitem_mask_one_value(split):
+    """One value where a mask is true (filled in place): masks before, at and after the split."""
+    rng = np.random.default_rng(9)
+    base = rng.random((5, 4, 3))
+    keys = [
+        base > 0.5, H(base > 0.5, split=split), H(base > 0.3, split=0), H(base > 0.3, split=2),
+        base[:, :, 0] > 0.5, H(base[:, :, 0] > 0.5, split=1), (slice(None), base[0] > 0.5),
+        (slice(None), H(base[0] > 0.5, split=0)), (Ellipsis, base[0, 0] > 0.5),
+        (slice(None, None, -2), base[0] > 0.5), np.zeros((5, 4, 3), bool),
+    ]
+    values = [7, np.float32(-1.5), np.array([2.0]), torch.tensor(3.0), H([4.0], split=0)]
+    failures = []
+    for i, key in enumerate(keys):
+        for value in values:
+            expected = base.copy()
+            expected[to_numpy_key(key)] = to_numpy_key(value)
+            for x in (ht.array(base, split=split), skewed(ht.array(base, split=split))):
+                x[key] = value
+                if not np.array_equal(x.numpy(), expected):
+                    failures.append(f"key {i} value {value!r}, counts {x.lshape_map.tolist()}")
+    collective_assert(not failures, "\n".join(failures[:8]))
+    x = ht.zeros((5, 4, 3), split=split)
+    assert_raises_then_collective_works(ValueError, x.__setitem__, base > 0.5, np.ones(2))
