@@ -33,6 +33,7 @@ from ._operations import _TORCH_TO_HEAT, _check_out, align_local, binary_op, loc
 from ._operations import write_out
 from .dndarray import DNDarray
 from .sanitation import sanitize_axis, sanitize_in
+from .sorting import _sort_
 
 __all__ = [
     "amax",
@@ -1738,13 +1739,6 @@ def _lerp(a: torch.Tensor, b: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
     return torch.where(t >= 0.5, b - difference * (1 - t), a + difference * t)
 
 
-def _sort_last(tensor: torch.Tensor) -> torch.Tensor:
-    """Sorted along the last axis, NaN last. NumPy's sort is far faster than torch's on CPU."""
-    if tensor.device.type == "cpu" and tensor.dtype != torch.bfloat16:
-        return torch.from_numpy(np.sort(tensor.numpy(), axis=-1))
-    return torch.sort(tensor, dim=-1).values
-
-
 def _prepare_q(q, scale: float, name: str):
     """(q as a flat float64 tensor in [0, 1], the shape of q, its heat type or None if weak)."""
     if isinstance(q, DNDarray):
@@ -1777,21 +1771,40 @@ def _prepare_q(q, scale: float, name: str):
     return values, shape, q_type
 
 
-def _quantile_local(tensor, axes, q, method, ignore_nan, result_type) -> torch.Tensor:
-    """Quantiles over the (process-local) ``axes`` of ``tensor``: shape ``(len(q), *kept)``."""
+def _quantile_local(
+    tensor, axes, q, method, ignore_nan, result_type, owned: bool = False
+) -> torch.Tensor:
+    """
+    Quantiles over the (process-local) ``axes`` of ``tensor``: shape ``(len(q), *kept)``.
+
+    The data is sorted in place (NaN last): in ``tensor`` itself when the caller ``owned`` it
+    (a private copy), otherwise in one copy. A single reduced axis is sorted where it is.
+    """
     kept = [i for i in builtins.range(tensor.ndim) if i not in axes]
     kept_shape = [tensor.shape[i] for i in kept]
-    if tensor.ndim:
-        tensor = tensor.permute(kept + list(axes))
-    tensor = tensor.reshape(kept_shape + [math.prod(tensor.shape[len(kept) :])])
-    ordered = _sort_last(tensor)
-    floating = tensor.is_floating_point()
-    length = tensor.shape[-1]
-    if floating and ignore_nan:
-        n = (~torch.isnan(tensor)).sum(dim=-1).to(torch.float64)
+    if len(axes) == 1:
+        if not (owned and tensor.is_contiguous()):
+            tensor = tensor.clone(memory_format=torch.contiguous_format)
+        _sort_(tensor, axes[0])
+        ordered = tensor.movedim(axes[0], -1)
     else:
-        n = torch.full(kept_shape, float(length), dtype=torch.float64, device=tensor.device)
-    q = q.to(tensor.device).reshape([-1] + [1] * len(kept_shape))
+        source = tensor
+        if tensor.ndim:
+            tensor = tensor.permute(kept + list(axes))
+        tensor = tensor.reshape(kept_shape + [math.prod(tensor.shape[len(kept) :])])
+        if not owned and tensor.untyped_storage().data_ptr() == source.untyped_storage().data_ptr():
+            tensor = tensor.clone(memory_format=torch.contiguous_format)
+        elif not tensor.is_contiguous():
+            tensor = tensor.contiguous()
+        _sort_(tensor, -1)
+        ordered = tensor
+    floating = ordered.is_floating_point()
+    length = ordered.shape[-1]
+    if floating and ignore_nan:
+        n = (length - torch.isnan(ordered).sum(dim=-1)).to(torch.float64)
+    else:
+        n = torch.full(kept_shape, float(length), dtype=torch.float64, device=ordered.device)
+    q = q.to(ordered.device).reshape([-1] + [1] * len(kept_shape))
     lower, upper, gamma = _quantile_positions(n.unsqueeze(0), q, method)
     source = ordered.unsqueeze(0).expand([q.shape[0]] + list(ordered.shape))
     low = source.gather(-1, lower.unsqueeze(-1)).squeeze(-1).to(result_type)
@@ -1808,98 +1821,234 @@ def _quantile_local(tensor, axes, q, method, ignore_nan, result_type) -> torch.T
 
 # below this many candidates in all, the radix selection gathers them instead of another round
 _GATHER_LIMIT = 4096
+# elements per step of the radix selection's scans of the local data (bounds its temporaries)
+_SCAN_CHUNK = 1 << 16
 
 
-def _select_order_statistics(
-    keys: torch.Tensor, ranks: List[int], bits: int, flip: int, total: int, comm
-) -> List[int]:
+def _radix_bits(tensor: torch.Tensor):
     """
-    Distributed radix selection: the values (as unsigned keys in ``[0, 2**bits)``) of the given
-    0-based order statistics of the ``total`` keys held by all processes. ``keys ^ flip`` are
-    the signed keys, which sort like the data.
-
-    Each round (eight bits) is one Allreduce of a (len(ranks), 256) histogram and keeps only the
-    candidates whose digit matches; once few candidates are left anywhere, one all-gather of
-    those finishes. The data itself never moves.
+    A zero-copy integer view of the 1-D ``tensor``'s data (NumPy on the CPU, torch elsewhere),
+    its width in bits, whether it holds floats, whether its integer type is signed, and the
+    bits of +inf (floats).
     """
-    if not ranks:
-        return []
-    candidates = [keys] * len(ranks)
-    remaining = list(ranks)
-    counts = [total] * len(ranks)
-    values = [0] * len(ranks)
-    for shift in builtins.range(bits - 8, -1, -8):
-        if builtins.sum(counts) <= _GATHER_LIMIT:
-            gathered = comm.allgather([c.cpu() for c in candidates])
-            for j in builtins.range(len(ranks)):
-                pool = torch.cat([blocks[j] for blocks in gathered]) ^ flip
-                values[j] = int(torch.sort(pool).values[remaining[j]]) - flip
-            return values
-        # targets with the same candidates (all of them in the first round) share the work
-        digits, histograms = {}, {}
-        for c in candidates:
-            if id(c) not in digits:
-                digits[id(c)] = (c >> shift) & 255
-                histograms[id(c)] = torch.bincount(digits[id(c)], minlength=256)
-        histogram_ = torch.stack([histograms[id(c)] for c in candidates])
-        histogram_ = comm.allreduce_tensor(histogram_, MPI.SUM)
-        cumulative = histogram_.cumsum(dim=1)
-        narrowed = {}
+    floating = tensor.dtype in _KEY_TYPE
+    if tensor.dtype == torch.bool:
+        view = tensor.view(torch.uint8)
+    elif floating:
+        view = tensor.view(_KEY_TYPE[tensor.dtype])
+    else:
+        view = tensor
+    inf_bits = None
+    if floating:
+        inf_bits = torch.tensor(math.inf, dtype=tensor.dtype).view(view.dtype).item()
+    bits = view.numpy() if view.device.type == "cpu" else view
+    return bits, 8 * view.element_size(), floating, view.dtype != torch.uint8, inf_bits
+
+
+def _unsigned_keys(chunk, width: int, floating: bool, signed: bool, inf_bits, check_nan: bool):
+    """
+    Keys of the integer view ``chunk`` whose *unsigned* order (of their ``width``-bit patterns)
+    is the order of the data, and the number of NaNs among them. NaNs of any sign and payload
+    get the largest key (all bits set). Keys of 32 and 64 bits are kept in ``chunk``'s signed
+    type (the leading bit wraps around), narrower ones as non-negative int32 values.
+    ``chunk`` is not changed. Without ``check_nan`` the caller knows there are no NaNs.
+    """
+    sign = -(1 << (width - 1))  # the sign bit, as a value of the signed type
+    count = 0
+    if floating:
+        # negative: flip all bits; positive: flip the sign bit
+        keys = chunk >> (width - 1)
+        keys |= sign
+        keys ^= chunk
+        if check_nan:
+            nan = (chunk & ~sign) > inf_bits
+            count = int(np.count_nonzero(nan) if isinstance(nan, np.ndarray) else nan.sum())
+            if count:
+                keys[nan] = -1
+    elif signed:
+        keys = chunk ^ sign
+    else:
+        keys = chunk
+    if width <= 16:
+        keys = keys.astype(np.int32) if isinstance(keys, np.ndarray) else keys.to(torch.int32)
+        keys &= (1 << width) - 1
+    return keys, count
+
+
+def _select_order_statistics(bits, width, floating, signed, inf_bits, comm, total, choose):
+    """
+    Distributed radix selection of order statistics of the ``total`` elements whose local part
+    is the integer view ``bits`` (see :func:`_radix_bits`). The data never moves, and no
+    temporary larger than a chunk (or than an eighth of the local data) is made.
+
+    Each round reads one digit of the keys (16 bits first for wide types, then 8) of the
+    current candidates: a local histogram, one Allreduce, and every wanted order statistic
+    keeps the candidates with its digit. The first round also counts the NaNs and calls
+    ``choose(nan_count)``, which returns the 0-based ranks wanted (None: stop). The local data
+    is scanned chunk by chunk until few enough candidates are left to be kept in a small array;
+    once few candidates are left anywhere, one all-gather of those finishes.
+
+    Returns ``{rank: unsigned key}`` (keys as made by :func:`_unsigned_keys`), or None.
+    """
+    all_ones = (1 << width) - 1
+    on_cpu = isinstance(bits, np.ndarray)
+
+    def top_bits(prefix: int, resolved: int) -> int:
+        # the leading ``resolved`` bits of an unsigned key, as the arithmetic shift sees them
+        top = prefix >> (width - resolved)
+        if width >= 32 and top >= 1 << (resolved - 1):
+            top -= 1 << resolved
+        return top
+
+    def scan(pool, check_nan=True):
+        if pool is not None:
+            yield pool, 0
+            return
+        for start in builtins.range(0, bits.shape[0], _SCAN_CHUNK):
+            chunk = bits[start : start + _SCAN_CHUNK]
+            yield _unsigned_keys(chunk, width, floating, signed, inf_bits, check_nan)
+
+    def members(keys, prefix: int, resolved: int):
+        if resolved == 0:
+            return keys
+        return keys[(keys >> (width - resolved)) == top_bits(prefix, resolved)]
+
+    def as_list(keys) -> List[int]:
+        keys = keys if on_cpu else keys.cpu().numpy()
+        return [builtins.int(k) & all_ones for k in keys.tolist()]
+
+    def gather(groups, resolved, pool):
+        local = [[] for _ in groups]
+        for keys, _ in scan(pool, nan_total != 0):
+            for g, prefix in enumerate(groups):
+                local[g].extend(as_list(members(keys, prefix, resolved)))
+        gathered = comm.allgather(local)
+        return [sorted(k for part in gathered for k in part[g]) for g in builtins.range(len(groups))]
+
+    nan_total = None  # not known yet
+    if total <= _GATHER_LIMIT:
+        (candidates,) = gather([0], 0, None)
+        ranks = choose(sum(1 for k in candidates if k == all_ones) if floating else 0)
+        return None if ranks is None else {r: candidates[r] for r in ranks}
+
+    ranks = remaining = prefixes = None
+    groups, resolved, pool, local_left = [0], 0, None, bits.shape[0]
+    while True:
+        digit_bits = builtins.min(16 if resolved == 0 and width >= 32 else 8, width - resolved)
+        shift = width - resolved - digit_bits
+        size = 1 << digit_bits
+        # the candidates of this round are kept once they are few (never in the first round)
+        collect = pool is None and resolved > 0 and local_left <= bits.shape[0] // 8
+        kept = []
+        histogram = np.zeros((len(groups), size), dtype=np.int64) if on_cpu else None
+        if not on_cpu:
+            histogram = torch.zeros((len(groups), size), dtype=torch.int64, device=bits.device)
+        nan_local = 0
+        for keys, nan_count in scan(pool, nan_total != 0):
+            nan_local += nan_count
+            for g, prefix in enumerate(groups):
+                chosen = members(keys, prefix, resolved)
+                digits = (chosen >> shift) & (size - 1)
+                if on_cpu:
+                    histogram[g] += np.bincount(digits, minlength=size)
+                else:
+                    histogram[g] += torch.bincount(digits.long(), minlength=size)
+                if collect:
+                    kept.append(chosen)
+        if collect:
+            if not kept:  # no local data
+                kept = [_unsigned_keys(bits[:0], width, floating, signed, inf_bits, False)[0]]
+            pool = np.concatenate(kept) if on_cpu else torch.cat(kept)
+            del kept
+        local_histogram = torch.from_numpy(histogram) if on_cpu else histogram.cpu()
+        if resolved == 0:
+            message = torch.cat([local_histogram.reshape(-1), torch.tensor([nan_local])])
+            reduced = comm.allreduce_tensor(message, MPI.SUM)
+            global_histogram = reduced[:-1].reshape(1, size)
+            nan_total = builtins.int(reduced[-1])
+            ranks = choose(nan_total)
+            if ranks is None:
+                return None
+            remaining, prefixes = list(ranks), [0] * len(ranks)
+        else:
+            global_histogram = comm.allreduce_tensor(local_histogram, MPI.SUM)
+        cumulative = global_histogram.cumsum(dim=1)
+        counts, local_counts = {}, {}
         for j in builtins.range(len(ranks)):
-            digit = int(torch.searchsorted(cumulative[j], remaining[j], right=True))
+            g = groups.index(prefixes[j])
+            digit = builtins.int(torch.searchsorted(cumulative[g], remaining[j], right=True))
             if digit > 0:
-                remaining[j] -= int(cumulative[j, digit - 1])
-            counts[j] = int(histogram_[j, digit])
-            values[j] |= digit << shift
-            key = (id(candidates[j]), digit)
-            if key not in narrowed:
-                narrowed[key] = candidates[j][digits[id(candidates[j])] == digit]
-            candidates[j] = narrowed[key]
-    return values
+                remaining[j] -= builtins.int(cumulative[g, digit - 1])
+            prefixes[j] |= digit << shift
+            counts[prefixes[j]] = builtins.int(global_histogram[g, digit])
+            local_counts[prefixes[j]] = builtins.int(local_histogram[g, digit])
+        resolved += digit_bits
+        if resolved == width:
+            return dict(zip(ranks, prefixes))
+        groups = sorted(counts)
+        local_left = sum(local_counts.values())
+        if pool is not None:
+            # drop the candidates no order statistic needs any more
+            keep = None
+            for prefix in groups:
+                match = (pool >> (width - resolved)) == top_bits(prefix, resolved)
+                keep = match if keep is None else keep | match
+            pool = pool[keep]
+        if sum(counts.values()) <= _GATHER_LIMIT:
+            candidates = gather(groups, resolved, pool)
+            return {
+                r: candidates[groups.index(prefixes[j])][remaining[j]] for j, r in enumerate(ranks)
+            }
+
+
+def _key_value(key: int, width: int, floating: bool, signed: bool) -> int:
+    """The bit pattern (as a value of the signed or unsigned integer view) of an unsigned key."""
+    sign = 1 << (width - 1)
+    if floating:
+        pattern = key ^ sign if key & sign else ~key & ((1 << width) - 1)
+    elif signed:
+        pattern = key ^ sign
+    else:
+        pattern = key
+    if (floating or signed) and pattern & sign:
+        pattern -= 1 << width
+    return pattern
 
 
 def _quantile_distributed(x: DNDarray, q, method, ignore_nan, result_type) -> torch.Tensor:
     """Quantiles of all elements of a split array, found without moving its data."""
     tensor = x.larray.reshape(-1)
     torch_type = tensor.dtype
-    nan_local = 0
-    if torch_type in _FLOATING:
-        nan_mask = torch.isnan(tensor)
-        nan_local = int(nan_mask.sum())
-        if nan_local:
-            tensor = tensor[~nan_mask]
-    counts = x.comm.allreduce_tensor(
-        torch.tensor([tensor.numel(), nan_local], dtype=torch.int64), MPI.SUM
-    )
-    n_valid, n_nan = int(counts[0]), int(counts[1])
-    if (n_nan and not ignore_nan) or n_valid == 0:
-        return torch.full((q.numel(),), math.nan, dtype=result_type, device=tensor.device)
-    lower, upper, gamma = _quantile_positions(
-        torch.tensor(float(n_valid), dtype=torch.float64), q, method
-    )
-    ranks = sorted(set(lower.tolist()) | set(upper.tolist()))
+    bits, width, floating, signed, inf_bits = _radix_bits(tensor)
+    chosen = {}
 
-    keys = _to_key(tensor, True)
-    key_type = keys.dtype
-    info = torch.iinfo(key_type)
-    # keys in unsigned order, [0, 2**bits): narrow types are shifted in int32, wide ones get
-    # their sign bit flipped in place (digits are then read with shifts and masks)
-    if info.bits <= 16:
-        keys, flip = keys.to(torch.int32) - info.min, 0
-    else:
-        keys, flip = keys ^ info.min, info.min
-    selected = _select_order_statistics(keys, ranks, info.bits, flip, n_valid, x.comm)
-    by_rank = dict(zip(ranks, selected))
+    def choose(nan_count: int):
+        n_valid = x.size - nan_count
+        if (nan_count and not ignore_nan) or n_valid == 0:
+            return None
+        lower, upper, gamma = _quantile_positions(
+            torch.tensor(float(n_valid), dtype=torch.float64), q, method
+        )
+        chosen.update(lower=lower, upper=upper, gamma=gamma)
+        return sorted(set(lower.tolist()) | set(upper.tolist()))
+
+    by_rank = _select_order_statistics(
+        bits, width, floating, signed, inf_bits, x.comm, x.size, choose
+    )
+    if by_rank is None:
+        return torch.full((q.numel(),), math.nan, dtype=result_type, device=tensor.device)
+    view_type = torch.uint8 if torch_type == torch.bool else _KEY_TYPE.get(torch_type, torch_type)
 
     def values_at(positions):
-        signed = [by_rank[int(p)] + info.min for p in positions]
-        signed = torch.tensor(signed, dtype=key_type, device=tensor.device)
-        return _from_key(signed, torch_type).to(result_type)
+        patterns = [_key_value(by_rank[int(p)], width, floating, signed) for p in positions]
+        patterns = torch.tensor(patterns, dtype=view_type, device=tensor.device)
+        return patterns.view(torch_type).to(result_type)
 
-    low = values_at(lower)
+    low = values_at(chosen["lower"])
     if method in _DISCRETE_METHODS:
         return low
-    return _lerp(low, values_at(upper), gamma.to(device=tensor.device, dtype=result_type))
+    gamma = chosen["gamma"].to(device=tensor.device, dtype=result_type)
+    return _lerp(low, values_at(chosen["upper"]), gamma)
 
 
 def _quantile(
@@ -1929,6 +2078,7 @@ def _quantile(
     gshape = q_shape + _reduced_shape(x.gshape, axes, keepdims)
     _check_out(out, gshape)
 
+    owned = False
     if _is_distributed(x) and x.split in axes:
         kept = [a for a in builtins.range(x.ndim) if a not in axes]
         if not kept:
@@ -1936,9 +2086,10 @@ def _quantile(
             return _finish(_wrap(local.reshape(gshape), x, gshape, None), out)
         from .layout import resplit
 
-        # one all-to-all makes the reduced axes process-local
+        # one all-to-all makes the reduced axes process-local; the copy is ours to sort
         x = resplit(x, builtins.max(kept, key=lambda a: x.gshape[a]))
-    local = _quantile_local(x.larray, axes, q, method, ignore_nan, torch_type)
+        owned = True
+    local = _quantile_local(x.larray, axes, q, method, ignore_nan, torch_type, owned)
     local_kept = _reduced_shape(tuple(x.larray.shape), axes, keepdims)
     local = local.reshape(q_shape + local_kept)
     split = _reduced_split(x.split, axes, keepdims)
