@@ -131,7 +131,8 @@ def test_unique_unpacked_exchange(split, monkeypatch):
 def test_unique_array_api(split):
     data = _data((4, 5), np.float32, seed=5)
     x = ht.array(data, split=split)
-    assert_array_equal(ht.unique_values(x), np.unique_values(data))
+    # NumPy >= 2.3 leaves unique_values unsorted (hash table); heat's are sorted
+    assert_array_equal(ht.unique_values(x), np.sort(np.unique_values(data)))
     counts = ht.unique_counts(x)
     expected = np.unique_counts(data)
     assert isinstance(counts, ht.UniqueCountsResult)
