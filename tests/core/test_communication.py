@@ -677,10 +677,8 @@ def test_alltoallw_self_part_and_staging(monkeypatch, dtype):
                 outs = [torch.zeros(16, dtype=dtype) for _ in range(SIZE)]
                 recvs = [[o[:5], o[5:]] for o in outs]
             WORLD.Alltoallw(sends, recvs)
-            ok = all(
-                same(outs[q].reshape(-1), make(dtype, 48, q).reshape(8, 6)[:, RANK % 3 :: 3].reshape(-1))
-                for q in range(SIZE)
-            )
+            expected = [make(dtype, 48, q).reshape(8, 6)[:, RANK % 3 :: 3] for q in range(SIZE)]
+            ok = all(same(o.reshape(-1), e.reshape(-1)) for o, e in zip(outs, expected))
             agree(ok, (limit, large, same_shapes, outs))
     monkeypatch.setattr(hc, "_LARGE_COUNT", False)
     test_alltoallw_strided_views_and_lists(dtype)
