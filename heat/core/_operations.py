@@ -570,7 +570,8 @@ def cum_op(
 ) -> DNDarray:
     """
     Cumulative operation along ``axis``: local scan, then an exclusive scan (``exscan_op``) of the
-    block totals across processes, combined into the local scan with ``final_op``.
+    block totals across processes, combined into the local scan in place with
+    ``final_op(scan, offset, out=scan)`` (``torch.add``, ``torch.mul``, ...).
 
     ``axis=None`` works on the flattened array, as NumPy does.
 
@@ -610,7 +611,8 @@ def cum_op(
             total = torch.full(total_shape, neutral, dtype=result.dtype, device=result.device)
         offset = x.comm.exscan_tensor(total.contiguous(), exscan_op)
         if x.comm.rank > 0 and result.numel() > 0:
-            result = final_op(result, offset)
+            # the local scan is a fresh tensor: combine in place, no second block-sized tensor
+            final_op(result, offset, out=result)
     wrapped = DNDarray(
         result, gshape, _TORCH_TO_HEAT[result.dtype], x.split, x.device, x.comm, x._balanced
     )
