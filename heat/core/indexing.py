@@ -713,7 +713,7 @@ def _take_rows(t: torch.Tensor, adv_dims, coords, out: Optional[torch.Tensor] = 
     :func:`_take_local` with 1-D non-negative coordinates, written into ``out`` if given (one
     gather, no temporary, when the only advanced axis is axis 0).
     """
-    if list(adv_dims) == [0] and t.is_contiguous():
+    if list(adv_dims) == [0]:
         if out is None:
             return t.index_select(0, coords[0])
         return torch.index_select(t, 0, coords[0], out=out)
@@ -744,13 +744,14 @@ def _replicated_take(y: _View, adv_dims, sources, bshape, comm) -> torch.Tensor:
     lo = block_ends[me] - b_counts[me] * inner
     hi = block_ends[me]
 
-    def flat(source, dim):
+    # every index broadcast to B, flattened, negative entries counted from the end
+    flat_indices = []
+    for source, dim in zip(sources, adv_dims):
         index = torch.broadcast_to(_full_tensor(source), bshape).reshape(-1)
-        n = y.gshape[dim]
-        return torch.where(index < 0, index + n, index) if index.numel() else index
-
-    split_pos = adv_dims.index(s)
-    split_index = flat(sources[split_pos], s)
+        if index.numel():
+            index = torch.where(index < 0, index + y.gshape[dim], index)
+        flat_indices.append(index)
+    split_index = flat_indices[adv_dims.index(s)]
     rank_ends = torch.tensor(np.cumsum(y.counts), dtype=torch.int64, device=device)
     owner = torch.searchsorted(rank_ends, split_index, right=True)
     # the positions (in flat result order) that this process serves, ascending; they fall into
@@ -769,12 +770,10 @@ def _replicated_take(y: _View, adv_dims, sources, bshape, comm) -> torch.Tensor:
     offset = sum(y.counts[:me])
 
     def local_coords(positions):
-        coords = []
-        for source, dim in zip(sources, adv_dims):
-            index = split_index if dim == s else flat(source, dim)
-            index = index[positions]
-            coords.append(index - offset if dim == s else index)
-        return coords
+        return [
+            index[positions] - offset if dim == s else index[positions]
+            for index, dim in zip(flat_indices, adv_dims)
+        ]
 
     buffer = torch.empty((hi - lo,) + rest_shape, dtype=y.t.dtype, device=device)
     own = buffer.narrow(0, recv_displs[me], own_rows)
