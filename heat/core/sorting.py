@@ -52,6 +52,7 @@ import torch
 from mpi4py import MPI
 
 from . import types
+from ._parallel import piece_bounds, run_pieces, worker_count
 from .dndarray import DNDarray
 from .sanitation import sanitize_axis, sanitize_in
 
@@ -237,7 +238,24 @@ def _sort_(values: torch.Tensor, dim: int) -> None:
     NumPy's kernels on the CPU (no temporaries, much faster than ``torch.sort``).
     """
     if values.device.type == "cpu" and values.dtype != torch.bfloat16:
-        values.numpy().sort(axis=dim)
+        array = values.numpy()
+        # lanes are independent: split along the longest other axis, one piece per thread
+        others = [d for d in range(array.ndim) if d != dim % array.ndim]
+        along = max(others, key=lambda d: array.shape[d]) if others else None
+        workers = 1 if along is None else worker_count(array.shape[along], array.size)
+        if workers == 1:
+            array.sort(axis=dim)
+            return
+        bounds = piece_bounds(array.shape[along], workers)
+        key = [slice(None)] * array.ndim
+
+        def sort_piece(piece: int) -> None:
+            start, stop = bounds[piece]
+            piece_key = list(key)
+            piece_key[along] = slice(start, stop)
+            array[tuple(piece_key)].sort(axis=dim)
+
+        run_pieces(sort_piece, workers)
     else:
         values.copy_(torch.sort(values, dim=dim).values)
 
@@ -840,6 +858,16 @@ def _sort_by_lane_exchange(
 
 def _sort_local(local: torch.Tensor, dim: int, descending: bool, want_indices: bool) -> torch.Tensor:
     """Sort or argsort of a process-local tensor along ``dim``: one copy, sorted in place."""
+    if (
+        not descending
+        and not want_indices
+        and local.device.type == "cpu"
+        and local.dtype in (torch.float32, torch.float64)
+    ):
+        # NumPy's float sort already puts NaN (any sign, any payload) last: no key transform
+        values = local.clone(memory_format=torch.contiguous_format)
+        _sort_(values, dim)
+        return values
     keys = _to_keys_(
         local.clone(memory_format=torch.contiguous_format),
         merge_zero=want_indices,

@@ -1,0 +1,72 @@
+"""
+Threads for NumPy kernels on CPU blocks.
+
+NumPy releases the GIL inside its sort and selection kernels, so independent pieces of one local
+block (row blocks, groups of lanes) can be processed by several threads at once. The number of
+threads follows torch's per-process setting (cores per node / local processes, see
+communication.py), so MPI processes and threads do not oversubscribe the cores.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable, Dict, List, Sequence, Tuple
+
+import torch
+
+__all__ = ["piece_bounds", "run_pieces", "worker_count"]
+
+_pools: Dict[int, ThreadPoolExecutor] = {}
+
+
+def worker_count(pieces: int, elements: int, minimum: int = 1 << 18) -> int:
+    """
+    How many threads to use for ``pieces`` independent pieces of work over ``elements``
+    elements in all: torch's thread count, at most one per piece, and 1 below ``minimum``
+    elements (where starting threads costs more than it saves).
+
+    Examples
+    --------
+    >>> worker_count(pieces=2000, elements=4_000_000)  # with torch.get_num_threads() == 2
+    2
+    """
+    if elements < minimum:
+        return 1
+    return max(1, min(torch.get_num_threads(), pieces))
+
+
+def piece_bounds(length: int, workers: int) -> List[Tuple[int, int]]:
+    """
+    ``workers`` consecutive ``(start, stop)`` ranges covering ``range(length)``, sizes differing
+    by at most one.
+
+    Examples
+    --------
+    >>> piece_bounds(5, 2)
+    [(0, 2), (2, 5)]
+    """
+    cuts = [length * i // workers for i in range(workers + 1)]
+    return list(zip(cuts, cuts[1:]))
+
+
+def run_pieces(work: Callable[[int], None], workers: int) -> None:
+    """
+    Call ``work(0) ... work(workers - 1)``, on ``workers`` threads when more than one (each call
+    must touch its own piece of memory), and re-raise the first exception.
+
+    Examples
+    --------
+    >>> out = [0, 0]
+    >>> run_pieces(lambda i: out.__setitem__(i, i + 1), 2)
+    >>> out
+    [1, 2]
+    """
+    if workers <= 1:
+        for piece in range(workers):
+            work(piece)
+        return
+    pool = _pools.get(workers)
+    if pool is None:
+        pool = _pools[workers] = ThreadPoolExecutor(workers, thread_name_prefix="heat-numpy")
+    for _ in pool.map(work, range(workers)):
+        pass
