@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import bisect
 import math
+import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Optional, Sequence, Tuple, Union
 
@@ -98,9 +99,11 @@ _pools = {}
 
 
 def _thread_pool(workers: int) -> ThreadPoolExecutor:
-    pool = _pools.get(workers)
+    # keyed by process id: a forked child (e.g. a data-loader worker) has none of the threads
+    key = (os.getpid(), workers)
+    pool = _pools.get(key)
     if pool is None:
-        pool = _pools[workers] = ThreadPoolExecutor(workers, thread_name_prefix="heat-indexing")
+        pool = _pools[key] = ThreadPoolExecutor(workers, thread_name_prefix="heat-indexing")
     return pool
 
 
