@@ -726,15 +726,19 @@ def _take_rows(t: torch.Tensor, adv_dims, coords, out: Optional[torch.Tensor] = 
     return out.copy_(taken)
 
 
-def _replicated_take(y: _View, adv_dims, sources, bshape, comm) -> torch.Tensor:
+def _replicated_take(y: _View, adv_dims, sources, bshape, comm) -> Tuple[torch.Tensor, bool]:
     """
     Advanced indexing along the split axis of ``y`` with index arrays that every process holds
-    whole. The result is split along B's first axis in balanced blocks.
+    whole. The result is split along B's first axis.
 
     Every process knows every request, so it computes on its own which of its rows each process
-    needs and which of its block's elements come from whom: one ``Alltoallv`` of the rows and
-    no exchange of indices. Rows requested by the process that owns them are copied directly.
-    Returns this process's block, shape ``(block of B...) + (remaining axes of y...)``.
+    needs and which of its block's elements come from whom: one ``Alltoallv`` of the rows into
+    balanced blocks, no exchange of indices. Rows requested by the process that owns them are
+    copied directly. When the owners of the requests do not decrease (a sorted index, say) and
+    no process would get more rows than it holds or than its balanced share, the rows stay
+    where they are: no communication, the result possibly unbalanced.
+    Returns ``(block, balanced)``: this process's block, shape
+    ``(block of B...) + (remaining axes of y...)``, and whether the layout is the balanced one.
     """
     device = y.t.device
     me, size = comm.rank, comm.size
@@ -757,6 +761,22 @@ def _replicated_take(y: _View, adv_dims, sources, bshape, comm) -> torch.Tensor:
     split_index = flat_indices[adv_dims.index(s)]
     rank_ends = torch.tensor(np.cumsum(y.counts), dtype=torch.int64, device=device)
     owner = torch.searchsorted(rank_ends, split_index, right=True)
+    offset = sum(y.counts[:me])
+
+    def local_coords(positions):
+        return [
+            index[positions] - offset if dim == s else index[positions]
+            for index, dim in zip(flat_indices, adv_dims)
+        ]
+
+    if owner.numel() and bool((owner[1:] >= owner[:-1]).all()):
+        stay = _stay_counts(owner, inner, y.counts, b_counts)
+        if stay is not None:
+            start, count = sum(stay[:me]) * inner, stay[me] * inner
+            taken = _take_rows(y.t, adv_dims, local_coords(slice(start, start + count)))
+            shape = (stay[me],) + tuple(bshape[1:]) + rest_shape
+            return taken.reshape(shape), tuple(stay) == tuple(b_counts)
+
     # the positions (in flat result order) that this process serves, ascending; they fall into
     # the result blocks in rank order
     served = torch.nonzero(owner == me).squeeze(1)
@@ -769,14 +789,6 @@ def _replicated_take(y: _View, adv_dims, sources, bshape, comm) -> torch.Tensor:
     block_owner = owner[lo:hi]
     recv_rows = torch.bincount(block_owner, minlength=size).tolist()
     recv_displs = _displs(recv_rows)
-
-    offset = sum(y.counts[:me])
-
-    def local_coords(positions):
-        return [
-            index[positions] - offset if dim == s else index[positions]
-            for index, dim in zip(flat_indices, adv_dims)
-        ]
 
     buffer = torch.empty((hi - lo,) + rest_shape, dtype=y.t.dtype, device=device)
     own = buffer.narrow(0, recv_displs[me], own_rows)
@@ -797,7 +809,26 @@ def _replicated_take(y: _View, adv_dims, sources, bshape, comm) -> torch.Tensor:
         slot_of = torch.empty_like(order)
         slot_of[order] = torch.arange(order.numel(), device=device)
         buffer = buffer.index_select(0, slot_of)
-    return buffer.reshape((b_counts[me],) + tuple(bshape[1:]) + rest_shape)
+    return buffer.reshape((b_counts[me],) + tuple(bshape[1:]) + rest_shape), True
+
+
+def _stay_counts(owner: torch.Tensor, inner: int, counts, balanced_counts):
+    """
+    Per-rank lengths along B's first axis when every process keeps the requests it serves
+    (``owner``, non-decreasing over the flat requests, groups of ``inner``), or None if a group
+    would straddle two processes or a process would get more rows than ``max(counts[r],
+    balanced_counts[r])`` (repeated indices must not pile up on one process).
+    """
+    per_rank = torch.bincount(owner, minlength=len(counts)).tolist()
+    stay = []
+    for r, n in enumerate(per_rank):
+        if n % inner:
+            return None
+        rows = n // inner
+        if rows > max(counts[r], balanced_counts[r]):
+            return None
+        stay.append(rows)
+    return stay
 
 
 def _route_requests(flat_indices, adv_dims, y: _View, comm):
@@ -937,9 +968,9 @@ def _advanced_get(x: DNDarray, view: _View, entries) -> DNDarray:
 
     if s is not None and not any(_is_distributed(source) for source in sources):
         # every process holds the whole index (bounds were checked when the key was parsed)
-        taken = _replicated_take(y, adv_dims, sources, bshape, comm)
+        taken, balanced = _replicated_take(y, adv_dims, sources, bshape, comm)
         result = layout.to_result(taken)
-        return DNDarray(result, layout.gshape, x.dtype, layout.b_start, x.device, comm, True)
+        return DNDarray(result, layout.gshape, x.dtype, layout.b_start, x.device, comm, balanced)
     _check_source_bounds(sources, adv_dims, y.gshape, comm)
     chunks, b_counts, b_balanced = _chunks(sources, bshape, comm)
     if s is None:

@@ -544,6 +544,8 @@ def replicated_index_keys(n0, n1=None):
     keys = [
         unsorted, H(unsorted), torch.from_numpy(unsorted.copy()), list(unsorted),
         np.sort(unsorted % n0), np.full(5, n0 - 1), np.array([-1]), np.array([0, -n0]),
+        np.sort(rng.choice(n0, size=max(1, n0 // 2))), np.arange(n0), np.arange(-n0, 0),
+        np.arange(n0 // 2)[:, None].repeat(2, axis=1),  # sorted rows of a 2-D index
         np.array([], dtype=np.int64), H(np.array([], dtype=np.int64)),
         np.arange(n0)[::-1].copy(), rng.integers(0, n0, size=(3, 2)),
         H(rng.integers(0, n0, size=(2, 4))),
@@ -595,6 +597,20 @@ def test_getitem_replicated_index_layout(monkeypatch):
     result = y[:, cols]
     collective_assert(result.split == 1 and result._balanced is True)
     assert_array_equal(result, a[:, cols])
+    # a sorted index whose requests do not pile up on one process: the rows stay where they are
+    counter = _Counter(x.comm, monkeypatch)
+    rows = np.array([0, 2, 2, 7, 8])
+    result = x[rows]
+    calls = list(counter.calls)
+    monkeypatch.undo()
+    collective_assert(calls == [], f"x[sorted] used {calls}")
+    owners = np.searchsorted(np.cumsum(x.lshape_map[:, 0].tolist()), rows, side="right")
+    collective_assert(result.lshape[0] == int(np.sum(owners == x.comm.rank)))
+    assert_array_equal(result, a[rows])
+    # many repeats of one row are spread over the processes
+    result = x[np.full(12, 9)]
+    collective_assert(result._balanced is True)
+    assert_array_equal(result, a[np.full(12, 9)])
 
 
 def test_select_masked_matches_torch(monkeypatch):
