@@ -711,19 +711,11 @@ def _take_local(t: torch.Tensor, adv_dims, indices) -> torch.Tensor:
     return permuted[tuple(indices)]
 
 
-def _take_rows(t: torch.Tensor, adv_dims, coords, out: Optional[torch.Tensor] = None):
-    """
-    :func:`_take_local` with 1-D non-negative coordinates, written into ``out`` if given (one
-    gather, no temporary, when the only advanced axis is axis 0).
-    """
+def _take_rows(t: torch.Tensor, adv_dims, coords) -> torch.Tensor:
+    """:func:`_take_local` with 1-D non-negative coordinates (``index_select`` along axis 0)."""
     if list(adv_dims) == [0]:
-        if out is None:
-            return t.index_select(0, coords[0])
-        return torch.index_select(t, 0, coords[0], out=out)
-    taken = _take_local(t, adv_dims, coords)
-    if out is None:
-        return taken
-    return out.copy_(taken)
+        return t.index_select(0, coords[0])
+    return _take_local(t, adv_dims, coords)
 
 
 def _replicated_take(y: _View, adv_dims, sources, bshape, comm) -> Tuple[torch.Tensor, bool]:
@@ -784,32 +776,32 @@ def _replicated_take(y: _View, adv_dims, sources, bshape, comm) -> Tuple[torch.T
         served, torch.tensor([0] + block_ends, dtype=torch.int64, device=device)
     ).tolist()
     send_rows = [b - a for a, b in zip(cuts, cuts[1:])]
-    own_rows = send_rows[me]
     send_rows[me] = 0
+    outgoing = torch.cat((served[: cuts[me]], served[cuts[me + 1]:]))
+    send = _take_rows(y.t, adv_dims, local_coords(outgoing))
+    # what arrives: the rows of my block owned by others, grouped by owner
     block_owner = owner[lo:hi]
     recv_rows = torch.bincount(block_owner, minlength=size).tolist()
-    recv_displs = _displs(recv_rows)
-
-    buffer = torch.empty((hi - lo,) + rest_shape, dtype=y.t.dtype, device=device)
-    own = buffer.narrow(0, recv_displs[me], own_rows)
-    _take_rows(y.t, adv_dims, local_coords(served[cuts[me]:cuts[me + 1]]), out=own)
-    if size > 1:
-        outgoing = torch.cat((served[: cuts[me]], served[cuts[me + 1]:]))
-        send = _take_rows(y.t, adv_dims, local_coords(outgoing))
-        recv_rows[me] = 0
-        comm.Alltoallv(
-            (send, [c * row for c in send_rows]),
-            (buffer, [c * row for c in recv_rows], [d * row for d in recv_displs]),
-        )
-        del send
-    # the buffer holds the block grouped by source rank; restore the position order
-    # (a gather into fresh memory is faster than torch's scatter, index_copy_)
-    if block_owner.numel() > 1 and not bool((block_owner[1:] >= block_owner[:-1]).all()):
-        order = torch.argsort(block_owner, stable=True)
-        slot_of = torch.empty_like(order)
-        slot_of[order] = torch.arange(order.numel(), device=device)
-        buffer = buffer.index_select(0, slot_of)
-    return buffer.reshape((b_counts[me],) + tuple(bshape[1:]) + rest_shape), True
+    recv_rows[me] = 0
+    recv = torch.empty((sum(recv_rows),) + rest_shape, dtype=y.t.dtype, device=device)
+    comm.Alltoallv((send, [c * row for c in send_rows]), (recv, [c * row for c in recv_rows]))
+    del send
+    arriving = torch.nonzero(block_owner != me).squeeze(1)
+    if arriving.numel() == hi - lo and bool((block_owner[1:] >= block_owner[:-1]).all()):
+        block = recv  # all of the block arrived, in position order
+    elif list(adv_dims) == [0] and y.t.shape[0] > 0:
+        # one gather writes the whole block (rows that arrive read row 0 meanwhile), then the
+        # arrivals overwrite their places: no scratch copy of my own rows
+        rows = torch.where(block_owner == me, split_index[lo:hi] - offset, 0)
+        block = torch.index_select(y.t, 0, rows)
+    else:
+        block = torch.empty((hi - lo,) + rest_shape, dtype=y.t.dtype, device=device)
+        staying = torch.nonzero(block_owner == me).squeeze(1)
+        block.index_copy_(0, staying, _take_rows(y.t, adv_dims, local_coords(staying + lo)))
+    if block is not recv and arriving.numel():
+        by_owner = arriving[torch.argsort(block_owner[arriving], stable=True)]
+        block.index_copy_(0, by_owner, recv)
+    return block.reshape((b_counts[me],) + tuple(bshape[1:]) + rest_shape), True
 
 
 def _stay_counts(owner: torch.Tensor, inner: int, counts, balanced_counts):
