@@ -95,6 +95,7 @@ def _gshape_of(obj) -> Tuple[int, ...]:
 # for an 8 MB result of a 4e6-element mask); NumPy writes the selected values directly and
 # releases the GIL, so row blocks can be selected by several threads at once.
 _THREADED_SELECT_MIN = 1 << 18  # elements below which one thread is faster
+_SELECT_CHUNK = 1 << 16  # elements of t per chunk of the threaded selection
 _pools = {}
 
 
@@ -139,9 +140,12 @@ def _select_masked(t: torch.Tensor, mask: torch.Tensor, dim: int) -> torch.Tenso
     workers = min(torch.get_num_threads(), rows)
     if workers < 2 or t.numel() < _THREADED_SELECT_MIN:
         return _from_numpy(values[key + (flags,)], t.dtype)
-    # row blocks of t (and of the mask when it covers axis 0) select consecutive pieces of the
-    # result along its axis 0; each thread writes its piece into the preallocated result
-    bounds = [rows * i // workers for i in range(workers + 1)]
+    # row chunks of t (and of the mask when it covers axis 0) select consecutive pieces of the
+    # result along its axis 0. The chunks are small, so that their pieces come from reused heap
+    # memory rather than fresh pages (a fresh page costs more than the copy into the result);
+    # each thread copies the pieces of its share of the chunks into the preallocated result.
+    step = max(1, _SELECT_CHUNK // max(1, t[0].numel()))
+    bounds = list(range(0, rows, step)) + [rows]
     post = t.shape[dim + mask.ndim:]
     if dim == 0:
         sizes = [int(np.count_nonzero(flags[a:b])) for a, b in zip(bounds, bounds[1:])]
@@ -151,11 +155,13 @@ def _select_masked(t: torch.Tensor, mask: torch.Tensor, dim: int) -> torch.Tenso
         shape = tuple(t.shape[:dim]) + (int(np.count_nonzero(flags)),) + tuple(post)
     result = np.empty(shape, dtype=values.dtype)
     starts = _displs(sizes)
+    n_chunks = len(sizes)
 
-    def select(block: int) -> None:
-        a, b = bounds[block], bounds[block + 1]
-        piece_flags = flags[a:b] if dim == 0 else flags
-        result[starts[block]:starts[block] + sizes[block]] = values[a:b][key + (piece_flags,)]
+    def select(worker: int) -> None:
+        for chunk in range(n_chunks * worker // workers, n_chunks * (worker + 1) // workers):
+            a, b = bounds[chunk], bounds[chunk + 1]
+            piece_flags = flags[a:b] if dim == 0 else flags
+            result[starts[chunk]:starts[chunk] + sizes[chunk]] = values[a:b][key + (piece_flags,)]
 
     for done in _thread_pool(workers).map(select, range(workers)):
         pass

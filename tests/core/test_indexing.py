@@ -631,8 +631,9 @@ def test_select_masked_matches_torch(monkeypatch):
         ]
     problems = []
     try:
-        for minimum, workers in ((1 << 30, 1), (1, 2), (1, 3), (1, 9)):
+        for minimum, workers, chunk in ((1 << 30, 1, 1), (1, 2, 1 << 20), (1, 3, 16), (1, 9, 1)):
             monkeypatch.setattr(indexing, "_THREADED_SELECT_MIN", minimum)
+            monkeypatch.setattr(indexing, "_SELECT_CHUNK", chunk)
             torch.set_num_threads(workers)
             for i, (t, mask, dim) in enumerate(cases):
                 expected = t[(slice(None),) * dim + (mask,)]
@@ -654,6 +655,7 @@ def test_select_masked_matches_torch(monkeypatch):
 def test_getitem_mask_large(split, monkeypatch):
     """Masks split like the array, differently, or not at all, on the threaded selection."""
     monkeypatch.setattr(indexing, "_THREADED_SELECT_MIN", 64)
+    monkeypatch.setattr(indexing, "_SELECT_CHUNK", 40)  # several chunks per thread
     rng = np.random.default_rng(8)
     a = rng.random((37, 11)).astype(np.float32)
     x = ht.array(a, split=split)
