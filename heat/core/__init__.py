@@ -22,6 +22,8 @@ from .printing import *  # noqa: F401,F403
 from .manipulations import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
 from .statistics import *  # noqa: F401,F403
+from .quantiles import *  # noqa: F401,F403
+from .histograms import *  # noqa: F401,F403
 from .sorting import *  # noqa: F401,F403
 from .sets import *  # noqa: F401,F403
 from .linalg.basics import *  # noqa: F401,F403

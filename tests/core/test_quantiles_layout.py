@@ -1,5 +1,5 @@
 """
-Tests of the distributed paths of median/percentile/quantile (heat/core/statistics.py): the
+Tests of the distributed paths of median/percentile/quantile (heat/core/quantiles.py): the
 chunked radix selection over all elements of a split array, and the in-place sort of the
 resplit block when the split axis is reduced. NumPy is the oracle.
 """
@@ -11,11 +11,11 @@ import pytest
 import torch
 
 import heat as ht
-from heat.core import statistics as statistics_module
+from heat.core import quantiles as quantiles_module
 
 from tests.helpers import assert_array_equal, collective_assert, random_array
 
-METHODS = statistics_module._QUANTILE_METHODS  # every method NumPy has
+METHODS = quantiles_module._QUANTILE_METHODS  # every method NumPy has
 Q = [0, 0.1, 1 / 3, 0.5, 0.77, 0.999, 1]
 
 
@@ -28,8 +28,8 @@ def quiet(function, *args, **kwargs):
 @pytest.fixture
 def small_scans(monkeypatch):
     """Several chunks, radix rounds and a kept candidate pool already on small data."""
-    monkeypatch.setattr(statistics_module, "_SCAN_CHUNK", 64)
-    monkeypatch.setattr(statistics_module, "_GATHER_LIMIT", 16)
+    monkeypatch.setattr(quantiles_module, "_SCAN_CHUNK", 64)
+    monkeypatch.setattr(quantiles_module, "_GATHER_LIMIT", 16)
 
 
 def _float_data(n, dtype, seed):
