@@ -65,18 +65,30 @@ def wrap_result(
 # ---------------------------------------------------------------------------------------------
 # alignment of operands to a target layout
 # ---------------------------------------------------------------------------------------------
-def _target_counts(leader: DNDarray) -> Tuple[int, ...]:
-    return leader.counts_displs()[0]
+def _target_counts(leader) -> Tuple[int, ...]:
+    if isinstance(leader, DNDarray):
+        return leader.counts_displs()[0]
+    return tuple(leader)
 
 
 def align_local(
-    x: DNDarray, gshape: Tuple[int, ...], split: Optional[int], leader: Optional[DNDarray]
+    x: DNDarray,
+    gshape: Tuple[int, ...],
+    split: Optional[int],
+    leader: Union[None, DNDarray, Sequence[int]],
 ) -> torch.Tensor:
     """
     The local tensor of ``x`` that broadcasts against this process's block of an array of
-    global shape ``gshape`` distributed along ``split`` with the layout of ``leader``.
+    global shape ``gshape`` distributed along ``split`` with the layout of ``leader``: an
+    array with that layout, or the counts along ``split`` of every process.
 
     Moves data only when ``x``'s layout differs (resplit or redistribute, one collective).
+
+    Examples
+    --------
+    >>> x = ht.arange(6, split=0)
+    >>> align_local(x, (6,), 0, (6, 0)).shape  # rank 0 of 2 gets all six, rank 1 none
+    torch.Size([6])
     """
     from . import layout
 
@@ -92,7 +104,7 @@ def align_local(
             return layout.resplit(x, None).larray
         return x.larray
     counts = _target_counts(leader)
-    if x.split is None:
+    if x.split is None or x.comm.size == 1:
         offset = sum(counts[: x.comm.rank])
         return x.larray.narrow(x_dim, offset, counts[x.comm.rank])
     if x.split != x_dim:

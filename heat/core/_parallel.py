@@ -9,14 +9,15 @@ communication.py), so MPI processes and threads do not oversubscribe the cores.
 
 from __future__ import annotations
 
+import os
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable, Dict, List, Sequence, Tuple
+from typing import Callable, Dict, List, Tuple
 
 import torch
 
 __all__ = ["piece_bounds", "run_pieces", "worker_count"]
 
-_pools: Dict[int, ThreadPoolExecutor] = {}
+_pools: Dict[Tuple[int, int], ThreadPoolExecutor] = {}
 
 
 def worker_count(pieces: int, elements: int, minimum: int = 1 << 18) -> int:
@@ -65,8 +66,14 @@ def run_pieces(work: Callable[[int], None], workers: int) -> None:
         for piece in range(workers):
             work(piece)
         return
-    pool = _pools.get(workers)
-    if pool is None:
-        pool = _pools[workers] = ThreadPoolExecutor(workers, thread_name_prefix="heat-numpy")
-    for _ in pool.map(work, range(workers)):
+    for _ in _pool(workers).map(work, range(workers)):
         pass
+
+
+def _pool(workers: int) -> ThreadPoolExecutor:
+    # keyed by process id: a forked child (e.g. a data-loader worker) has none of the threads
+    key = (os.getpid(), workers)
+    pool = _pools.get(key)
+    if pool is None:
+        pool = _pools[key] = ThreadPoolExecutor(workers, thread_name_prefix="heat-numpy")
+    return pool

@@ -32,14 +32,14 @@ from __future__ import annotations
 
 import bisect
 import math
-import os
-from concurrent.futures import ThreadPoolExecutor
 from typing import Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
 
 from . import types
+from ._operations import align_local
+from ._parallel import run_pieces
 from .dndarray import DNDarray
 from .sanitation import broadcast_shapes
 
@@ -96,18 +96,6 @@ def _gshape_of(obj) -> Tuple[int, ...]:
 # releases the GIL, so row blocks can be selected by several threads at once.
 _THREADED_SELECT_MIN = 1 << 18  # elements below which one thread is faster
 _SELECT_CHUNK = 1 << 16  # elements of t per chunk of the threaded selection
-_pools = {}
-
-
-def _thread_pool(workers: int) -> ThreadPoolExecutor:
-    # keyed by process id: a forked child (e.g. a data-loader worker) has none of the threads
-    key = (os.getpid(), workers)
-    pool = _pools.get(key)
-    if pool is None:
-        pool = _pools[key] = ThreadPoolExecutor(workers, thread_name_prefix="heat-indexing")
-    return pool
-
-
 def _numpy_view(t: torch.Tensor) -> np.ndarray:
     """Zero-copy NumPy view of a CPU tensor (bfloat16, which NumPy lacks, as int16)."""
     if t.dtype is torch.bfloat16:
@@ -163,8 +151,7 @@ def _select_masked(t: torch.Tensor, mask: torch.Tensor, dim: int) -> torch.Tenso
             piece_flags = flags[a:b] if dim == 0 else flags
             result[starts[chunk]:starts[chunk] + sizes[chunk]] = values[a:b][key + (piece_flags,)]
 
-    for done in _thread_pool(workers).map(select, range(workers)):
-        pass
+    run_pieces(select, workers)
     return _from_numpy(result, t.dtype)
 
 
@@ -899,17 +886,10 @@ def _align(obj, axis: int, counts, comm) -> torch.Tensor:
     The local block of ``obj`` (tensor or DNDarray, whose axis ``axis`` has ``sum(counts)``
     entries) for the layout ``counts`` along ``axis``.
     """
-    from .layout import redistribute, resplit
-
-    me = comm.rank
-    if not _is_distributed(obj):
-        full = obj.larray if isinstance(obj, DNDarray) else obj
-        return full.narrow(axis, sum(counts[:me]), counts[me])
-    if obj.split != axis:
-        obj = resplit(obj, axis)
-    if obj.counts_displs()[0] != tuple(counts):
-        obj = redistribute(obj, counts)
-    return obj.larray
+    if not isinstance(obj, DNDarray):
+        me = comm.rank
+        return obj.narrow(axis, sum(counts[:me]), counts[me])
+    return align_local(obj, obj.gshape, axis, counts)
 
 
 def _advanced_get(x: DNDarray, view: _View, entries) -> DNDarray:
@@ -1443,7 +1423,7 @@ def where(cond, x=None, y=None) -> Union[DNDarray, Tuple[DNDarray, ...]]:
     >>> ht.where(a < 3, a, -1)
     DNDarray([ 0,  1,  2, -1, -1, -1], dtype=ht.int64, device=cpu:0, split=0)
     """
-    from ._operations import _as_operand, _result_layout, _weak_scalar, align_local
+    from ._operations import _as_operand, _result_layout, _weak_scalar
     from .factories import array
 
     if (x is None) != (y is None):

@@ -52,6 +52,7 @@ import torch
 from mpi4py import MPI
 
 from . import types
+from ._operations import align_local
 from ._parallel import piece_bounds, run_pieces, worker_count
 from .dndarray import DNDarray
 from .sanitation import sanitize_axis, sanitize_in
@@ -1324,15 +1325,7 @@ def _apply_sorter(a: DNDarray, sorter) -> DNDarray:
         if sorter.split is not None and comm.size > 1:
             local_sorter = comm.allgather_tensors(local_sorter, axis=0)
         return _wrap(a.larray[local_sorter], a, a.gshape, a.split, a._balanced)
-    counts, displs = a.counts_displs()
-    if sorter.split is None:
-        block = local_sorter.narrow(0, displs[comm.rank], counts[comm.rank])
-    else:
-        if sorter.counts_displs()[0] != counts:
-            from .layout import redistribute
-
-            sorter = redistribute(sorter, counts)
-        block = sorter.larray.to(torch.int64)
+    block = align_local(sorter, sorter.gshape, 0, a).to(torch.int64)
     return _wrap(_gather_by_index(a, block), a, a.gshape, a.split, a._balanced)
 
 
