@@ -20,6 +20,7 @@ from .relational import *  # noqa: F401,F403
 from .logical import *  # noqa: F401,F403
 from .printing import *  # noqa: F401,F403
 from .manipulations import *  # noqa: F401,F403
+from .joining import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
 from .statistics import *  # noqa: F401,F403
 from .quantiles import *  # noqa: F401,F403
