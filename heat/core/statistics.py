@@ -28,6 +28,7 @@ from mpi4py import MPI
 from . import types
 from ._operations import _TORCH_TO_HEAT, _check_out, align_local, binary_op, reduce_op
 from ._operations import write_out
+from .arithmetics import _sum_partial
 from .dndarray import DNDarray
 from .sanitation import sanitize_axis, sanitize_in
 
@@ -168,10 +169,6 @@ def _allgather_blocks(comm, tensor: torch.Tensor) -> torch.Tensor:
         (comm.size,) + tuple(tensor.shape), dtype=tensor.dtype, device=tensor.device
     )
     return comm.Allgather(tensor, gathered)
-
-
-def _sum_partial(tensor: torch.Tensor, dims, keepdim: bool = True) -> torch.Tensor:
-    return torch.sum(tensor, dim=dims, keepdim=keepdim)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -841,7 +838,9 @@ def mean(
         neutral=0,
         dtype=_TORCH_TO_HEAT[compute],
     )
-    local = (total.larray / count).to(result_type.torch_type())
+    local = total.larray.div_(count)  # a fresh floating tensor: divide in place
+    if local.dtype != result_type.torch_type():
+        local = local.to(result_type.torch_type())
     return _finish(_wrap(local, x, gshape, total.split), out)
 
 
@@ -908,7 +907,7 @@ def _sum_axes(tensor: torch.Tensor, axes: Tuple[int, ...]) -> torch.Tensor:
     """Sum over ``axes`` keeping them as size-1 dimensions (no axes: the tensor itself)."""
     if not axes:
         return tensor.clone()
-    return tensor.sum(dim=axes, keepdim=True)
+    return _sum_partial(tensor, axes, keepdim=True)
 
 
 def _local_moments(tensor: torch.Tensor, axes, order: int, ignore_nan: bool) -> List[torch.Tensor]:
