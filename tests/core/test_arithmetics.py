@@ -393,6 +393,29 @@ def test_cumulative(name, dtype):
     assert_raises_then_collective_works(ValueError, function, x, 2)
 
 
+@pytest.mark.parametrize("name", ["cumsum", "cumprod"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int8", "int16"])
+def test_cumulative_row_scan(name, dtype, monkeypatch):
+    # scans along an axis that is not the last one go row by row through NumPy on CPU (rows of
+    # at least _ROW_SCAN_MIN_ROW elements, lowered here so that small data takes that path);
+    # the result must be NumPy's, on every split
+    from heat.core import arithmetics
+
+    monkeypatch.setattr(arithmetics, "_ROW_SCAN_MIN_ROW", 4)
+    function, np_function = getattr(ht, name), getattr(np, name)
+    checks = []
+    for shape in ((9, 13), (2, 7, 5), (6, 1, 8), (1, 12), (3, 0, 5)):
+        a = random_array(shape, dtype, seed=21, low=-2, high=3)
+        for split in splits_for(len(shape)):
+            x = ht.array(a, split=split)
+            for axis in range(len(shape) - 1):
+                checks.append((function(x, axis=axis), np_function(a, axis=axis)))
+    # a transposed (non-contiguous) block
+    a = random_array((8, 6), dtype, seed=22, low=0, high=3)
+    checks.append((function(ht.array(a, split=0).T, axis=0), np_function(a.T, axis=0)))
+    assert_arrays_equal(checks)
+
+
 # ---------------------------------------------------------------------------------------------
 # diff
 # ---------------------------------------------------------------------------------------------
