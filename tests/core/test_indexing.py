@@ -628,6 +628,9 @@ def test_select_masked_matches_torch(monkeypatch):
             (t[:, ::2], torch.from_numpy(rng.random((7, 3)) > 0.5), 0),  # a strided view
             (t[:2], torch.zeros((2, 5, 3), dtype=torch.bool), 0),
             (t[:0], torch.zeros((0, 5), dtype=torch.bool), 0),
+            (t[:, :0], torch.from_numpy(rng.random(7) > 0.5), 0),  # empty trailing axes
+            (t, torch.tensor(True), 1),  # a 0-d mask adds an axis
+            (t, torch.tensor(False), 0),
         ]
     problems = []
     try:
