@@ -296,6 +296,13 @@ def test_allreduce_dtypes_ops(dtype):
         fresh = WORLD.allreduce_tensor(noncontig(mine), getattr(MPI, op))
         if not same(fresh, expected):
             ok, msg = False, f"{op} allreduce_tensor: {fresh}"
+        # contiguous small tensors take allreduce_tensor's direct path where the type allows
+        direct = WORLD.allreduce_tensor(noncontig(mine).contiguous(), getattr(MPI, op))
+        if not same(direct, expected) or direct.dtype != dtype:
+            ok, msg = False, f"{op} allreduce_tensor (contiguous): {direct}"
+        scalar = WORLD.allreduce_tensor(mine.reshape(-1)[0].clone(), getattr(MPI, op))
+        if scalar.shape != () or not same(scalar, expected.reshape(-1)[0]):
+            ok, msg = False, f"{op} allreduce_tensor (0-d): {scalar}"
     agree(ok, msg)
 
 
