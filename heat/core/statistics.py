@@ -783,6 +783,9 @@ def _check_dtype_arg(dtype):
     return None if dtype is None else types.canonical_heat_type(dtype)
 
 
+_FULL_MEAN_TYPES = (types.float32, types.float64)
+
+
 def mean(
     x: DNDarray,
     axis: Axis = None,
@@ -821,6 +824,19 @@ def mean(
     >>> ht.mean(ht.array([[1, 2], [3, 4]], split=0), axis=0)
     DNDarray([2., 3.], dtype=ht.float64, device=cpu:0, split=None)
     """
+    if (
+        axis is None
+        and dtype is None
+        and out is None
+        and keepdims is False
+        and type(x) is DNDarray
+        and x._dtype in _FULL_MEAN_TYPES
+        and x._gshape
+    ):
+        # the common x.mean() of float32/float64 data: reduce_op's full-reduction fast path
+        total = reduce_op(x, _sum_partial, MPI.SUM, neutral=0)
+        total.larray.div_(math.prod(x._gshape))
+        return total
     sanitize_in(x)
     axes = _reduced_axes(x, axis)
     dtype = _check_dtype_arg(dtype)
