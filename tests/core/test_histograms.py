@@ -8,8 +8,14 @@ import pytest
 import torch
 
 import heat as ht
-from tests.core.test_statistics import NUMERIC, data_for, quiet, rotate
-from tests.helpers import assert_array_equal, assert_raises_then_collective_works
+from tests.helpers import (
+    DTYPES,
+    assert_array_equal,
+    assert_raises_then_collective_works,
+    quiet,
+    random_array,
+    rotate,
+)
 
 
 @pytest.mark.parametrize(
@@ -24,14 +30,14 @@ def test_histogram(shape, split):
             {"bins": 3, "density": True},
         )
     ):
-        data = data_for(shape, rotate(NUMERIC, i + len(shape)), seed=70)
+        data = random_array(shape, rotate(DTYPES, i + len(shape)), seed=70)
         x = ht.array(data, split=split)
         hist, edges = ht.histogram(x, **kwargs)
         expected_hist, expected_edges = quiet(np.histogram, data, **kwargs)
         assert_array_equal(hist, expected_hist)
         assert_array_equal(edges, expected_edges)
-    data = data_for(shape, np.float64, seed=71)
-    weights = data_for(shape, np.float32, seed=72, low=0, high=1)
+    data = random_array(shape, np.float64, seed=71)
+    weights = random_array(shape, np.float32, seed=72, low=0, high=1)
     hist, edges = ht.histogram(
         ht.array(data, split=split), bins=5, weights=ht.array(weights, split=split)
     )
@@ -65,7 +71,7 @@ def test_histogram_edges_and_errors():
 
 @pytest.mark.parametrize("split", [None, 0, 1])
 def test_histc(split):
-    data = data_for((5, 6), np.float32, seed=73)
+    data = random_array((5, 6), np.float32, seed=73)
     x = ht.array(data, split=split)
     tensor = torch.from_numpy(data)
     for kwargs in (
@@ -85,11 +91,11 @@ def test_histc(split):
 
 def test_bincount():
     for length in (7, 2, 0):
-        data = data_for((length,), np.int64, seed=74, low=0, high=5)
+        data = random_array((length,), np.int64, seed=74, low=0, high=5)
         x = ht.array(data, split=0)
         assert_array_equal(ht.bincount(x), np.bincount(data))
         assert_array_equal(ht.bincount(x, minlength=8), np.bincount(data, minlength=8))
-        weights = data_for((length,), np.float32, seed=75)
+        weights = random_array((length,), np.float32, seed=75)
         assert_array_equal(
             ht.bincount(x, weights=ht.array(weights, split=0)), np.bincount(data, weights=weights)
         )
@@ -120,14 +126,14 @@ def test_bincount():
 
 @pytest.mark.parametrize("split", [None, 0, 1])
 def test_digitize_bucketize(split):
-    data = data_for((5, 6), np.float64, seed=76)
+    data = random_array((5, 6), np.float64, seed=76)
     data[0, :3] = [-2.0, 0.0, 4.0]  # exactly on edges
     x = ht.array(data, split=split)
     increasing = [-5.0, -2.0, 0.0, 4.0, 7.5]
     for i, bins in enumerate((increasing, increasing[::-1], np.array([-3, 1, 2], dtype=np.int32))):
         right = (i + (split or 0)) % 2 == 0
         assert_array_equal(ht.digitize(x, bins, right=right), np.digitize(data, bins, right=right))
-    ints = data_for((7,), np.int32, seed=77)
+    ints = random_array((7,), np.int32, seed=77)
     assert_array_equal(
         ht.digitize(ht.array(ints, split=0), ht.array([-4, 0, 4], split=0)),
         np.digitize(ints, [-4, 0, 4]),

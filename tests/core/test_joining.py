@@ -5,23 +5,25 @@ the oracle.
 Every function runs on every split, on balanced and skewed inputs, shapes that divide unevenly,
 have fewer rows than processes or are empty; bad input raises on every rank and leaves the
 communicator usable. Results are checked in batches with the machinery of
-tests/core/test_manipulations.py (two collectives per test however many results it checks).
+tests/helpers.py (two collectives per test however many results it checks).
 """
 
 import numpy as np
 import pytest
 
 import heat as ht
-from tests.core.test_manipulations import (
+from tests.helpers import (
     SHAPES,
     Checks,
     error_operands,
     expect_errors,
     inputs,
     shape_id,
+    assert_array_equal,
+    assert_raises_then_collective_works,
+    random_array,
     skewed,
 )
-from tests.helpers import assert_array_equal, assert_raises_then_collective_works, random_array
 
 
 # ---------------------------------------------------------------------------------------------

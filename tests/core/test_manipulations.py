@@ -1,8 +1,8 @@
 """
 Tests of heat/core/manipulations.py: NumPy is the oracle (torch for ``unfold``).
 
-The checking machinery here (:class:`Checks`, :func:`inputs`, :func:`skewed`,
-:func:`expect_errors`) is shared with tests/core/test_joining.py.
+The checking machinery (:class:`Checks`, :func:`inputs`, :func:`skewed`, :func:`expect_errors`)
+lives in tests/helpers.py, shared with tests/core/test_joining.py.
 
 Every function runs on every split of shapes that divide unevenly, have fewer rows than
 processes or are empty, on balanced and on skewed (unbalanced) inputs; bad input raises on every
@@ -20,131 +20,18 @@ import torch
 
 import heat as ht
 from tests.helpers import (
+    SHAPES,
+    Checks,
     assert_array_equal,
     assert_raises_then_collective_works,
     collective_assert,
+    error_operands,
+    expect_errors,
+    inputs,
     random_array,
-    splits_for,
+    shape_id,
+    skewed,
 )
-
-SHAPES = ((7,), (5, 6), (2, 3, 4), (1, 5), (0, 3))
-
-
-def shape_id(shape):
-    return "x".join(map(str, shape))
-
-
-class Checks:
-    """Collect (result, NumPy result) pairs; :meth:`verify` checks them all collectively."""
-
-    def __init__(self):
-        self.items = []
-        self.failures = []
-
-    def __call__(self, actual, expected, label=""):
-        # the local values as they are now (a later in-place change must not affect the check)
-        snapshot = actual.larray.detach().clone() if isinstance(actual, ht.DNDarray) else None
-        self.items.append((actual, snapshot, np.asarray(expected), label))
-
-    def expect(self, condition, message):
-        """Record a condition on global information (checked collectively in :meth:`verify`)."""
-        if not condition:
-            self.failures.append(message)
-
-    def verify(self):
-        comm = ht.MPI_WORLD
-        shapes = [
-            tuple(a.larray.shape) if isinstance(a, ht.DNDarray) else None
-            for a, _, _, _ in self.items
-        ]
-        all_shapes = comm.allgather(shapes) if comm.size > 1 else [shapes]
-        errors = list(self.failures)
-        for i, (actual, snapshot, expected, label) in enumerate(self.items):
-            message = _check_block(actual, snapshot, expected, [s[i] for s in all_shapes], comm)
-            if message:
-                errors.append(f"[{label}] {message}")
-        self.items, self.failures = [], []
-        collective_assert(not errors, "\n".join(errors[:6]))
-
-
-def _check_block(actual, snapshot, expected, shapes, comm):
-    """What is wrong with this process's view of ``actual`` (None if nothing)."""
-    if not isinstance(actual, ht.DNDarray):
-        return f"expected a DNDarray, got {type(actual).__name__}"
-    if actual.gshape != expected.shape:
-        return f"shape {actual.gshape} != expected {expected.shape}"
-    expected_type = ht.types.canonical_heat_type(expected.dtype)
-    if actual.dtype is not expected_type:
-        return f"dtype {actual.dtype.__name__} != expected {expected_type.__name__}"
-    if actual.larray.dtype != actual.dtype.torch_type():
-        return f"larray dtype {actual.larray.dtype} != dtype {actual.dtype}"
-    split = actual.split
-    if split is None:
-        if any(s != actual.gshape for s in shapes):
-            return f"split=None but local shapes {shapes} differ from {actual.gshape}"
-        offset = 0
-        if actual._balanced is not True:
-            return "split=None but balanced flag is not True"
-    else:
-        others = all(
-            len(s) == actual.ndim
-            and all(s[d] == actual.gshape[d] for d in range(actual.ndim) if d != split)
-            for s in shapes
-        )
-        counts = tuple(s[split] for s in shapes)
-        if not others or sum(counts) != actual.gshape[split]:
-            return f"local shapes {shapes} do not compose {actual.gshape} along split {split}"
-        if actual._balanced is not None:
-            balanced = counts == tuple(comm.counts_displs_shape(actual.gshape, split)[0])
-            if actual._balanced != balanced:
-                return f"balanced flag says {actual._balanced}, counts {counts} say {balanced}"
-        offset = sum(counts[: comm.rank])
-    block = expected
-    if split is not None:
-        index = [slice(None)] * actual.ndim
-        index[split] = slice(offset, offset + shapes[comm.rank][split])
-        block = expected[tuple(index)]
-    local = snapshot.cpu().resolve_conj().resolve_neg().numpy()
-    if local.shape != block.shape:
-        return f"local block has shape {local.shape}, expected {block.shape} on rank {comm.rank}"
-    if block.dtype.kind in "fc":
-        if np.allclose(local, block, rtol=1e-5, atol=1e-8, equal_nan=True):
-            return None
-    elif np.array_equal(local, block):
-        return None
-    try:  # for NumPy's description of the difference
-        if block.dtype.kind in "fc":
-            np.testing.assert_allclose(local, block, rtol=1e-5, atol=1e-8, equal_nan=True)
-        else:
-            np.testing.assert_array_equal(local, block)
-    except AssertionError as error:
-        return f"values differ on rank {comm.rank}: {error}"
-    return None
-
-
-def skewed(x):
-    """``x`` with a skewed layout (a third of the rows on rank 0, the rest on the last rank)."""
-    size = x.comm.size
-    if x.split is None or size == 1:
-        return x
-    n = x.shape[x.split]
-    counts = [0] * size
-    counts[0] = n // 3
-    counts[-1] = n - n // 3
-    return ht.redistribute(x, counts)
-
-
-def inputs(shape, dtype=np.float32, seed=0, skew=True):
-    """
-    (NumPy data, heat array, label) for every split of ``shape``, balanced and (for the
-    non-negative splits; -1 names the same layout as the last axis) skewed.
-    """
-    data = random_array(shape, dtype=dtype, seed=seed)
-    for split in splits_for(len(shape)):
-        x = ht.array(data, split=split)
-        yield data, x, f"split={split}"
-        if skew and split is not None and split >= 0 and ht.MPI_WORLD.size > 1:
-            yield data, skewed(x), f"split={split} skewed"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -621,37 +508,6 @@ def bad_calls(x, y, v):
         (TypeError, ht.unfold, (x, 0, 2.0), {}),
         (ValueError, ht.unfold, (x, 2, 2), {}),
     ]
-
-
-def describe(argument):
-    if isinstance(argument, ht.DNDarray):
-        return f"DNDarray{argument.shape} split={argument.split}"
-    if isinstance(argument, list):
-        return [describe(a) for a in argument]
-    return argument
-
-
-def error_operands(split):
-    """The operands of :func:`bad_calls`: a skewed (4, 6) array, a (3, 5) array and a vector."""
-    x = skewed(ht.array(random_array((4, 6), np.float32), split=split))
-    y = ht.array(random_array((3, 5), np.float32), split=split)
-    v = ht.array(random_array((5,), np.float32), split=None if split is None else 0)
-    return x, y, v
-
-
-def expect_errors(calls):
-    """Check collectively that every ``(exception, function, args, kwargs)`` raises as listed."""
-    failures = []
-    for exception, function, args, kwargs in calls:
-        call = f"{function.__name__}{tuple(describe(a) for a in args)} {kwargs}"
-        try:
-            function(*args, **kwargs)
-            failures.append(f"{call} did not raise {exception.__name__}")
-        except exception:
-            pass
-        except Exception as error:  # noqa: B902 - report the wrong type
-            failures.append(f"{call} raised {type(error).__name__}: {error}")
-    collective_assert(not failures, "\n".join(failures))
 
 
 @pytest.mark.parametrize("split", [None, 0, 1])

@@ -8,16 +8,17 @@ import pytest
 
 import heat as ht
 from heat.core import quantiles as quantiles_module
-from tests.core.test_statistics import (
-    NUMERIC,
+from tests.helpers import (
+    DTYPES,
     SHORT_CASES,
     SHORT_IDS,
+    assert_array_equal,
+    assert_raises_then_collective_works,
     axes_for,
-    data_for,
     quiet,
+    random_array,
     rotate,
 )
-from tests.helpers import assert_array_equal, assert_raises_then_collective_works
 
 METHODS = (
     "linear",
@@ -39,8 +40,8 @@ METHODS = (
 @pytest.mark.parametrize("shape,split", SHORT_CASES, ids=SHORT_IDS)
 def test_median_percentile_quantile(shape, split):
     for i, axis in enumerate(axes_for(len(shape), split)):
-        dtype = rotate(NUMERIC, i + (split or 0))
-        data = data_for(shape, dtype, seed=40 + i)
+        dtype = rotate(DTYPES, i + (split or 0))
+        data = random_array(shape, dtype, seed=40 + i)
         x = ht.array(data, split=split)
         keepdims = i % 2 == 1
         method = rotate(METHODS, i + 3 * len(shape) + 2 * (split or 0))
@@ -67,10 +68,10 @@ def test_quantile_methods(method):
     """Every method, on 1-D data (the distributed selection) and along a split axis (resplit)."""
     q = np.array([[0.0, 0.07, 0.25], [0.5, 0.74, 1.0]])
     for split, dtype in ((None, np.int64), (0, np.float32), (0, np.int64)):
-        data = data_for((7,), dtype, seed=41, low=-1000, high=1000)
+        data = random_array((7,), dtype, seed=41, low=-1000, high=1000)
         x = ht.array(data, split=split)
         assert_array_equal(ht.quantile(x, q, method=method), np.quantile(data, q, method=method))
-    data = data_for((5, 6), np.float64, seed=42)
+    data = random_array((5, 6), np.float64, seed=42)
     x = ht.array(data, split=0)
     assert_array_equal(
         ht.quantile(x, q[1], axis=0, method=method), np.quantile(data, q[1], axis=0, method=method)
@@ -86,7 +87,7 @@ def test_percentile_distributed_selection_values(monkeypatch):
         data = (
             floats
             if dtype in (np.float32, np.float64)
-            else data_for((11,), dtype, seed=43, low=-100, high=100)
+            else random_array((11,), dtype, seed=43, low=-100, high=100)
         )
         data = data.astype(dtype)
         x = ht.array(data, split=0)
@@ -114,7 +115,7 @@ def test_percentile_distributed_selection_values(monkeypatch):
 
 def test_percentile_large_1d():
     """Enough elements for radix rounds before the remaining candidates are gathered."""
-    data = data_for((6000,), np.float32, seed=47, low=-1, high=1)
+    data = random_array((6000,), np.float32, seed=47, low=-1, high=1)
     data[::7] = data[3]  # many ties
     x = ht.array(data, split=0)
     q = [0, 0.1, 33.3, 50, 99.99, 100]
@@ -126,7 +127,7 @@ def test_percentile_large_1d():
 
 
 def test_percentile_q_types_and_out():
-    data = data_for((5, 6), np.float32, seed=44)
+    data = random_array((5, 6), np.float32, seed=44)
     for split in (None, 0, 1):
         x = ht.array(data, split=split)
         assert_array_equal(ht.percentile(x, 40), np.percentile(data, 40))
@@ -149,7 +150,7 @@ def test_percentile_q_types_and_out():
 
 
 def test_nan_median_percentile_quantile():
-    data = data_for((5, 6), np.float64, seed=45)
+    data = random_array((5, 6), np.float64, seed=45)
     data[0, 1] = data[3, 3] = data[4, 0] = np.nan
     data[:, 5] = np.nan
     for split, axis in ((None, 1), (0, None), (0, 0), (0, 1), (1, None), (1, 0)):
@@ -168,12 +169,12 @@ def test_nan_median_percentile_quantile():
         )
     all_nan = ht.array(np.full((4,), np.nan), split=0)
     assert_array_equal(ht.nanmedian(all_nan), quiet(np.nanmedian, np.full((4,), np.nan)))
-    ints = data_for((7,), np.int32, seed=46)
+    ints = random_array((7,), np.int32, seed=46)
     assert_array_equal(ht.nanpercentile(ht.array(ints, split=0), 35), np.nanpercentile(ints, 35))
 
 
 def test_percentile_errors():
-    x = ht.array(data_for((5, 6), np.float64), split=0)
+    x = ht.array(random_array((5, 6), np.float64), split=0)
     assert_raises_then_collective_works(ValueError, ht.percentile, x, 101)
     assert_raises_then_collective_works(ValueError, ht.percentile, x, [50, -1])
     assert_raises_then_collective_works(ValueError, ht.quantile, x, 1.5)

@@ -1,6 +1,5 @@
 """Tests of heat/core/statistics.py; the oracle is NumPy (scipy.stats for skew and kurtosis)."""
 
-import warnings
 
 import numpy as np
 import pytest
@@ -8,67 +7,30 @@ import scipy.stats
 
 import heat as ht
 from tests.helpers import (
+    DTYPES,
+    REDUCTION_CASES,
+    REDUCTION_IDS,
+    SHORT_CASES,
+    SHORT_IDS,
     assert_array_equal,
     assert_raises_then_collective_works,
+    axes_for,
     collective_assert,
-    splits_for,
+    quiet,
+    random_array,
+    rotate,
 )
-
-# (2, 3) and (1, 5) leave processes empty at 3-4 processes; (3, 4, 5) split=0 is the HeAT 1.8 abort
-SHAPES = ((7,), (5, 6), (3, 4, 5), (2, 3), (1, 5))
-CASES = [(shape, split) for shape in SHAPES for split in splits_for(len(shape))]
-CASE_IDS = [f"{shape}-split{split}" for shape, split in CASES]
-# the costlier statistics: None, the first and the last split axis (-1 is the last one)
-SHORT_CASES = [
-    (shape, split) for shape in SHAPES for split in sorted({None, 0, len(shape) - 1}, key=str)
-]
-SHORT_IDS = [f"{shape}-split{split}" for shape, split in SHORT_CASES]
-NUMERIC = (np.float32, np.float64, np.int32, np.int64)
-
-
-def data_for(shape, dtype, seed=0, low=-10, high=10):
-    """Reproducible data, the same on every rank; integers in a small range give many ties."""
-    rng = np.random.default_rng(seed)
-    dtype = np.dtype(dtype)
-    if dtype.kind == "b":
-        return rng.integers(0, 2, size=shape).astype(bool)
-    if dtype.kind in "iu":
-        return rng.integers(low, high, size=shape).astype(dtype)
-    return rng.uniform(low, high, size=shape).astype(dtype)
-
-
-def axes_for(ndim, split):
-    """None, the split axis (distributed reduction), another axis (local one), for 3-D a tuple."""
-    if ndim == 1:
-        return [None, -1]
-    along = 0 if split is None else split
-    other = ndim - 1 if along % ndim != ndim - 1 else 0
-    axes = [None, along, other - ndim if other else other]
-    if ndim == 3:
-        axes.append((0, 2))
-    return axes
-
-
-def rotate(values, i):
-    return values[i % len(values)]
-
-
-def quiet(function, *args, **kwargs):
-    """NumPy's result, without its warnings about empty or all-NaN slices."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return function(*args, **kwargs)
 
 
 # ---------------------------------------------------------------------------------------------
 # extrema
 # ---------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("shape,split", CASES, ids=CASE_IDS)
+@pytest.mark.parametrize("shape,split", REDUCTION_CASES, ids=REDUCTION_IDS)
 def test_max_min(shape, split):
-    dtypes = NUMERIC + (bool,)
+    dtypes = DTYPES + (bool,)
     for i, axis in enumerate(axes_for(len(shape), split)):
         dtype = rotate(dtypes, i + len(shape) + (split or 0))
-        data = data_for(shape, dtype, seed=i)
+        data = random_array(shape, dtype, seed=i)
         x = ht.array(data, split=split)
         keepdims = i % 2 == 1
         assert_array_equal(
@@ -79,9 +41,9 @@ def test_max_min(shape, split):
         )
 
 
-@pytest.mark.parametrize("dtype", NUMERIC + (bool,))
+@pytest.mark.parametrize("dtype", DTYPES + (bool,))
 def test_max_min_dtypes(dtype):
-    data = data_for((5, 6), dtype, seed=3)
+    data = random_array((5, 6), dtype, seed=3)
     for split in (None, 0):
         x = ht.array(data, split=split)
         assert_array_equal(ht.amax(x, axis=0), np.amax(data, axis=0))
@@ -92,7 +54,7 @@ def test_max_min_dtypes(dtype):
 
 
 def test_max_min_nan():
-    data = data_for((5, 6), np.float64, seed=4)
+    data = random_array((5, 6), np.float64, seed=4)
     data[1, 2] = data[4, 0] = data[3, 3] = np.nan
     data[:, 5] = np.nan  # an all-NaN column
     for split, axis in ((None, 0), (0, None), (0, 0), (0, 1), (1, 0), (1, 1)):
@@ -107,7 +69,7 @@ def test_max_min_nan():
     assert_array_equal(ht.max(x), np.max(special))
     assert_array_equal(ht.min(x), np.min(special))
     assert_array_equal(ht.nanmin(x), np.nanmin(special))
-    ints = data_for((7,), np.int32, seed=1)
+    ints = random_array((7,), np.int32, seed=1)
     assert_array_equal(ht.nanmax(ht.array(ints, split=0)), np.nanmax(ints))
 
 
@@ -138,8 +100,8 @@ def test_max_min_empty_blocks_give_scalars():
 
 def test_ptp():
     for i, (shape, split) in enumerate((((7,), 0), ((5, 6), 1), ((3, 4, 5), 0), ((2, 3), 0))):
-        dtype = rotate(NUMERIC, i)
-        data = data_for(shape, dtype, seed=5)
+        dtype = rotate(DTYPES, i)
+        data = random_array(shape, dtype, seed=5)
         x = ht.array(data, split=split)
         assert_array_equal(ht.ptp(x), np.ptp(data))
         assert_array_equal(ht.ptp(x, axis=-1, keepdims=True), np.ptp(data, axis=-1, keepdims=True))
@@ -149,19 +111,19 @@ def test_ptp():
 
 @pytest.mark.parametrize("split1,split2", [(None, None), (0, 0), (None, 1), (1, 0)])
 def test_maximum_minimum_fmax_fmin(split1, split2):
-    a = data_for((5, 6), np.float32, seed=6)
-    b = data_for((5, 6), np.float64, seed=7)
+    a = random_array((5, 6), np.float32, seed=6)
+    b = random_array((5, 6), np.float64, seed=7)
     a[0, 0] = b[1, 1] = a[2, 3] = b[2, 3] = np.nan
     x, y = ht.array(a, split=split1), ht.array(b, split=split2)
     assert_array_equal(ht.maximum(x, y), np.maximum(a, b))
     assert_array_equal(ht.minimum(x, y), np.minimum(a, b))
     assert_array_equal(ht.fmax(x, y), np.fmax(a, b))
     assert_array_equal(ht.fmin(x, y), np.fmin(a, b))
-    row = data_for((6,), np.int32, seed=8)
+    row = random_array((6,), np.int32, seed=8)
     assert_array_equal(ht.maximum(x, ht.array(row)), np.maximum(a, row))
-    ints = data_for((5, 6), np.int64, seed=9)
+    ints = random_array((5, 6), np.int64, seed=9)
     assert_array_equal(ht.minimum(ht.array(ints, split=split1), 2), np.minimum(ints, 2))
-    flags = data_for((5, 6), bool, seed=10)
+    flags = random_array((5, 6), bool, seed=10)
     assert_array_equal(
         ht.maximum(ht.array(flags, split=split2), ht.array(flags)), np.maximum(flags, flags)
     )
@@ -173,13 +135,13 @@ def test_maximum_minimum_fmax_fmin(split1, split2):
 # ---------------------------------------------------------------------------------------------
 # arg-extrema
 # ---------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("shape,split", CASES, ids=CASE_IDS)
+@pytest.mark.parametrize("shape,split", REDUCTION_CASES, ids=REDUCTION_IDS)
 def test_argmax_argmin(shape, split):
     axes = [None] + list(range(len(shape))) + [-1]
     for i, axis in enumerate(axes):
-        dtype = rotate(NUMERIC, i + (split or 0))
+        dtype = rotate(DTYPES, i + (split or 0))
         # few distinct values: ties inside and across process blocks
-        data = data_for(shape, dtype, seed=i, low=0, high=3)
+        data = random_array(shape, dtype, seed=i, low=0, high=3)
         x = ht.array(data, split=split)
         keepdims = i % 3 == 2
         assert_array_equal(
@@ -195,14 +157,14 @@ def test_argmax_argmin(shape, split):
 @pytest.mark.parametrize("axis", [1, 2, 0, None])
 def test_argmin_3d_split0(axis):
     """HeAT 1.8 aborted the job on these at 3 processes."""
-    data = data_for((3, 4, 5), np.float64, seed=11)
+    data = random_array((3, 4, 5), np.float64, seed=11)
     x = ht.array(data, split=0)
     assert_array_equal(ht.argmin(x, axis=axis), np.argmin(data, axis=axis))
     assert_array_equal(ht.argmax(x, axis=axis), np.argmax(data, axis=axis))
 
 
 def test_argmax_nan_and_nanarg():
-    data = data_for((5, 6), np.float32, seed=12)
+    data = random_array((5, 6), np.float32, seed=12)
     data[3, 1] = data[1, 4] = data[4, 4] = np.nan
     for split, axis in ((None, 1), (0, None), (0, 0), (0, 1), (1, None), (1, 0)):
         x = ht.array(data, split=split)
@@ -212,7 +174,7 @@ def test_argmax_nan_and_nanarg():
         assert_array_equal(
             ht.nanargmin(x, axis=axis, keepdims=True), np.nanargmin(data, axis=axis, keepdims=True)
         )
-    bools = data_for((7,), bool, seed=13)
+    bools = random_array((7,), bool, seed=13)
     assert_array_equal(ht.argmax(ht.array(bools, split=0)), np.argmax(bools))
     all_nan = data.copy()
     all_nan[:, 2] = np.nan
@@ -226,7 +188,7 @@ def test_argmax_nan_and_nanarg():
 
 
 def test_argmax_out_and_errors():
-    data = data_for((5, 6), np.int64, seed=14)
+    data = random_array((5, 6), np.int64, seed=14)
     x = ht.array(data, split=0)
     out = ht.zeros((6,), dtype=ht.int64, split=0)
     ht.argmax(x, axis=0, out=out)
@@ -242,11 +204,11 @@ def test_argmax_out_and_errors():
 # ---------------------------------------------------------------------------------------------
 # mean, var, std and their NaN variants
 # ---------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("shape,split", CASES, ids=CASE_IDS)
+@pytest.mark.parametrize("shape,split", REDUCTION_CASES, ids=REDUCTION_IDS)
 def test_mean_var_std(shape, split):
     for i, axis in enumerate(axes_for(len(shape), split)):
-        dtype = rotate(NUMERIC, i + (split or 0))
-        data = data_for(shape, dtype, seed=20 + i)
+        dtype = rotate(DTYPES, i + (split or 0))
+        data = random_array(shape, dtype, seed=20 + i)
         x = ht.array(data, split=split)
         keepdims = i % 2 == 0
         ddof = i % 2
@@ -265,14 +227,14 @@ def test_mean_var_std(shape, split):
 
 def test_var_std_regressions():
     """HeAT 1.8: wrong var on split=1 axis=0, NaN std with ddof=1 on split=0."""
-    data = data_for((5, 6), np.float64, seed=21)
+    data = random_array((5, 6), np.float64, seed=21)
     assert_array_equal(ht.var(ht.array(data, split=1), axis=0), np.var(data, axis=0))
     assert_array_equal(
         ht.std(ht.array(data, split=0), axis=0, ddof=1), np.std(data, axis=0, ddof=1)
     )
     assert_array_equal(ht.std(ht.array(data, split=0), ddof=1), np.std(data, ddof=1))
     # a large offset: sum(x**2)/n - mean**2 would lose every digit
-    shifted = 1e9 + data_for((7, 3), np.float64, seed=22)
+    shifted = 1e9 + random_array((7, 3), np.float64, seed=22)
     for split in (None, 0, 1):
         x = ht.array(shifted, split=split)
         assert_array_equal(ht.var(x, axis=0), np.var(shifted, axis=0), rtol=1e-7)
@@ -281,14 +243,14 @@ def test_var_std_regressions():
 
 def test_mean_var_dtypes_and_out():
     for dtype in (np.int8, np.int16, bool, np.float16, np.complex64):
-        data = data_for((5, 3), np.float64, seed=23).astype(dtype)
+        data = random_array((5, 3), np.float64, seed=23).astype(dtype)
         x = ht.array(data, split=0)
         rtol = 1e-2 if dtype == np.float16 else 1e-5
         assert_array_equal(ht.mean(x, axis=0), np.mean(data, axis=0), rtol=rtol)
         if dtype != bool:
             assert_array_equal(ht.var(x), np.var(data), rtol=rtol)
             assert_array_equal(ht.std(x, axis=1), np.std(data, axis=1), rtol=rtol)
-    data = data_for((5, 6), np.float32, seed=24)
+    data = random_array((5, 6), np.float32, seed=24)
     x = ht.array(data, split=1)
     assert_array_equal(
         ht.mean(x, axis=0, dtype=ht.float64), np.mean(data, axis=0, dtype=np.float64)
@@ -313,7 +275,7 @@ def test_mean_var_dtypes_and_out():
 
 
 def test_nan_mean_var_std():
-    data = data_for((5, 6), np.float64, seed=25)
+    data = random_array((5, 6), np.float64, seed=25)
     data[0, 0] = data[2, 3] = data[4, 3] = np.nan
     data[:, 4] = np.nan
     for split, axis in ((None, 0), (0, None), (0, 0), (0, 1), (1, None), (1, 0)):
@@ -325,13 +287,13 @@ def test_nan_mean_var_std():
         assert_array_equal(
             ht.nanstd(x, axis=axis, keepdims=True), quiet(np.nanstd, data, axis=axis, keepdims=True)
         )
-    ints = data_for((7,), np.int32, seed=26)
+    ints = random_array((7,), np.int32, seed=26)
     assert_array_equal(ht.nanmean(ht.array(ints, split=0)), np.nanmean(ints))
     assert_array_equal(ht.nanvar(ht.array(ints, split=0)), np.nanvar(ints))
 
 
 def test_mean_var_errors():
-    x = ht.array(data_for((5, 6), np.float32), split=0)
+    x = ht.array(random_array((5, 6), np.float32), split=0)
     assert_raises_then_collective_works(ValueError, ht.mean, x, axis=2)
     assert_raises_then_collective_works(ValueError, ht.var, x, axis=(0, -3))
     assert_raises_then_collective_works(ValueError, ht.std, x, axis=(0, 0))
@@ -346,9 +308,9 @@ def test_mean_var_errors():
 @pytest.mark.parametrize("split", [None, 0, 1, 2])
 def test_average(split):
     """Weights of x's shape, along one axis (1-D), along two axes (transposed), and none."""
-    data = data_for((3, 4, 5), np.float64, seed=30)
+    data = random_array((3, 4, 5), np.float64, seed=30)
     x = ht.array(data, split=split)
-    full = data_for((3, 4, 5), np.float32, seed=31, low=0, high=2)
+    full = random_array((3, 4, 5), np.float32, seed=31, low=0, high=2)
     assert_array_equal(ht.average(x), np.average(data))
     assert_array_equal(
         ht.average(x, axis=1, weights=ht.array(full, split=split)),
@@ -365,7 +327,7 @@ def test_average(split):
     expected_avg, expected_total = np.average(data, axis=1, weights=along, returned=True)
     assert_array_equal(avg, expected_avg)
     assert_array_equal(total, expected_total)
-    pair = data_for((5, 3), np.float64, seed=32, low=1, high=3)
+    pair = random_array((5, 3), np.float64, seed=32, low=1, high=3)
     if split in (None, 1):
         assert_array_equal(
             ht.average(x, axis=(2, 0), weights=pair), np.average(data, axis=(2, 0), weights=pair)
@@ -375,7 +337,7 @@ def test_average(split):
             ht.average(x, axis=(0, 2), weights=ht.array(pair.T.copy(), split=1), keepdims=True),
             np.average(data, axis=(0, 2), weights=pair.T, keepdims=True),
         )
-    ints = data_for((3, 4, 5), np.int32, seed=33)
+    ints = random_array((3, 4, 5), np.int32, seed=33)
     if split in (0, 1):
         assert_array_equal(
             ht.average(ht.array(ints, split=split), axis=-1), np.average(ints, axis=-1)
@@ -387,7 +349,7 @@ def test_average(split):
 
 
 def test_average_errors():
-    x = ht.array(data_for((5, 6), np.float64), split=0)
+    x = ht.array(random_array((5, 6), np.float64), split=0)
     assert_raises_then_collective_works(TypeError, ht.average, x, weights=np.ones(6))
     assert_raises_then_collective_works(ValueError, ht.average, x, axis=1, weights=np.ones(5))
     assert_raises_then_collective_works(ValueError, ht.average, x, axis=0, weights=np.ones((5, 2)))
@@ -406,7 +368,7 @@ def test_average_errors():
 def test_skew_kurtosis(shape, split):
     for i, axis in enumerate(axes_for(len(shape), split)):
         dtype = rotate((np.float64, np.int64, np.float32), i + (split or 0))
-        data = data_for(shape, dtype, seed=50 + i)
+        data = random_array(shape, dtype, seed=50 + i)
         x = ht.array(data, split=split)
         unbiased = i % 2 == 0
         rtol = 1e-4 if dtype == np.float32 else 1e-6
@@ -440,13 +402,13 @@ def test_skew_kurtosis_special():
 
 @pytest.mark.parametrize("split", [None, 0, 1])
 def test_cov(split):
-    data = data_for((4, 7), np.float64, seed=60)
+    data = random_array((4, 7), np.float64, seed=60)
     m = ht.array(data, split=split)
     assert_array_equal(ht.cov(m), np.cov(data))
     assert_array_equal(ht.cov(m, bias=True), np.cov(data, bias=True))
     assert_array_equal(ht.cov(m, ddof=3), np.cov(data, ddof=3))
     assert_array_equal(ht.cov(m, rowvar=False), np.cov(data, rowvar=False))
-    other = data_for((2, 7), np.float32, seed=61)
+    other = random_array((2, 7), np.float32, seed=61)
     assert_array_equal(ht.cov(m, ht.array(other, split=0)), np.cov(data, other))
     assert_array_equal(ht.cov(m, other, rowvar=True, bias=True), np.cov(data, other, bias=True))
     freq = np.array([1, 2, 0, 3, 1, 1, 2])
@@ -459,16 +421,16 @@ def test_cov(split):
         ht.cov(m, fweights=freq, aweights=importance, ddof=2),
         np.cov(data, fweights=freq, aweights=importance, ddof=2),
     )
-    vector = data_for((7,), np.int32, seed=62)
+    vector = random_array((7,), np.int32, seed=62)
     assert_array_equal(
         ht.cov(ht.array(vector, split=0 if split is not None else None)), np.cov(vector)
     )
-    few = data_for((2, 3), np.float32, seed=63)
+    few = random_array((2, 3), np.float32, seed=63)
     assert_array_equal(ht.cov(ht.array(few, split=split), rowvar=False), np.cov(few, rowvar=False))
 
 
 def test_cov_errors():
-    m = ht.array(data_for((4, 7), np.float64), split=1)
+    m = ht.array(random_array((4, 7), np.float64), split=1)
     assert_raises_then_collective_works(ValueError, ht.cov, ht.zeros((2, 2, 2), split=0))
     assert_raises_then_collective_works(ValueError, ht.cov, m, ht.zeros((2, 6), split=1))
     assert_raises_then_collective_works(ValueError, ht.cov, m, ddof=1.5)
@@ -483,7 +445,7 @@ def test_cov_errors():
 # errors common to the reductions
 # ---------------------------------------------------------------------------------------------
 def test_reduction_errors():
-    x = ht.array(data_for((5, 6), np.float32), split=1)
+    x = ht.array(random_array((5, 6), np.float32), split=1)
     for function in (ht.max, ht.min, ht.nanmax, ht.ptp, ht.mean, ht.nanvar, ht.median):
         assert_raises_then_collective_works(ValueError, function, x, axis=2)
         assert_raises_then_collective_works(ValueError, function, x, axis=-3)
@@ -502,7 +464,7 @@ def test_reduction_errors():
 
 
 def test_extrema_out():
-    data = data_for((5, 6), np.int32, seed=80)
+    data = random_array((5, 6), np.int32, seed=80)
     x = ht.array(data, split=0)
     for split in (None, 0):
         out = ht.zeros((6,), dtype=ht.int32, split=split)
@@ -520,7 +482,7 @@ def test_extrema_out():
 
 def test_unbalanced_layout():
     """All rows on one process (the others empty): offsets come from the real layout."""
-    data = data_for((5, 6), np.float64, seed=81, low=0, high=4).round()
+    data = random_array((5, 6), np.float64, seed=81, low=0, high=4).round()
     for split in (0, 1):
         x = ht.collect(ht.array(data, split=split), ht.MPI_WORLD.size - 1)
         assert_array_equal(ht.argmax(x, axis=split), np.argmax(data, axis=split))
