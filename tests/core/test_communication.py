@@ -1,5 +1,5 @@
 """
-Tests of heat/core/communication.py.
+Tests of the package heat/core/communication/.
 
 Run under 1-4 MPI processes, e.g.
 ``mpiexec -n 3 python -m pytest -q -p no:cacheprovider --timeout=60 --timeout-method=thread
@@ -10,9 +10,7 @@ collective.
 
 import datetime
 import functools
-import importlib.util
 import os
-import pathlib
 import re
 import subprocess
 import sys
@@ -22,29 +20,8 @@ import pytest
 import torch
 from mpi4py import MPI
 
+from heat.core import communication as hc
 
-def _load_communication():
-    """The module under test; loaded from its file when the heat package cannot be imported."""
-    module = sys.modules.get("heat.core.communication")
-    if module is not None:
-        return module
-    try:
-        from heat.core import communication
-
-        return communication
-    except Exception:
-        module = sys.modules.get("heat.core.communication")
-        if module is not None and hasattr(module, "MPI_SELF"):
-            return module
-    path = pathlib.Path(__file__).resolve().parents[2] / "heat" / "core" / "communication.py"
-    spec = importlib.util.spec_from_file_location("_heat_core_communication_under_test", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-hc = _load_communication()
 WORLD = hc.MPI_WORLD
 RANK, SIZE = WORLD.rank, WORLD.size
 
@@ -548,7 +525,7 @@ def test_vector_collectives(dtype):
 @pytest.mark.parametrize("dtype", SOME_DTYPES)
 def test_allgatherv_by_broadcasts(monkeypatch, dtype):
     # large blocks go by one broadcast per owner (MPICH's own Allgatherv is slow for them)
-    monkeypatch.setattr(hc, "_BCAST_ALLGATHERV_BYTES", 1)
+    monkeypatch.setattr(hc.vector_collectives, "_BCAST_ALLGATHERV_BYTES", 1)
     counts, displs, total = v_layout(SIZE, 1)
     everyone = [make(dtype, counts[r], r) for r in range(SIZE)]
     expected = torch.zeros(total, dtype=dtype)
@@ -671,9 +648,9 @@ def test_alltoallw_self_part_and_staging(monkeypatch, dtype):
     # with a tiny _MAX_COUNT long strided dimensions go through contiguous stages; without MPI-4
     # large counts the views are structs at absolute addresses
     for limit, large in ((None, True), (None, False), (2, True)):
-        monkeypatch.setattr(hc, "_LARGE_COUNT", large)
+        monkeypatch.setattr(hc.buffers, "_LARGE_COUNT", large)
         if limit is not None:
-            monkeypatch.setattr(hc, "_MAX_COUNT", limit)
+            monkeypatch.setattr(hc.buffers, "_MAX_COUNT", limit)
         source = make(dtype, 8 * 6, RANK).reshape(8, 6)
         for same_shapes in (True, False):
             sends = [source[:, q % 3 :: 3] for q in range(SIZE)]
@@ -687,7 +664,7 @@ def test_alltoallw_self_part_and_staging(monkeypatch, dtype):
             expected = [make(dtype, 48, q).reshape(8, 6)[:, RANK % 3 :: 3] for q in range(SIZE)]
             ok = all(same(o.reshape(-1), e.reshape(-1)) for o, e in zip(outs, expected))
             agree(ok, (limit, large, same_shapes, outs))
-    monkeypatch.setattr(hc, "_LARGE_COUNT", False)
+    monkeypatch.setattr(hc.buffers, "_LARGE_COUNT", False)
     test_alltoallw_strided_views_and_lists(dtype)
 
 
@@ -807,7 +784,7 @@ def test_zero_size_buffers():
 
 @pytest.mark.parametrize("limit", [2, 5])
 def test_large_count_paths(monkeypatch, limit):
-    monkeypatch.setattr(hc, "_MAX_COUNT", limit)
+    monkeypatch.setattr(hc.buffers, "_MAX_COUNT", limit)
     ok, msg = True, ""
     for dtype in (torch.bfloat16, torch.int64, torch.complex128, torch.bool):
         n = 23
@@ -901,9 +878,9 @@ def test_large_count_paths(monkeypatch, limit):
 
 @pytest.mark.parametrize("n,limit", [(23, 2), (23, 5), (25, 5), (7, 7), (1000, 3)])
 def test_contiguous_type_covers_exactly(monkeypatch, n, limit):
-    monkeypatch.setattr(hc, "_MAX_COUNT", limit)
+    monkeypatch.setattr(hc.buffers, "_MAX_COUNT", limit)
     for base in (MPI.UINT16_T, MPI.C_DOUBLE_COMPLEX):
-        dt = hc._contiguous_type(base, n).Commit()
+        dt = hc.buffers._contiguous_type(base, n).Commit()
         size, (lb, extent) = dt.Get_size(), dt.Get_extent()
         dt.Free()
         assert (size, lb, extent) == (n * base.Get_size(), 0, n * base.Get_size())
@@ -912,8 +889,8 @@ def test_contiguous_type_covers_exactly(monkeypatch, n, limit):
 def test_large_count_experiment_facts():
     # mpi4py calls the MPI-4 "_c" functions when the library provides them; without them the
     # per-call limit is the C int range.
-    expected = hc._NO_LIMIT if MPI.Get_version() >= (4, 0) else 2**31 - 1
-    agree(hc._MAX_COUNT == expected, hc._MAX_COUNT)
+    expected = hc.buffers._NO_LIMIT if MPI.Get_version() >= (4, 0) else 2**31 - 1
+    agree(hc.buffers._MAX_COUNT == expected, hc.buffers._MAX_COUNT)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -1155,7 +1132,7 @@ def test_torch_process_groups_split_and_node():
 def test_setup_effects():
     ok = os.environ.get("THP_MEM_ALLOC_ENABLE") is not None
     # the hook may since have been wrapped by others (pytest plugins, torch.distributed)
-    hooked = hc._ABORT_HOOK_INSTALLED
+    hooked = hc.process._ABORT_HOOK_INSTALLED
     wanted = SIZE > 1 and os.environ.get("HEAT_ABORT_ON_EXCEPTION", "1") != "0"
     ok = ok and bool(hooked) == wanted
     node = MPI.COMM_WORLD.Split_type(MPI.COMM_TYPE_SHARED)
@@ -1164,20 +1141,20 @@ def test_setup_effects():
     if not os.environ.get("OMP_NUM_THREADS") and not os.environ.get("MKL_NUM_THREADS"):
         ok = ok and torch.get_num_threads() <= max(1, (os.cpu_count() or 1) // local)
     before = sys.excepthook
-    hc._setup_process()  # idempotent: no second hook
+    hc.process._setup_process()  # idempotent: no second hook
     ok = ok and sys.excepthook is before
     agree(ok, (torch.get_num_threads(), hooked))
 
 
 def test_cuda_aware_detection(monkeypatch):
     monkeypatch.setenv("HEAT_CUDA_AWARE_MPI", "1")
-    on = hc._detect_cuda_aware()
+    on = hc.buffers._detect_cuda_aware()
     monkeypatch.setenv("HEAT_CUDA_AWARE_MPI", "0")
-    off = hc._detect_cuda_aware()
+    off = hc.buffers._detect_cuda_aware()
     monkeypatch.delenv("HEAT_CUDA_AWARE_MPI")
-    auto = hc._detect_cuda_aware()
+    auto = hc.buffers._detect_cuda_aware()
     cpu_tensor = torch.zeros(1)
-    agree(on is True and off is False and isinstance(auto, bool) and not hc._needs_host(cpu_tensor))
+    agree(on is True and off is False and isinstance(auto, bool) and not hc.buffers._needs_host(cpu_tensor))
 
 
 def _subprocess_env(**extra):
@@ -1190,11 +1167,8 @@ def _subprocess_env(**extra):
 
 
 ABORT_SCRIPT = """
-import importlib.util, sys, time
-spec = importlib.util.spec_from_file_location("comm_under_test", {path!r})
-module = importlib.util.module_from_spec(spec)
-sys.modules[spec.name] = module
-spec.loader.exec_module(module)
+import sys, time
+from heat.core import communication as module
 comm = module.MPI_WORLD
 flags = comm.allgather(getattr(sys.excepthook, "_heat_abort_hook", False))
 if comm.rank == 0:
@@ -1210,7 +1184,7 @@ comm.Barrier()  # never matched: only the abort ends this process
 
 @pytest.mark.skipif(SIZE > 1, reason="starts its own 2-process job; runs in the 1-process suite")
 def test_uncaught_exception_aborts_job():
-    script = ABORT_SCRIPT.format(path=hc.__file__)
+    script = ABORT_SCRIPT
     try:
         done = subprocess.run(
             ["mpiexec", "-n", "2", sys.executable, "-c", script],
@@ -1233,10 +1207,10 @@ def test_uncaught_exception_aborts_job():
 
 def test_abort_hook_switch(monkeypatch):
     monkeypatch.delenv("HEAT_ABORT_ON_EXCEPTION", raising=False)
-    default = (hc._wants_abort_hook(1), hc._wants_abort_hook(2))
+    default = (hc.process._wants_abort_hook(1), hc.process._wants_abort_hook(2))
     monkeypatch.setenv("HEAT_ABORT_ON_EXCEPTION", "0")
-    disabled = hc._wants_abort_hook(4)
+    disabled = hc.process._wants_abort_hook(4)
     monkeypatch.setenv("HEAT_ABORT_ON_EXCEPTION", "1")
-    enabled = hc._wants_abort_hook(4)
-    hook = hc._abort_on_exception_hook(sys.__excepthook__)
+    enabled = hc.process._wants_abort_hook(4)
+    hook = hc.process._abort_on_exception_hook(sys.__excepthook__)
     agree(default == (False, True) and not disabled and enabled and hook._heat_abort_hook)

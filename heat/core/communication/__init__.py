@@ -1,0 +1,81 @@
+"""
+The one door to MPI and to ``torch.distributed``.
+
+Everything in heat that communicates asks an :class:`MPICommunication` object (usually ``x.comm``)
+for it. This package provides
+
+* buffer collectives on ``torch.Tensor`` objects of every heat dtype (``Allreduce``, ``Bcast``,
+  ``Allgatherv``, ...), contiguous or not, on CPU or GPU (staged through host memory unless the MPI
+  library is CUDA-aware), with counts beyond ``2**31`` elements;
+* tensor-level conveniences that algorithm code should normally use (``allreduce_tensor``,
+  ``allgather_tensors``, ``alltoallv_tensors``, ...): they exchange shapes themselves, accept empty
+  and uneven blocks, and raise the same exception on every rank for a bad call;
+* the node topology (node-local and cross-node communicators) and ``torch.distributed`` process
+  groups created from MPI;
+* the default communicator (``get_comm``, ``use_comm``, ``sanitize_comm``);
+* per-process setup at import: abort the whole job on an uncaught exception, a fair share of
+  compute threads per process, and transparent huge pages for torch's CPU allocator.
+
+Import from here (``heat.core.communication.X``, or ``ht.X`` for the public names), not from the
+modules; their names are private. The modules, each importing only those above it in this list:
+
+==================== ==============================================================================
+datatypes            the wire type of each torch dtype; MPI reductions for them (half types through
+                     user-defined operations, bool logically)
+buffers              limits of one MPI call, CUDA awareness, argument checks, staging through
+                     contiguous or host memory, derived datatypes for long and strided tensors
+requests             ``Request``: a pending non-blocking operation that keeps its buffers alive
+reductions           ``Allreduce``, ``Reduce``, ``Scan``, ``Exscan`` (and ``I...`` forms)
+collectives          ``Bcast``, point-to-point, ``Allgather``, ``Gather``, ``Scatter``, ``Alltoall``
+vector_collectives   ``Allgatherv``, ``Gatherv``, ``Scatterv``, ``Alltoallv``, ``Alltoallw``
+tensors              tensor-level conveniences (``allreduce_tensor``, ``allgather_tensors``, ...)
+topology             ``NodeTopology`` and ``MPICommunication.node_topology``
+communicator         ``MPICommunication``, composed of the parts above (each module holds one
+                     mixin class of its methods); ``MPI_WORLD``, ``MPI_SELF``, the default
+                     communicator
+torch_groups         ``torch.distributed`` rendezvous and process groups from MPI communicators
+process              the per-process setup, run once when this package is imported
+==================== ==============================================================================
+
+Notes
+-----
+MPI has no ``float16``/``bfloat16`` datatypes: such tensors travel as 16-bit integers and are
+reduced by user-defined MPI operations that compute with torch. ``bool`` tensors travel as bytes;
+reductions of booleans are logical (``SUM``/``MAX`` mean "any", ``PROD``/``MIN`` mean "all").
+"""
+
+from mpi4py import MPI
+
+from .buffers import CUDA_AWARE_MPI
+from .communicator import (
+    MPI_SELF,
+    MPI_WORLD,
+    Communication,
+    MPICommunication,
+    get_comm,
+    sanitize_comm,
+    use_comm,
+)
+from .process import _setup_process
+from .requests import Request
+from .topology import NodeTopology
+from .torch_groups import NodeProcessGroups, node_process_groups, torch_process_group
+
+__all__ = [
+    "MPI",
+    "Communication",
+    "MPICommunication",
+    "MPI_WORLD",
+    "MPI_SELF",
+    "NodeTopology",
+    "NodeProcessGroups",
+    "Request",
+    "CUDA_AWARE_MPI",
+    "get_comm",
+    "use_comm",
+    "sanitize_comm",
+    "torch_process_group",
+    "node_process_groups",
+]
+
+_setup_process()

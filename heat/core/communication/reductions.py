@@ -1,0 +1,184 @@
+"""
+Reductions of tensors: ``Allreduce``, ``Reduce``, ``Scan``, ``Exscan`` and their non-blocking forms.
+
+Half types and bool reduce through the operations of :mod:`.datatypes`; messages longer than
+``buffers._MAX_COUNT`` elements are reduced piece by piece.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+from mpi4py import MPI
+
+from .buffers import (
+    _check_tensor,
+    _chunks,
+    _is_in_place,
+    _memory,
+    _RecvStage,
+    _send_tensor,
+)
+from .datatypes import _reduction
+from .requests import Request
+
+
+class _Reductions:
+    """Element-wise reductions of :class:`MPICommunication` (one of its parts)."""
+
+    # set by MPICommunication.__init__
+    handle: MPI.Intracomm
+    rank: int
+    size: int
+
+    def _reduce_like(
+        self, kind: str, sendbuf, recvbuf, op, root: int = 0
+    ) -> Optional[torch.Tensor]:
+        """Allreduce, Reduce, Scan and Exscan: element-wise, split into <= _MAX_COUNT pieces."""
+        is_root = kind != "Reduce" or self.rank == root
+        if is_root and sendbuf is recvbuf and sendbuf is not None:
+            sendbuf = MPI.IN_PLACE
+        in_place = _is_in_place(sendbuf)
+        if in_place and not is_root:
+            raise ValueError("sendbuf may be MPI.IN_PLACE only on the root of Reduce")
+        if is_root:
+            _check_tensor(recvbuf, "recvbuf")
+        if not in_place:
+            _check_tensor(sendbuf, "sendbuf")
+            if is_root and (sendbuf.dtype != recvbuf.dtype or sendbuf.numel() != recvbuf.numel()):
+                raise ValueError(
+                    f"recvbuf ({recvbuf.dtype}, {recvbuf.numel()} elements) does not match "
+                    f"sendbuf ({sendbuf.dtype}, {sendbuf.numel()} elements)"
+                )
+        reference = recvbuf if in_place else sendbuf
+        wire, mpi_op, host = _reduction(reference.dtype, op)
+        send = None if in_place else _send_tensor(sendbuf, host)
+        stage = _RecvStage(recvbuf, preserve=in_place, force_host=host) if is_root else None
+        call = getattr(self.handle, kind)
+        for offset, n in _chunks(reference.numel()):
+            sb = MPI.IN_PLACE if in_place else [_memory(send, offset, n), n, wire]
+            rb = [_memory(stage.work, offset, n), n, wire] if stage is not None else None
+            if kind == "Reduce":
+                call(sb, rb, mpi_op, root)
+            else:
+                call(sb, rb, mpi_op)
+        if stage is None:
+            return None
+        stage.finish()
+        return recvbuf
+
+    def Allreduce(self, sendbuf, recvbuf: torch.Tensor, op: MPI.Op = MPI.SUM) -> torch.Tensor:
+        """
+        Combine ``sendbuf`` of all processes element-wise with ``op``; all processes get the result.
+
+        Parameters
+        ----------
+        sendbuf : torch.Tensor or MPI.IN_PLACE
+            Local contribution (MPI.IN_PLACE: take it from ``recvbuf``).
+        recvbuf : torch.Tensor
+            Receives the result; same dtype and number of elements as ``sendbuf``.
+        op : MPI.Op
+            ``MPI.SUM`` (default), ``PROD``, ``MIN``, ``MAX``, logical and bitwise ops where the
+            dtype allows them, or a user-defined op.
+
+        Returns
+        -------
+        torch.Tensor
+            ``recvbuf``.
+
+        Raises
+        ------
+        TypeError
+            If a buffer is not a tensor or ``op`` is not an ``MPI.Op``.
+        ValueError
+            If the buffers do not match or ``op`` is not defined for the dtype.
+
+        Examples
+        --------
+        >>> x = torch.full((2,), MPI_WORLD.rank + 1.0, dtype=torch.bfloat16)
+        >>> MPI_WORLD.Allreduce(MPI.IN_PLACE, x, MPI.SUM)  # with 2 processes
+        tensor([3., 3.], dtype=torch.bfloat16)
+        """
+        return self._reduce_like("Allreduce", sendbuf, recvbuf, op)
+
+    def Reduce(self, sendbuf, recvbuf: Optional[torch.Tensor], op: MPI.Op = MPI.SUM, root: int = 0):
+        """
+        Combine ``sendbuf`` of all processes element-wise with ``op`` into ``recvbuf`` on ``root``.
+
+        Parameters
+        ----------
+        sendbuf : torch.Tensor or MPI.IN_PLACE
+            Local contribution (MPI.IN_PLACE only on ``root``).
+        recvbuf : torch.Tensor or None
+            Receives the result on ``root``; ignored elsewhere.
+        op : MPI.Op
+        root : int
+
+        Returns
+        -------
+        torch.Tensor or None
+            ``recvbuf`` on ``root``, None elsewhere.
+
+        Examples
+        --------
+        >>> out = torch.empty(1, dtype=torch.int64)
+        >>> MPI_WORLD.Reduce(torch.tensor([MPI_WORLD.rank]), out, MPI.MAX, root=0)  # on rank 0 of 3
+        tensor([2])
+        """
+        root = self._check_root(root)
+        return self._reduce_like("Reduce", sendbuf, recvbuf, op, root)
+
+    def Scan(self, sendbuf, recvbuf: torch.Tensor, op: MPI.Op = MPI.SUM) -> torch.Tensor:
+        """
+        Inclusive prefix reduction: rank r gets ``op`` over the ``sendbuf`` of ranks 0..r.
+
+        Examples
+        --------
+        >>> out = torch.empty(1)
+        >>> MPI_WORLD.Scan(torch.ones(1), out)  # on rank 2
+        tensor([3.])
+        """
+        return self._reduce_like("Scan", sendbuf, recvbuf, op)
+
+    def Exscan(self, sendbuf, recvbuf: torch.Tensor, op: MPI.Op = MPI.SUM) -> torch.Tensor:
+        """
+        Exclusive prefix reduction: rank r gets ``op`` over ranks 0..r-1; rank 0's result is
+        undefined (use ``exscan_tensor`` to get the neutral element there).
+
+        Examples
+        --------
+        >>> out = torch.zeros(1)
+        >>> MPI_WORLD.Exscan(torch.ones(1), out)  # on rank 2
+        tensor([2.])
+        """
+        return self._reduce_like("Exscan", sendbuf, recvbuf, op)
+
+    def Iallreduce(self, sendbuf, recvbuf: torch.Tensor, op: MPI.Op = MPI.SUM) -> Request:
+        """
+        Non-blocking ``Allreduce``; the returned request's ``Wait()`` gives ``recvbuf``.
+
+        Examples
+        --------
+        >>> req = MPI_WORLD.Iallreduce(torch.ones(2), torch.empty(2), MPI.SUM)
+        >>> req.Wait()  # with 2 processes
+        tensor([2., 2.])
+        """
+        if sendbuf is recvbuf and sendbuf is not None:
+            sendbuf = MPI.IN_PLACE
+        in_place = _is_in_place(sendbuf)
+        _check_tensor(recvbuf, "recvbuf")
+        if not in_place:
+            _check_tensor(sendbuf, "sendbuf")
+            if sendbuf.dtype != recvbuf.dtype or sendbuf.numel() != recvbuf.numel():
+                raise ValueError("recvbuf does not match sendbuf in dtype or number of elements")
+        wire, mpi_op, host = _reduction(recvbuf.dtype, op)
+        send = None if in_place else _send_tensor(sendbuf, host)
+        stage = _RecvStage(recvbuf, preserve=in_place, force_host=host)
+        requests = []
+        for offset, n in _chunks(recvbuf.numel()):
+            sb = MPI.IN_PLACE if in_place else [_memory(send, offset, n), n, wire]
+            requests.append(
+                self.handle.Iallreduce(sb, [_memory(stage.work, offset, n), n, wire], mpi_op)
+            )
+        return Request(requests, recvbuf, stage.finish, (send, stage))

@@ -1,0 +1,88 @@
+"""
+Requests: pending non-blocking operations.
+
+A :class:`Request` holds the MPI requests of one operation together with everything MPI reads or
+writes until it completes (send copies, receive stages, the user's tensors), so dropping the
+caller's references before ``Wait()`` is safe; on completion it copies staged data into the
+receive tensor.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, List, Optional, Sequence, Tuple
+
+from mpi4py import MPI
+
+
+class Request:
+    """
+    A pending non-blocking operation.
+
+    ``Wait()`` completes it, copies staged data into the user's receive tensor and returns that
+    tensor (``None`` for sends); ``Test()`` completes it if possible and says whether it is done.
+    MPI makes progress on a pending operation mostly while one of its calls runs: code that
+    overlaps a long computation with communication should call ``Test()`` now and then.
+
+    Examples
+    --------
+    >>> req = MPI_WORLD.Iallreduce(torch.ones(3), torch.empty(3))
+    >>> req.Wait()  # with 2 processes
+    tensor([2., 2., 2.])
+    """
+
+    def __init__(
+        self,
+        requests: Sequence[MPI.Request],
+        result: Any = None,
+        finish: Optional[Callable[[], None]] = None,
+        keepalive: Tuple[Any, ...] = (),
+    ):
+        self._requests = list(requests)
+        self._result = result
+        self._finish = finish
+        self._keepalive = keepalive  # tensors MPI reads or writes until completion
+        self._done = False
+
+    def _complete(self) -> None:
+        self._done = True
+        if self._finish is not None:
+            self._finish()
+        self._finish = None
+        self._keepalive = ()
+
+    @property
+    def done(self) -> bool:
+        """Whether the operation has completed (after a successful ``Test()`` or ``Wait()``)."""
+        return self._done
+
+    def Wait(self, status: Optional[MPI.Status] = None) -> Any:
+        """
+        Block until the operation completes; return the received tensor (None for sends).
+
+        Parameters
+        ----------
+        status : MPI.Status, optional
+            Filled in for a single point-to-point receive.
+        """
+        if not self._done:
+            if len(self._requests) == 1:
+                self._requests[0].Wait(status)
+            else:
+                MPI.Request.Waitall(self._requests)
+            self._complete()
+        return self._result
+
+    def Test(self) -> bool:
+        """Complete the operation if it can be completed now; return whether it is complete."""
+        if not self._done and MPI.Request.Testall(self._requests):
+            self._complete()
+        return self._done
+
+    @staticmethod
+    def Waitall(requests: Sequence["Request"]) -> List[Any]:
+        """Wait for every request; return their results in order."""
+        return [request.Wait() for request in requests]
+
+    def __repr__(self) -> str:
+        return f"<heat Request {'done' if self._done else 'pending'}>"
+
