@@ -45,33 +45,81 @@ _NUMPY_WIDENING = {np.dtype(np.uint16): np.int32, np.dtype(np.uint32): np.int64,
                    np.dtype(np.uint64): np.int64}
 
 
-def _to_tensor(obj, dtype) -> torch.Tensor:
-    """A torch tensor holding ``obj`` (Python data, NumPy array, tensor)."""
+def _to_tensor(obj, dtype) -> Tuple[torch.Tensor, Optional[str]]:
+    """
+    A torch tensor holding ``obj`` (Python data, NumPy array, tensor), and why it does not share
+    ``obj``'s memory (None when it does): ``copy=False`` raises with that reason.
+    """
     if isinstance(obj, torch.Tensor):
-        return obj.detach()
-    if isinstance(obj, (np.ndarray, np.generic)):
-        array = np.asarray(obj)
-        if array.dtype in _NUMPY_WIDENING:
-            array = array.astype(_NUMPY_WIDENING[array.dtype])
-        if array.dtype.kind not in "biufc":
-            raise TypeError(f"obj has NumPy dtype {array.dtype}, which heat cannot hold")
-        if array.dtype.byteorder not in "=|":
-            array = array.astype(array.dtype.newbyteorder("="))
-        if not array.flags.writeable:
-            array = array.copy()
-        return torch.from_numpy(np.ascontiguousarray(array)) if array.ndim else torch.tensor(array.item(), dtype=_torch_of_numpy(array.dtype))
+        return obj.detach(), None
+    if isinstance(obj, np.ndarray):
+        return _numpy_to_tensor(obj)
+    if isinstance(obj, np.generic):
+        return _numpy_to_tensor(np.asarray(obj))[0], "obj is a NumPy scalar, not an array"
     if isinstance(obj, (list, tuple)) and _contains_dndarray(obj):
         obj = _resolve_nested(obj)
     if dtype is None:
         dtype = types.heat_type_of(obj)
     try:
-        return torch.tensor(obj, dtype=dtype.torch_type())
+        tensor = torch.tensor(obj, dtype=dtype.torch_type())
     except (TypeError, ValueError, RuntimeError) as error:
+        ragged_depth = _ragged_depth(obj)
+        if ragged_depth is not None:
+            # NumPy's error class for an inhomogeneous nesting
+            raise ValueError(
+                f"obj is a ragged nested sequence: its shape is inhomogeneous after "
+                f"{ragged_depth} dimensions"
+            ) from None
         raise TypeError(f"obj could not be converted to an array: {error}") from None
+    return tensor, f"obj is a {type(obj).__name__}, whose values must be copied into an array"
 
 
-def _torch_of_numpy(np_dtype) -> torch.dtype:
-    return types.canonical_heat_type(np_dtype).torch_type()
+def _numpy_to_tensor(array: np.ndarray) -> Tuple[torch.Tensor, Optional[str]]:
+    """A tensor on the memory of ``array`` where torch can describe it (see :func:`_to_tensor`)."""
+    reason = None
+    if array.dtype in _NUMPY_WIDENING:
+        reason = f"heat has no {array.dtype.name} type, its values are widened"
+        array = array.astype(_NUMPY_WIDENING[array.dtype])
+    if array.dtype.kind not in "biufc":
+        raise TypeError(f"obj has NumPy dtype {array.dtype}, which heat cannot hold")
+    if array.dtype.byteorder not in "=|":
+        array = array.astype(array.dtype.newbyteorder("="))
+        reason = reason or "obj is not in native byte order"
+    if not array.flags.writeable:
+        # a DNDarray has no read-only flag that could protect obj from writes
+        array = array.copy()
+        reason = reason or "obj is read-only"
+    try:
+        return torch.from_numpy(array), reason
+    except ValueError:
+        # negative strides, which torch tensors cannot describe
+        return torch.from_numpy(array.copy()), reason or "obj has negative strides"
+
+
+def _ragged_depth(obj, depth: int = 0) -> Optional[int]:
+    """After how many dimensions a nested sequence's elements differ in shape (None: never)."""
+    if not isinstance(obj, (list, tuple)):
+        return None
+    shapes = {_nested_shape(element) for element in obj}
+    if len(shapes) > 1 or None in shapes:
+        for element in obj:
+            inner = _ragged_depth(element, depth + 1)
+            if inner is not None:
+                return inner
+        return depth + 1
+    return None
+
+
+def _nested_shape(obj) -> Optional[Tuple[int, ...]]:
+    """The shape of a (nested) sequence or array, None where its elements disagree."""
+    if isinstance(obj, (np.ndarray, torch.Tensor)):
+        return tuple(obj.shape)
+    if not isinstance(obj, (list, tuple)):
+        return ()
+    shapes = {_nested_shape(element) for element in obj}
+    if len(shapes) > 1 or None in shapes:
+        return None
+    return (len(obj),) + (shapes.pop() if shapes else ())
 
 
 def _contains_dndarray(obj) -> bool:
@@ -106,8 +154,12 @@ def array(
         The data type; inferred from ``obj`` if None (Python floats give float32, Python ints
         int64, NumPy arrays and tensors keep theirs).
     copy : bool or None
-        True (default): always copy. None: copy only if needed. False: never copy (raises
-        ValueError if a copy is needed).
+        True (default): always copy. None: copy only if needed. False: never copy, as NumPy 2;
+        raises ValueError if a copy is needed: for Python sequences and scalars, a cast to
+        another ``dtype``, a move to another device, NumPy data heat cannot view (read-only,
+        negative strides, non-native byte order, a type heat widens), or a DNDarray whose
+        split axis changes (``split=`` of an array split along another axis; slicing a
+        non-split one needs no copy).
     ndmin : int
         Minimum number of dimensions; ones are prepended.
     order : str
@@ -128,7 +180,8 @@ def array(
     Raises
     ------
     ValueError
-        If both ``split`` and ``is_split`` are given, or local blocks do not fit together.
+        If both ``split`` and ``is_split`` are given, local blocks do not fit together, a
+        nested sequence is ragged, or ``copy=False`` and a copy is needed.
     TypeError
         If ``obj`` cannot be converted or ``dtype`` is not understood.
 
@@ -154,66 +207,103 @@ def array(
     if isinstance(obj, DNDarray):
         return _array_from_dndarray(obj, dtype, copy, ndmin, split, is_split, device)
 
-    tensor = _to_tensor(obj, dtype)
-    shares_memory = isinstance(obj, (torch.Tensor, np.ndarray))
+    tensor, copy_reason = _to_tensor(obj, dtype)
     if dtype is not None and tensor.dtype != dtype.torch_type():
         tensor = tensor.to(dtype.torch_type())
-        shares_memory = False
+        copy_reason = copy_reason or f"obj's values must be cast to {dtype.__name__}"
     if tensor.device != torch.device(device.torch_device):
         tensor = tensor.to(device.torch_device)
-        shares_memory = False
-    if shares_memory and copy:
-        tensor = tensor.clone()
-    elif shares_memory and copy is False and isinstance(obj, np.ndarray) and not obj.flags.c_contiguous:
-        raise ValueError("copy=False, but obj is not C-contiguous and must be copied")
+        copy_reason = copy_reason or f"obj must be moved to {device}"
     if tensor.dtype not in _TORCH_TYPES:
         raise TypeError(f"obj has dtype {tensor.dtype}, which heat cannot hold")
     dtype = _TORCH_TYPES[tensor.dtype]
-    while tensor.ndim < ndmin:
-        tensor = tensor.unsqueeze(0)
+    if tensor.ndim < ndmin:
+        tensor = tensor.reshape((1,) * (ndmin - tensor.ndim) + tuple(tensor.shape))
 
     if is_split is not None:
-        return _array_from_blocks(tensor, dtype, is_split, device, comm)
+        return _array_from_blocks(tensor, dtype, is_split, device, comm, copy, copy_reason)
+    _check_no_copy_needed(copy, copy_reason)
     gshape = tuple(tensor.shape)
     split = sanitize_split(gshape, split)
     if split is not None and comm.size > 1:
         offset, lshape, _ = comm.chunk(gshape, split)
         tensor = tensor.narrow(split, offset, lshape[split])
-        if copy is not False:
+        if copy or copy_reason is not None:
+            # a copy anyway: keep only this process's block, not the whole of obj
             tensor = tensor.clone()
+    elif copy and copy_reason is None:
+        tensor = tensor.clone()
     return DNDarray(tensor, gshape, dtype, split, device, comm, True)
 
 
-def _array_from_dndarray(obj: DNDarray, dtype, copy, ndmin, split, is_split, device) -> DNDarray:
-    from .layout import resplit
+def _check_no_copy_needed(copy, copy_reason: Optional[str]) -> None:
+    """NumPy 2's ``copy=False``: never copy, raise ValueError where a copy is needed."""
+    if copy is False and copy_reason is not None:
+        raise ValueError(
+            f"copy=False, but the array cannot be made without a copy: {copy_reason} "
+            f"(copy=None copies only when needed)"
+        )
 
+
+def _array_from_dndarray(obj: DNDarray, dtype, copy, ndmin, split, is_split, device) -> DNDarray:
+    """:func:`array` of a DNDarray: shares ``obj``'s memory unless a copy is asked for or needed."""
     if is_split is not None:
         raise ValueError("is_split cannot be used when obj is a DNDarray (its layout is known)")
-    result = obj
-    if dtype is not None and dtype is not obj.dtype:
-        result = result.astype(dtype)
-    elif copy:
-        result = result.astype(obj.dtype, copy=True)
-    if device != result.device:
-        result = result.to_device(device)
-    if obj.ndim < ndmin:
-        from .manipulations import expand_dims
-
-        for _ in range(ndmin - obj.ndim):
-            result = expand_dims(result, 0)
+    prepend = max(0, ndmin - obj.ndim)
+    gshape = (1,) * prepend + obj.gshape
+    current_split = None if obj.split is None else obj.split + prepend
     if split is not None:
-        split = sanitize_split(result.gshape, split)
-        if split != result.split:
-            result = resplit(result, split)
+        split = sanitize_split(gshape, split)
+    copy_reason = None
+    if dtype is not None and dtype is not obj.dtype:
+        copy_reason = f"obj's values must be cast to {dtype.__name__}"
+    elif device != obj.device:
+        copy_reason = f"obj must be moved to {device}"
+    elif split is not None and split != current_split and current_split is not None:
+        # decided from the split axes alone, so a script behaves alike at every process count
+        copy_reason = f"changing the split axis from {current_split} to {split} moves data"
+    _check_no_copy_needed(copy, copy_reason)
+
+    dtype = obj.dtype if dtype is None else dtype
+    local = obj.larray
+    if dtype is not obj.dtype or device != obj.device:
+        local = local.to(device=device.torch_device, dtype=dtype.torch_type())
+    if prepend:
+        local = local.reshape((1,) * prepend + tuple(local.shape))
+    fresh = copy_reason is not None
+    result = DNDarray(local, gshape, dtype, current_split, device, obj.comm, obj._balanced)
+    if split is not None and split != current_split:
+        if current_split is None:
+            # every process holds all of obj: its block is a slice, no data moves
+            offset, lshape, _ = obj.comm.chunk(gshape, split)
+            local = local.narrow(split, offset, lshape[split])
+            if fresh and obj.comm.size > 1:
+                local = local.clone()  # keep only this process's block of the converted copy
+            result = DNDarray(local, gshape, dtype, split, device, obj.comm, True)
+        else:
+            from .layout import resplit
+
+            return resplit(result, split)
+    if copy and not fresh:
+        result = DNDarray(
+            result.larray.clone(), gshape, dtype, result.split, device, obj.comm, result._balanced
+        )
     return result
 
 
-def _array_from_blocks(tensor: torch.Tensor, dtype, is_split, device, comm) -> DNDarray:
+def _array_from_blocks(
+    tensor: torch.Tensor, dtype, is_split, device, comm, copy, copy_reason: Optional[str]
+) -> DNDarray:
     """Join each process's block along ``is_split``; validated identically on every rank."""
     is_split = sanitize_split(tuple(tensor.shape), is_split, name="is_split")
     if comm.size == 1:
+        _check_no_copy_needed(copy, copy_reason)
+        if copy and copy_reason is None:
+            tensor = tensor.clone()
         return DNDarray(tensor, tuple(tensor.shape), dtype, is_split, device, comm, True)
-    infos = comm.allgather((tuple(tensor.shape), dtype.__name__))
+    infos = comm.allgather((tuple(tensor.shape), dtype.__name__, copy_reason))
+    # every rank raises alike, also when only one rank's block needs a copy
+    _check_no_copy_needed(copy, next((info[2] for info in infos if info[2] is not None), None))
     shapes = [info[0] for info in infos]
     reference = shapes[0]
     for rank, shape in enumerate(shapes):
@@ -225,10 +315,14 @@ def _array_from_blocks(tensor: torch.Tensor, dtype, is_split, device, comm) -> D
                 f"{reference}, rank {rank} has shape {shape}"
             )
     common = dtype
-    for _, name in infos:
+    for _, name, _ in infos:
         common = types.promote_types(common, getattr(types, name))
+    if any(name != common.__name__ for _, name, _ in infos):
+        _check_no_copy_needed(copy, f"the blocks' types are promoted to {common.__name__}")
     if common is not dtype:
         tensor = tensor.to(common.torch_type())
+    elif copy and copy_reason is None:
+        tensor = tensor.clone()
     gshape = list(reference)
     gshape[is_split] = sum(shape[is_split] for shape in shapes)
     counts = tuple(shape[is_split] for shape in shapes)
@@ -248,10 +342,31 @@ def asarray(
     Convert ``obj`` to a DNDarray, copying only when needed (``obj`` itself if it already is
     one of the requested dtype and device).
 
+    Parameters
+    ----------
+    obj : array_like
+        See :func:`array`.
+    dtype : heat type, optional
+    copy : bool or None
+        None (default): copy only if needed; True: always; False: never (ValueError if a copy
+        is needed, e.g. for a Python list), see :func:`array`.
+    order : str
+        Only "C".
+    is_split : int, optional
+        See :func:`array`.
+    device : str or Device, optional
+
+    Raises
+    ------
+    ValueError
+        If ``copy=False`` and a copy is needed.
+
     Examples
     --------
     >>> a = ht.arange(3); ht.asarray(a) is a
     True
+    >>> ht.asarray(np.ones(3, np.float32), copy=False).dtype
+    <class 'heat.core.types.float32'>
     """
     if isinstance(obj, DNDarray) and (dtype is None or types.canonical_heat_type(dtype) is obj.dtype) \
             and (device is None or sanitize_device(device) == obj.device) and not copy:

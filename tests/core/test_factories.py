@@ -83,6 +83,161 @@ def test_array_bad_input():
     assert_raises_then_collective_works(ValueError, ht.array, [1, 2], device="tpu")
 
 
+
+def _raises_value_error(function, *args, **kwargs) -> bool:
+    try:
+        function(*args, **kwargs)
+    except ValueError:
+        return True
+    return False
+
+
+def _shares(x: ht.DNDarray, data) -> bool:
+    """Whether x's local block lies in the memory of ``data`` (a NumPy array or a DNDarray)."""
+    if isinstance(data, ht.DNDarray):
+        data = data.larray
+    base = data.numpy() if isinstance(data, torch.Tensor) else data
+    return x.larray.numel() == 0 or np.shares_memory(x.larray.numpy(), base)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.complex64, np.bool_])
+def test_array_copy_false_raises_as_numpy(dtype):
+    base = random_array((5, 6), dtype)
+    other = {np.complex64: np.complex128, np.int64: np.int32}.get(dtype, np.float64)
+    # (data, keyword arguments): NumPy 2 is the oracle for whether a copy is needed
+    cases = [
+        (base, {}),
+        (base, {"dtype": other}),
+        (base, {"dtype": dtype}),
+        (base.tolist(), {}),
+        (base[0, 0], {}),  # a NumPy scalar
+        (np.array(base[0, 0]), {}),  # a 0-d array
+        (base[:, ::2], {}),  # a strided view
+        (base.T, {}),  # Fortran order
+        (base, {"ndmin": 4}),
+    ]
+    for data, kwargs in cases:
+        heat_kwargs = dict(kwargs)
+        if "dtype" in heat_kwargs:
+            heat_kwargs["dtype"] = ht.types.canonical_heat_type(heat_kwargs["dtype"])
+        numpy_raises = _raises_value_error(np.array, data, copy=False, **kwargs)
+        if numpy_raises and "ndmin" not in kwargs:
+            assert_raises_then_collective_works(
+                ValueError, ht.asarray, data, copy=False, **heat_kwargs
+            )
+        for split in splits_for(max(np.ndim(data), kwargs.get("ndmin", 0))):
+            if numpy_raises:
+                assert_raises_then_collective_works(
+                    ValueError, ht.array, data, copy=False, split=split, **heat_kwargs
+                )
+                continue
+            expected = np.array(data, copy=True, **kwargs)
+            x = ht.array(data, copy=False, split=split, **heat_kwargs)
+            assert_array_equal(x, expected)
+            collective_assert(_shares(x, data), f"copy=False copied {kwargs} split={split}")
+            # copy=None shares too, copy=True never does
+            collective_assert(_shares(ht.array(data, copy=None, split=split, **heat_kwargs), data))
+            y = ht.array(data, copy=True, split=split, **heat_kwargs)
+            assert_array_equal(y, expected)
+            collective_assert(y.larray.numel() == 0 or not _shares(y, data))
+            if np.ndim(data):
+                # a write through the source shows in the array that shares its memory
+                data.flat[0] = data.flat[1]
+                expected.flat[0] = expected.flat[1]
+                assert_array_equal(x, expected)
+
+
+def test_array_copy_false_where_heat_cannot_view():
+    # NumPy views these; a torch tensor cannot (or a DNDarray could write to read-only data)
+    read_only = np.arange(6.0)
+    read_only.flags.writeable = False
+    for data in (np.arange(6.0)[::-1], np.arange(6, dtype=np.uint16), read_only,
+                 np.arange(6.0).astype(">f8")):
+        assert_raises_then_collective_works(ValueError, ht.array, data, copy=False)
+        x = ht.array(data, copy=None, split=0)  # copies where needed
+        assert_array_equal(x, np.asarray(data).astype(x.dtype.numpy_type()))
+
+
+@pytest.mark.parametrize("shape", [(7,), (5, 6), (1, 5), (0, 3)])
+@pytest.mark.parametrize("dtype", [ht.float32, ht.int32, ht.complex128])
+def test_array_of_dndarray_copy(shape, dtype):
+    data = random_array(shape, dtype.numpy_type())
+    for split in splits_for(len(shape)):
+        d = ht.array(data, split=split)
+        # nothing to change: copy=False and copy=None share the blocks, copy=True copies
+        for copy in (False, None):
+            for kwargs in ({}, {"dtype": dtype}, {"split": split}, {"ndmin": len(shape) + 1}):
+                x = ht.array(d, copy=copy, **kwargs)
+                collective_assert(_shares(x, d), f"copy={copy} {kwargs} copied")
+                assert_array_equal(x, np.array(data, ndmin=kwargs.get("ndmin", 0)))
+        collective_assert(ht.asarray(d, copy=False) is d)
+        y = ht.array(d)
+        collective_assert(y.larray.numel() == 0 or not _shares(y, d))
+        # a cast needs a copy (as NumPy)
+        assert_raises_then_collective_works(ValueError, ht.array, d, dtype=ht.int8, copy=False)
+        assert_raises_then_collective_works(ValueError, ht.asarray, d, dtype=ht.int8, copy=False)
+        for new_split in splits_for(len(shape)):
+            expected_split = None if new_split is None else new_split % len(shape)
+            if new_split is None or expected_split == d.split:
+                continue
+            if d.split is None:
+                # every process holds all of d: its block is a slice, no copy needed
+                x = ht.array(d, split=new_split, copy=False)
+                collective_assert(x.split == expected_split and _shares(x, d))
+                assert_array_equal(x, data)
+            else:
+                # decided by the split axes, so the same at every process count
+                assert_raises_then_collective_works(
+                    ValueError, ht.array, d, split=new_split, copy=False
+                )
+            for copy in (None, True):
+                x = ht.array(d, split=new_split, copy=copy)
+                assert x.split == expected_split
+                assert_array_equal(x, data)
+                shared = x.larray.numel() > 0 and _shares(x, d)
+                expected_shared = d.split is None and copy is None
+                collective_assert(shared == expected_shared or x.larray.numel() == 0)
+
+
+def test_asarray_copy_false():
+    assert_raises_then_collective_works(ValueError, ht.asarray, [1, 2, 3], copy=False)
+    assert_raises_then_collective_works(ValueError, ht.asarray, 3.0, copy=False)
+    data = np.ones(3, np.float32)
+    assert_raises_then_collective_works(ValueError, ht.array, data, dtype=ht.float64, copy=False)
+    x = ht.asarray(data, copy=False)
+    data[1] = 5
+    assert_array_equal(x, data)
+
+
+def test_array_is_split_copy_false():
+    rank = ht.MPI_WORLD.rank
+    block = np.full((2, 3), rank, dtype=np.float32)
+    x = ht.array(block, is_split=0, copy=False)
+    collective_assert(_shares(x, block))
+    assert_raises_then_collective_works(
+        ValueError, ht.array, block.tolist(), is_split=0, copy=False
+    )
+    if ht.MPI_WORLD.size > 1:
+        # only rank 0's block needs a copy (a list), yet every rank raises
+        mixed = block.tolist() if rank == 0 else block
+        assert_raises_then_collective_works(ValueError, ht.array, mixed, is_split=0, copy=False)
+        # the blocks' types differ: promotion needs a copy on some ranks, every rank raises
+        typed = block.astype(np.float64) if rank == 0 else block
+        assert_raises_then_collective_works(ValueError, ht.array, typed, is_split=0, copy=False)
+    y = ht.array(block, is_split=0)
+    collective_assert(not _shares(y, block))
+
+
+def test_array_ragged_raises_value_error():
+    for ragged in ([[1, 2], [3]], [[1, 2], 3], [[[1], [2]], [[3], [4, 5]]], [[1, 2], [[3, 4]]]):
+        with pytest.raises(ValueError):
+            np.array(ragged)
+        assert_raises_then_collective_works(ValueError, ht.array, ragged)
+    # not ragged, but not numbers either: a TypeError
+    assert_raises_then_collective_works(TypeError, ht.array, [[1, 2], ["a", "b"]])
+    assert_array_equal(ht.array([[1, 2], [3, 4]], split=0), np.array([[1, 2], [3, 4]]))
+
+
 @pytest.mark.parametrize("factory,np_factory", [(ht.zeros, np.zeros), (ht.ones, np.ones)])
 def test_zeros_ones(factory, np_factory):
     for shape in [(7,), (5, 6), (2, 3, 4), (0,), 3]:
