@@ -901,7 +901,7 @@ def can_cast(from_: Any, to: Any, casting: str = "safe") -> _PY_BOOL:
     Raises
     ------
     TypeError
-        If ``from_`` or ``to`` has no supported heat type.
+        If ``from_`` or ``to`` has no supported heat type, or ``casting`` is not a str.
     ValueError
         If ``casting`` is not one of the modes above.
 
@@ -916,6 +916,8 @@ def can_cast(from_: Any, to: Any, casting: str = "safe") -> _PY_BOOL:
     >>> ht.can_cast(2.5, ht.float32)
     True
     """
+    if not isinstance(casting, str):
+        raise TypeError(f"casting must be a str, but was {type(casting).__name__}")
     if casting not in _CASTING_MODES:
         raise ValueError(f"casting must be one of {_CASTING_MODES}, got {casting!r}")
     from_type = _as_heat_type(from_)
@@ -1146,7 +1148,9 @@ class finfo:
     Raises
     ------
     TypeError
-        If the type is not a floating point or complex type.
+        If ``dtype`` is not understood as a heat type.
+    ValueError
+        If the type is not a floating point or complex type (as NumPy).
 
     Examples
     --------
@@ -1170,7 +1174,7 @@ class finfo:
     def __init__(self, dtype: Any):
         heat_type = _as_heat_type(dtype)
         if not issubclass(heat_type, (floating, complexfloating)):
-            raise TypeError(
+            raise ValueError(
                 f"finfo expects a floating point or complex type as dtype, got {heat_type.__name__}"
             )
         real_type = real_type_of(heat_type)
@@ -1215,7 +1219,9 @@ class iinfo:
     Raises
     ------
     TypeError
-        If the type is not an integer type (bool included).
+        If ``dtype`` is not understood as a heat type.
+    ValueError
+        If the type is not an integer type, bool included (as NumPy).
 
     Examples
     --------
@@ -1233,7 +1239,7 @@ class iinfo:
     def __init__(self, dtype: Any):
         heat_type = _as_heat_type(dtype)
         if not issubclass(heat_type, integer):
-            raise TypeError(f"iinfo expects an integer type as dtype, got {heat_type.__name__}")
+            raise ValueError(f"iinfo expects an integer type as dtype, got {heat_type.__name__}")
         info = torch.iinfo(heat_type.torch_type())
         self.bits = info.bits
         self.max = info.max

@@ -553,6 +553,12 @@ def test_can_cast_bfloat16_and_scalars():
     assert c(1j, t.complex64) and not c(1j, t.float64)
     with pytest.raises(ValueError, match="casting"):
         c(t.int8, t.int16, casting="nonsense")
+    # a casting that is no str at all is a TypeError, as in NumPy
+    for not_a_str in (1, None, 2.5):
+        with pytest.raises(TypeError):
+            np.can_cast(np.int8, np.int16, casting=not_a_str)
+        with pytest.raises(TypeError, match="casting"):
+            c(t.int8, t.int16, casting=not_a_str)
     with pytest.raises(TypeError):
         c(t.int8, "uint16")
 
@@ -635,9 +641,15 @@ def test_finfo_bfloat16_and_errors():
     assert info.tiny == expected.tiny
     assert info.dtype is ht_types.bfloat16
     assert ht_types.finfo(torch.ones(1, dtype=torch.bfloat16)).bits == 16
-    for bad in (ht_types.int32, ht_types.bool, ht_types.floating, "uint16", 3):
+    # as NumPy: a concrete type of the wrong kind is a ValueError, no type at all a TypeError
+    for wrong_kind, numpy_type in ((ht_types.int32, np.int32), (ht_types.bool, np.bool_), (3, 3)):
+        with pytest.raises(ValueError):
+            np.finfo(numpy_type)
+        with pytest.raises(ValueError, match="finfo"):
+            ht_types.finfo(wrong_kind)
+    for not_a_type in (ht_types.floating, "uint16"):
         with pytest.raises(TypeError):
-            ht_types.finfo(bad)
+            ht_types.finfo(not_a_type)
 
 
 @pytest.mark.parametrize(
@@ -656,9 +668,16 @@ def test_iinfo_matches_numpy(heat_type):
 
 
 def test_iinfo_errors():
-    for bad in (ht_types.bool, ht_types.float32, ht_types.bfloat16, ht_types.complex64, "u2"):
+    # as NumPy: a concrete type of the wrong kind is a ValueError, no type at all a TypeError
+    for wrong_kind in (ht_types.bool, ht_types.float32, ht_types.bfloat16, ht_types.complex64):
+        if wrong_kind is not ht_types.bfloat16:
+            with pytest.raises(ValueError):
+                np.iinfo(NUMPY_OF[wrong_kind])
+        with pytest.raises(ValueError, match="iinfo"):
+            ht_types.iinfo(wrong_kind)
+    for not_a_type in ("u2", ht_types.integer):
         with pytest.raises(TypeError):
-            ht_types.iinfo(bad)
+            ht_types.iinfo(not_a_type)
 
 
 # ------------------------------------------------------------------------------------------------
