@@ -23,7 +23,7 @@ import torch
 from mpi4py import MPI
 
 from . import types
-from ._operations import binary_op, cum_op, local_op, reduce_op
+from ._operations import _PYTHON_SCALARS, binary_op, cum_op, local_op, reduce_op
 from .dndarray import DNDarray
 from .sanitation import sanitize_axis, sanitize_in
 
@@ -878,12 +878,33 @@ def right_shift(
 # other binary functions
 # ---------------------------------------------------------------------------------------------
 def _real_float_binary(operation, t1, t2, out, where, name: str) -> DNDarray:
-    """A binary function defined for real operands, computed in floating point."""
+    """
+    A binary function defined for real operands and computed in floating point (``hypot``,
+    ``copysign``, ``arctan2``, ``logaddexp``, ...), typed as NumPy's loops for it: the first of
+    float16, float32, float64 that both operands cast to safely. For two integer arrays that is
+    the promotion of each one's float type, not the float type of their promotion: uint8 with
+    int8 computes in float16, though the two integers promote to int16 (float32).
+    """
     rt = _operand_result_type(t1, t2, name)
     if _is_complex(rt):
         raise TypeError(f"{name} is not supported for complex operands")
-    return _binary(operation, t1, t2, out, where, name, promote_to_float=True,
-                   result_type=types.float_type_for(rt))
+    float_type = types.float_type_for(rt)
+    operand_type = None
+    scalar_operand = isinstance(t1, _PYTHON_SCALARS) or isinstance(t2, _PYTHON_SCALARS)
+    if _is_exact(rt) and not scalar_operand:
+        # (a weak Python scalar takes the other operand's type, so float_type is right then)
+        loop_type = types.promote_types(
+            types.float_type_for(_operand_type(t1)), types.float_type_for(_operand_type(t2))
+        )
+        if loop_type is not float_type:
+            operand_type = float_type = loop_type
+    return _binary(operation, t1, t2, out, where, name, operand_type=operand_type,
+                   promote_to_float=True, result_type=float_type)
+
+
+def _operand_type(operand):
+    """The heat type of one (non-Python-scalar) operand."""
+    return operand._dtype if isinstance(operand, DNDarray) else types.result_type(operand)
 
 
 def hypot(t1: _ScalarOrArray, t2: _ScalarOrArray, out: Optional[DNDarray] = None, where=None) -> DNDarray:

@@ -13,7 +13,7 @@ from typing import Optional
 import torch
 
 from . import types
-from .arithmetics import _binary, _operand_result_type, _unary
+from .arithmetics import _real_float_binary, _unary
 from .dndarray import DNDarray
 from .sanitation import sanitize_in
 
@@ -312,14 +312,6 @@ def sqrt(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     return _unary(torch.sqrt, x, out, where, "sqrt", no_cast=False)
 
 
-def _float_binary(operation, x1, x2, out, where, name: str) -> DNDarray:
-    rt = _operand_result_type(x1, x2, name)
-    if issubclass(rt, types.complexfloating):
-        raise TypeError(f"{name} is not supported for complex operands")
-    return _binary(operation, x1, x2, out, where, name, promote_to_float=True,
-                   result_type=types.float_type_for(rt))
-
-
 def logaddexp(x1, x2, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     """
     Elementwise ``log(exp(x1) + exp(x2))``, computed without overflow.
@@ -351,7 +343,7 @@ def logaddexp(x1, x2, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     >>> ht.logaddexp(ht.array([0.0, 1.0]), 0.0)
     DNDarray([0.6931472, 1.3132617], dtype=ht.float32, device=cpu:0, split=None)
     """
-    return _float_binary(torch.logaddexp, x1, x2, out, where, "logaddexp")
+    return _real_float_binary(torch.logaddexp, x1, x2, out, where, "logaddexp")
 
 
 def logaddexp2(x1, x2, out: Optional[DNDarray] = None, where=None) -> DNDarray:
@@ -385,7 +377,7 @@ def logaddexp2(x1, x2, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     >>> ht.logaddexp2(ht.array([1.0, 3.0]), 1.0)
     DNDarray([2.      , 3.321928], dtype=ht.float32, device=cpu:0, split=None)
     """
-    return _float_binary(torch.logaddexp2, x1, x2, out, where, "logaddexp2")
+    return _real_float_binary(torch.logaddexp2, x1, x2, out, where, "logaddexp2")
 
 
 def square(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:

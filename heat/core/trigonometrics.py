@@ -13,7 +13,7 @@ from typing import Optional
 import torch
 
 from . import types
-from .arithmetics import _binary, _operand_result_type, _unary
+from .arithmetics import _real_float_binary, _unary
 from .dndarray import DNDarray
 from .sanitation import sanitize_in
 
@@ -587,11 +587,7 @@ def arctan2(x1, x2, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     >>> ht.arctan2(ht.array([1.0, -1.0]), ht.array([-1.0, -1.0]))
     DNDarray([ 2.3561945, -2.3561945], dtype=ht.float32, device=cpu:0, split=None)
     """
-    rt = _operand_result_type(x1, x2, "arctan2")
-    if issubclass(rt, types.complexfloating):
-        raise TypeError("arctan2 is not supported for complex operands")
-    return _binary(torch.atan2, x1, x2, out, where, "arctan2", promote_to_float=True,
-                   result_type=types.float_type_for(rt))
+    return _real_float_binary(torch.atan2, x1, x2, out, where, "arctan2")
 
 
 atan2 = arctan2

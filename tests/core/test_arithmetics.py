@@ -232,6 +232,38 @@ def test_out_and_where(out_split):
     assert_array_equal(out, a + 1)
 
 
+FLOAT_RESULT_FUNCTIONS = [
+    (ht.hypot, np.hypot),
+    (ht.copysign, np.copysign),
+    (ht.arctan2, np.arctan2),
+    (ht.logaddexp, np.logaddexp),
+    (ht.logaddexp2, np.logaddexp2),
+]
+SMALL_EXACT_TYPES = ("bool", "uint8", "int8", "int16", "int32", "int64")
+
+
+@pytest.mark.parametrize("first", SMALL_EXACT_TYPES)
+def test_float_result_type_of_two_integer_arrays(first):
+    # NumPy computes these in the first float loop both operands cast to safely: uint8 with
+    # int8 gives float16, though the two integers promote to int16
+    checks = []
+    for second in SMALL_EXACT_TYPES:
+        a = random_array((5, 3), first, seed=1, low=0, high=5)
+        b = random_array((5, 3), second, seed=2, low=0, high=5)
+        for function, np_function in FLOAT_RESULT_FUNCTIONS:
+            expected = np_call(np_function, a, b)
+            for split_a, split_b in ((None, None), (0, 0), (1, None), (-1, 0)):
+                result = function(ht.array(a, split=split_a), ht.array(b, split=split_b))
+                checks.append((result, expected, tolerance(expected.dtype)))
+            # a NumPy array on one side is typed alike
+            checks.append((function(ht.array(a, split=0), b), expected, tolerance(expected.dtype)))
+            # out= accepts the result type
+            out = ht.zeros((5, 3), dtype=ht.types.canonical_heat_type(expected.dtype), split=1)
+            function(ht.array(a), ht.array(b, split=0), out=out)
+            checks.append((out, expected, tolerance(expected.dtype)))
+    assert_arrays_equal(checks)
+
+
 def test_errors_then_collective_works():
     x = ht.ones((4, 5), split=0)
     assert_raises_then_collective_works(ValueError, ht.add, x, ht.ones((3, 5), split=0))

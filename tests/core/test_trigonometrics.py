@@ -138,6 +138,14 @@ def test_arctan2():
     expected = np.zeros((4, 5))
     np.arctan2(a, b, out=expected, where=mask)
     checks.append((out, expected))
+    # mixed small integers: uint8 with int8 computes in float16 (NumPy's loop), not float32
+    for first, second in (("uint8", "int8"), ("int8", "uint8"), ("uint8", "int16"), ("int8", "int8")):
+        a = random_array((5, 3), first, seed=9, low=0, high=5)
+        b = random_array((5, 3), second, seed=10, low=0, high=5)
+        expected = np.arctan2(a, b)
+        for split_a, split_b in ((None, None), (0, 0), (1, 0), (-1, None)):
+            checks.append((ht.arctan2(ht.array(a, split=split_a), ht.array(b, split=split_b)), expected,
+                           tolerance(expected.dtype)))
     assert_arrays_equal(checks)
     assert_raises_then_collective_works(ValueError, ht.arctan2, ht.ones((4, 5), split=0), ht.ones((3, 5), split=1))
     assert_raises_then_collective_works(TypeError, ht.arctan2, ht.ones(3, dtype=ht.complex64), 1.0)
