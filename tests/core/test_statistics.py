@@ -13,6 +13,7 @@ from tests.helpers import (
     SHORT_CASES,
     SHORT_IDS,
     assert_array_equal,
+    assert_arrays_equal,
     assert_raises_then_collective_works,
     axes_for,
     collective_assert,
@@ -130,6 +131,46 @@ def test_maximum_minimum_fmax_fmin(split1, split2):
     out = ht.zeros((5, 6), dtype=ht.float64, split=split2)
     ht.maximum(x, y, out=out)
     assert_array_equal(out, np.maximum(a, b))
+
+
+
+def _complex_special(shape, dtype, seed):
+    """Complex values built from 0, -0, +-1, 2, NaN and +-inf in either part (many ties)."""
+    rng = np.random.default_rng(seed)
+    parts = np.array([0.0, -0.0, 1.0, -1.0, 2.0, np.nan, np.inf, -np.inf])
+    values = np.empty(shape, dtype)
+    values.real = rng.choice(parts, shape)
+    values.imag = rng.choice(parts, shape)
+    return values
+
+
+@pytest.mark.parametrize("split1,split2", [(None, None), (0, 0), (None, 1), (1, 0), (-1, None)])
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_maximum_minimum_fmax_fmin_complex(split1, split2, dtype):
+    # NumPy orders complex values lexicographically; maximum/minimum return the first NaN
+    # operand, fmax/fmin the other one (a value is NaN if either part is)
+    a, b = _complex_special((7, 5), dtype, 12), _complex_special((7, 5), dtype, 13)
+    x, y = ht.array(a, split=split1), ht.array(b, split=split2)
+    real = random_array((5,), np.float32, seed=14)
+    pairs = []
+    for name in ("maximum", "minimum", "fmax", "fmin"):
+        heat_function, numpy_function = getattr(ht, name), getattr(np, name)
+        for heat_args, numpy_args in (
+            ((x, y), (a, b)),
+            ((y, x), (b, a)),
+            ((x, ht.array(real)), (a, real)),  # a real operand, broadcast
+            ((x, 1 + 0j), (a, 1 + 0j)),  # a Python scalar
+            ((2.0, y), (2.0, b)),
+        ):
+            expected = numpy_function(*numpy_args)
+            result = heat_function(*heat_args)
+            collective_assert(result.dtype is ht.types.canonical_heat_type(expected.dtype))
+            pairs += [(ht.real(result), expected.real), (ht.imag(result), expected.imag)]
+        out = ht.zeros((7, 5), dtype=ht.complex128, split=split2)
+        heat_function(x, y, out=out)
+        expected = numpy_function(a, b).astype(np.complex128)
+        pairs += [(ht.real(out), expected.real), (ht.imag(out), expected.imag)]
+    assert_arrays_equal(pairs)
 
 
 # ---------------------------------------------------------------------------------------------
