@@ -6,7 +6,9 @@ for it. This package provides
 
 * buffer collectives on ``torch.Tensor`` objects of every heat dtype (``Allreduce``, ``Bcast``,
   ``Allgatherv``, ...), contiguous or not, on CPU or GPU (staged through host memory unless the MPI
-  library is CUDA-aware), with counts beyond ``2**31`` elements;
+  library is CUDA-aware), with counts beyond ``2**31`` elements; each also non-blocking
+  (``Iallreduce``, ``Ibcast``, ``Iallgatherv``, ...), returning a :class:`Request`. A DNDarray
+  passed as a buffer stands for its local block;
 * tensor-level conveniences that algorithm code should normally use (``allreduce_tensor``,
   ``allgather_tensors``, ``alltoallv_tensors``, ...): they exchange shapes themselves, accept empty
   and uneven blocks, and raise the same exception on every rank for a bad call;
@@ -25,7 +27,9 @@ datatypes            the wire type of each torch dtype; MPI reductions for them 
 buffers              limits of one MPI call, CUDA awareness, argument checks, staging through
                      contiguous or host memory, derived datatypes for long and strided tensors
 requests             ``Request``: a pending non-blocking operation that keeps its buffers alive
-reductions           ``Allreduce``, ``Reduce``, ``Scan``, ``Exscan`` (and ``I...`` forms)
+                     and completes into the receive tensor; how one implementation serves the
+                     blocking and the non-blocking form of a collective
+reductions           ``Allreduce``, ``Reduce``, ``Scan``, ``Exscan``
 collectives          ``Bcast``, point-to-point, ``Allgather``, ``Gather``, ``Scatter``, ``Alltoall``
 vector_collectives   ``Allgatherv``, ``Gatherv``, ``Scatterv``, ``Alltoallv``, ``Alltoallw``
 tensors              tensor-level conveniences (``allreduce_tensor``, ``allgather_tensors``, ...)
@@ -36,6 +40,10 @@ communicator         ``MPICommunication``, composed of the parts above (each mod
 torch_groups         ``torch.distributed`` rendezvous and process groups from MPI communicators
 process              the per-process setup, run once when this package is imported
 ==================== ==============================================================================
+
+Each collective in reductions, collectives and vector_collectives sits beside its non-blocking
+form (``Iallreduce`` ... ``Ialltoallw``): one implementation with a ``blocking`` switch, so both
+check their arguments and stage their buffers alike.
 
 Notes
 -----

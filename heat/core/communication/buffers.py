@@ -83,8 +83,20 @@ CUDA_AWARE_MPI: bool = _detect_cuda_aware()
 # arguments, staging, raw memory, derived datatypes
 # ------------------------------------------------------------------------------------------------
 
+
 def _is_in_place(buf: Any) -> bool:
     return buf is MPI.IN_PLACE or (isinstance(buf, type(MPI.IN_PLACE)) and buf == MPI.IN_PLACE)
+
+
+def _local_block(buf: Any) -> Any:
+    """
+    The local block (``x.larray``) of a DNDarray passed as a buffer; any other ``buf`` unchanged.
+    Duck-typed: this package sits below ``dndarray.py`` and does not import it.
+    """
+    if isinstance(buf, torch.Tensor):
+        return buf
+    block = getattr(buf, "larray", None)
+    return block if isinstance(block, torch.Tensor) else buf
 
 
 def _check_tensor(t: Any, name: str) -> torch.Tensor:

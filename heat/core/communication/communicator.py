@@ -18,6 +18,7 @@ from .buffers import (
     _displacements,
     _int_list,
     _is_sequence,
+    _local_block,
     _normalize_axis,
 )
 from .collectives import _Collectives
@@ -90,7 +91,12 @@ class MPICommunication(
     communicator calls them with matching sizes. Counts and displacements of the vector variants
     count elements of the flattened tensors. Tensors may be non-contiguous and of any heat dtype
     (``bool``, integers, ``float16``, ``bfloat16``, ``float32``, ``float64``, ``complex64``,
-    ``complex128``); results are written into the given receive tensors.
+    ``complex128``); results are written into the given receive tensors. A DNDarray passed as a
+    buffer stands for its local block ``x.larray`` (also in what is returned).
+
+    Every collective has a non-blocking form (``Iallreduce``, ``Iallgatherv``, ``Ialltoallw``,
+    ...) with the same arguments, returning a :class:`Request` whose ``Wait()`` gives what the
+    blocking form returns; the request keeps the buffers alive until it completes.
 
     The methods live in parts, one module each: reductions (:mod:`.reductions`), broadcast,
     point-to-point and equal-block collectives (:mod:`.collectives`), vector collectives and
@@ -285,12 +291,15 @@ class MPICommunication(
         return root
 
     def _vbuf(self, buf: Any, name: str) -> Tuple[torch.Tensor, List[int], List[int]]:
-        """Parse ``(t, counts, displs)``, ``(t, (counts, displs))`` or ``(t, counts)``."""
+        """
+        Parse ``(t, counts, displs)``, ``(t, (counts, displs))`` or ``(t, counts)``; ``t`` is a
+        tensor or a DNDarray, which stands for its local block.
+        """
         if not isinstance(buf, (tuple, list)) or not 2 <= len(buf) <= 3:
             raise TypeError(
                 f"{name} must be a tuple (tensor, counts, displs), got {type(buf).__name__}"
             )
-        tensor = _check_tensor(buf[0], f"{name}[0]")
+        tensor = _check_tensor(_local_block(buf[0]), f"{name}[0]")
         pair = buf[1] if len(buf) == 2 else None
         if (
             isinstance(pair, tuple)

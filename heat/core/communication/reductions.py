@@ -7,7 +7,7 @@ Half types and bool reduce through the operations of :mod:`.datatypes`; messages
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 import torch
 from mpi4py import MPI
@@ -16,12 +16,13 @@ from .buffers import (
     _check_tensor,
     _chunks,
     _is_in_place,
+    _local_block,
     _memory,
     _RecvStage,
     _send_tensor,
 )
 from .datatypes import _reduction
-from .requests import Request
+from .requests import Request, _finish_or_request, _start
 
 
 class _Reductions:
@@ -33,9 +34,13 @@ class _Reductions:
     size: int
 
     def _reduce_like(
-        self, kind: str, sendbuf, recvbuf, op, root: int = 0
-    ) -> Optional[torch.Tensor]:
-        """Allreduce, Reduce, Scan and Exscan: element-wise, split into <= _MAX_COUNT pieces."""
+        self, kind: str, sendbuf, recvbuf, op, root: int = 0, blocking: bool = True
+    ) -> Any:
+        """
+        Allreduce, Reduce, Scan and Exscan, blocking or not (then a :class:`Request`):
+        element-wise, split into pieces of at most ``buffers._MAX_COUNT`` elements.
+        """
+        sendbuf, recvbuf = _local_block(sendbuf), _local_block(recvbuf)
         is_root = kind != "Reduce" or self.rank == root
         if is_root and sendbuf is recvbuf and sendbuf is not None:
             sendbuf = MPI.IN_PLACE
@@ -55,18 +60,15 @@ class _Reductions:
         wire, mpi_op, host = _reduction(reference.dtype, op)
         send = None if in_place else _send_tensor(sendbuf, host)
         stage = _RecvStage(recvbuf, preserve=in_place, force_host=host) if is_root else None
-        call = getattr(self.handle, kind)
+        requests = []
         for offset, n in _chunks(reference.numel()):
             sb = MPI.IN_PLACE if in_place else [_memory(send, offset, n), n, wire]
             rb = [_memory(stage.work, offset, n), n, wire] if stage is not None else None
-            if kind == "Reduce":
-                call(sb, rb, mpi_op, root)
-            else:
-                call(sb, rb, mpi_op)
+            args = (sb, rb, mpi_op, root) if kind == "Reduce" else (sb, rb, mpi_op)
+            requests += _start(self.handle, kind, blocking, *args)
         if stage is None:
-            return None
-        stage.finish()
-        return recvbuf
+            return _finish_or_request(blocking, requests, None, None, (send,))
+        return _finish_or_request(blocking, requests, recvbuf, stage.finish, (send, stage))
 
     def Allreduce(self, sendbuf, recvbuf: torch.Tensor, op: MPI.Op = MPI.SUM) -> torch.Tensor:
         """
@@ -154,9 +156,14 @@ class _Reductions:
         """
         return self._reduce_like("Exscan", sendbuf, recvbuf, op)
 
+    # -- non-blocking forms: the same arguments; the request's Wait() gives the result ----------
+
     def Iallreduce(self, sendbuf, recvbuf: torch.Tensor, op: MPI.Op = MPI.SUM) -> Request:
         """
-        Non-blocking ``Allreduce``; the returned request's ``Wait()`` gives ``recvbuf``.
+        Non-blocking :meth:`Allreduce`; ``Wait()`` on the returned request gives ``recvbuf``.
+
+        The request keeps every buffer alive until it completes, so the caller may drop its
+        references to them; ``recvbuf`` must not be read before ``Wait()`` or a true ``Test()``.
 
         Examples
         --------
@@ -164,21 +171,42 @@ class _Reductions:
         >>> req.Wait()  # with 2 processes
         tensor([2., 2.])
         """
-        if sendbuf is recvbuf and sendbuf is not None:
-            sendbuf = MPI.IN_PLACE
-        in_place = _is_in_place(sendbuf)
-        _check_tensor(recvbuf, "recvbuf")
-        if not in_place:
-            _check_tensor(sendbuf, "sendbuf")
-            if sendbuf.dtype != recvbuf.dtype or sendbuf.numel() != recvbuf.numel():
-                raise ValueError("recvbuf does not match sendbuf in dtype or number of elements")
-        wire, mpi_op, host = _reduction(recvbuf.dtype, op)
-        send = None if in_place else _send_tensor(sendbuf, host)
-        stage = _RecvStage(recvbuf, preserve=in_place, force_host=host)
-        requests = []
-        for offset, n in _chunks(recvbuf.numel()):
-            sb = MPI.IN_PLACE if in_place else [_memory(send, offset, n), n, wire]
-            requests.append(
-                self.handle.Iallreduce(sb, [_memory(stage.work, offset, n), n, wire], mpi_op)
-            )
-        return Request(requests, recvbuf, stage.finish, (send, stage))
+        return self._reduce_like("Allreduce", sendbuf, recvbuf, op, blocking=False)
+
+    def Ireduce(
+        self, sendbuf, recvbuf: Optional[torch.Tensor], op: MPI.Op = MPI.SUM, root: int = 0
+    ) -> Request:
+        """
+        Non-blocking :meth:`Reduce`; ``Wait()`` gives ``recvbuf`` on ``root``, None elsewhere.
+
+        Examples
+        --------
+        >>> out = torch.empty(1, dtype=torch.int64)
+        >>> req = MPI_WORLD.Ireduce(torch.tensor([MPI_WORLD.rank]), out, MPI.MAX, root=0)
+        >>> req.Wait()  # on rank 0 of 3
+        tensor([2])
+        """
+        root = self._check_root(root)
+        return self._reduce_like("Reduce", sendbuf, recvbuf, op, root, blocking=False)
+
+    def Iscan(self, sendbuf, recvbuf: torch.Tensor, op: MPI.Op = MPI.SUM) -> Request:
+        """
+        Non-blocking :meth:`Scan`; ``Wait()`` on the returned request gives ``recvbuf``.
+
+        Examples
+        --------
+        >>> MPI_WORLD.Iscan(torch.ones(1), torch.empty(1)).Wait()  # on rank 2
+        tensor([3.])
+        """
+        return self._reduce_like("Scan", sendbuf, recvbuf, op, blocking=False)
+
+    def Iexscan(self, sendbuf, recvbuf: torch.Tensor, op: MPI.Op = MPI.SUM) -> Request:
+        """
+        Non-blocking :meth:`Exscan` (rank 0's result is undefined); ``Wait()`` gives ``recvbuf``.
+
+        Examples
+        --------
+        >>> MPI_WORLD.Iexscan(torch.ones(1), torch.zeros(1)).Wait()  # on rank 2
+        tensor([2.])
+        """
+        return self._reduce_like("Exscan", sendbuf, recvbuf, op, blocking=False)

@@ -5,6 +5,10 @@ A :class:`Request` holds the MPI requests of one operation together with everyth
 writes until it completes (send copies, receive stages, the user's tensors), so dropping the
 caller's references before ``Wait()`` is safe; on completion it copies staged data into the
 receive tensor.
+
+Every collective is written once for both forms: it prepares its buffers, issues MPI's call with
+:func:`_start` (the blocking call, or its ``I...`` form) and ends with :func:`_finish_or_request`
+(complete now, or hand back a :class:`Request` that completes later).
 """
 
 from __future__ import annotations
@@ -86,3 +90,34 @@ class Request:
     def __repr__(self) -> str:
         return f"<heat Request {'done' if self._done else 'pending'}>"
 
+
+def _start(handle: MPI.Intracomm, name: str, blocking: bool, *args: Any) -> List[MPI.Request]:
+    """
+    Call MPI's ``name`` (e.g. ``"Allgather"``) on ``handle``, or with ``blocking=False`` its
+    non-blocking form (``Iallgather``); return the requests still to complete (none if blocking).
+    """
+    if blocking:
+        getattr(handle, name)(*args)
+        return []
+    return [getattr(handle, "I" + name[0].lower() + name[1:])(*args)]
+
+
+def _finish_or_request(
+    blocking: bool,
+    requests: Sequence[MPI.Request],
+    result: Any,
+    finish: Optional[Callable[[], None]] = None,
+    keepalive: Tuple[Any, ...] = (),
+) -> Any:
+    """
+    The end of a call issued with :func:`_start`. Blocking: wait for ``requests``, run ``finish``
+    (copy stages back) and return ``result``. Otherwise a :class:`Request` that does so on
+    completion and keeps ``keepalive`` (the memory MPI uses) alive until then.
+    """
+    if not blocking:
+        return Request(requests, result, finish, keepalive)
+    if requests:
+        MPI.Request.Waitall(requests)
+    if finish is not None:
+        finish()
+    return result

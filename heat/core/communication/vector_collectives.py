@@ -4,7 +4,8 @@ Data movement with blocks of different sizes: ``Allgatherv``, ``Gatherv``, ``Sca
 
 Without MPI-4 large counts, counts or displacements beyond ``buffers._MAX_COUNT`` go through one
 ``Alltoallw`` over absolute addresses. ``Alltoallw`` describes strided CPU tensors by derived
-datatypes, so blocks move straight out of and into the final tensors.
+datatypes, so blocks move straight out of and into the final tensors. As in :mod:`.collectives`,
+each operation is one implementation with a ``blocking`` switch.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from . import buffers as _buffers
 from .buffers import (
     _check_tensor,
     _is_in_place,
+    _local_block,
     _memory,
     _RecvStage,
     _same_pieces,
@@ -25,7 +27,9 @@ from .buffers import (
     _Types,
     _wire_pieces,
 )
+from .collectives import _rooted_buffers
 from .datatypes import _TRANSPORT_TYPES
+from .requests import Request, _finish_or_request, _start
 
 #: Allgatherv with blocks of at least this many bytes (and at most _BCAST_ALLGATHERV_MAX_PROCS
 #: processes) runs as one broadcast per owner; see MPICommunication._allgatherv_by_bcasts.
@@ -41,9 +45,18 @@ class _VectorCollectives:
     rank: int
     size: int
 
-    def _alltoallw_segments(self, sends, recvs) -> None:
+    def _large_count_fallback(self, need_big: bool) -> bool:
         """
-        Move segments with one Alltoallw over absolute addresses (the large-count fallback).
+        Whether a v-collective must move its data by :meth:`_alltoallw_segments` because counts
+        or displacements on some rank exceed ``buffers._MAX_COUNT`` (never with MPI-4 large
+        counts; one small blocking collective otherwise, also before a non-blocking call).
+        """
+        return _buffers._MAX_COUNT < _buffers._NO_LIMIT and self._any_rank(need_big)
+
+    def _alltoallw_segments(self, sends, recvs, blocking: bool) -> List[MPI.Request]:
+        """
+        Move segments with one Alltoallw over absolute addresses (the large-count fallback);
+        return the requests still to complete.
 
         ``sends[r]`` / ``recvs[r]`` are ``(tensor, offset, count, wire)`` or None.
         """
@@ -56,11 +69,13 @@ class _VectorCollectives:
                     counts.append(count)
                     dtypes.append(dt)
             zeros = [0] * self.size
-            self.handle.Alltoallw(
-                [MPI.BOTTOM, (scounts, zeros), stypes], [MPI.BOTTOM, (rcounts, zeros), rtypes]
-            )
+            sb = [MPI.BOTTOM, (scounts, zeros), stypes]
+            rb = [MPI.BOTTOM, (rcounts, zeros), rtypes]
+            return _start(self.handle, "Alltoallw", blocking, sb, rb)
         finally:
             types.free()
+
+    # -- Allgatherv --------------------------------------------------------------------------------
 
     def Allgatherv(self, sendbuf, recvbuf) -> torch.Tensor:
         """
@@ -86,7 +101,30 @@ class _VectorCollectives:
         >>> MPI_WORLD.Allgatherv(torch.full((r + 1,), r), (out, counts))  # with 2 processes
         tensor([0, 1, 1])
         """
+        return self._allgatherv(sendbuf, recvbuf, blocking=True)
+
+    def Iallgatherv(self, sendbuf, recvbuf) -> Request:
+        """
+        Non-blocking :meth:`Allgatherv`; ``Wait()`` on the returned request gives the receive
+        tensor.
+
+        The request keeps every buffer alive until it completes, so the caller may drop its
+        references to them; the receive tensor must not be read before ``Wait()`` or a true
+        ``Test()``.
+
+        Examples
+        --------
+        >>> r, p = MPI_WORLD.rank, MPI_WORLD.size
+        >>> out = torch.empty(p * (p + 1) // 2, dtype=torch.int64)
+        >>> req = MPI_WORLD.Iallgatherv(torch.full((r + 1,), r), (out, list(range(1, p + 1))))
+        >>> req.Wait()  # with 2 processes
+        tensor([0, 1, 1])
+        """
+        return self._allgatherv(sendbuf, recvbuf, blocking=False)
+
+    def _allgatherv(self, sendbuf, recvbuf, blocking):
         tensor, counts, displs = self._vbuf(recvbuf, "recvbuf")
+        sendbuf = _local_block(sendbuf)
         in_place = _is_in_place(sendbuf)
         if not in_place:
             _check_tensor(sendbuf, "sendbuf")
@@ -102,7 +140,7 @@ class _VectorCollectives:
         largest = max(counts, default=0) * tensor.element_size()
         by_bcasts = self.size <= _BCAST_ALLGATHERV_MAX_PROCS and largest >= _BCAST_ALLGATHERV_BYTES
         if by_bcasts or max(counts + displs, default=0) > _buffers._MAX_COUNT:
-            self._allgatherv_by_bcasts(send, stage.work, counts, displs, wire)
+            requests = self._allgatherv_by_bcasts(send, stage.work, counts, displs, wire)
         else:
             types = _Types()
             try:
@@ -111,15 +149,16 @@ class _VectorCollectives:
                 else:
                     count, dt = types.block(wire, send.numel())
                     sb = [_memory(send), count, dt]
-                self.handle.Allgatherv(sb, [_memory(stage.work), (counts, displs), wire])
+                rb = [_memory(stage.work), (counts, displs), wire]
+                requests = _start(self.handle, "Allgatherv", blocking, sb, rb)
             finally:
                 types.free()
-        stage.finish()
-        return tensor
+        return _finish_or_request(blocking, requests, tensor, stage.finish, (send, stage))
 
-    def _allgatherv_by_bcasts(self, send, work, counts, displs, wire) -> None:
+    def _allgatherv_by_bcasts(self, send, work, counts, displs, wire) -> List[MPI.Request]:
         """
-        Allgatherv as one non-blocking broadcast per owner, all in flight together.
+        Allgatherv as one non-blocking broadcast per owner, all in flight together; returns
+        their requests.
 
         Measured here (MPICH 5, 2-4 processes on 2 cores): MPICH's Allgatherv is 15-90x slower
         than this for blocks of 256 KiB and more (its pipelined ring suffers from
@@ -128,7 +167,6 @@ class _VectorCollectives:
         """
         types = _Types()
         requests = []
-        flat = work.view(-1)
         try:
             for owner, (count, displ) in enumerate(zip(counts, displs)):
                 if count == 0:
@@ -141,12 +179,15 @@ class _VectorCollectives:
                 requests.append(
                     self.handle.Ibcast([_memory(source, offset, count), n, dt], root=owner)
                 )
-            MPI.Request.Waitall(requests)
         finally:
             types.free()
         if send is not None and counts[self.rank]:
+            # the own block: no broadcast writes there, so it may be copied while they run
             own = slice(displs[self.rank], displs[self.rank] + counts[self.rank])
-            flat[own].copy_(send.reshape(-1))
+            work.view(-1)[own].copy_(send.reshape(-1))
+        return requests
+
+    # -- Gatherv and Scatterv ----------------------------------------------------------------------
 
     def Gatherv(self, sendbuf, recvbuf, root: int = 0):
         """
@@ -172,52 +213,21 @@ class _VectorCollectives:
         >>> MPI_WORLD.Gatherv(torch.full((r + 1,), float(r)), out)  # on rank 0 of 2
         tensor([0., 1., 1.])
         """
-        root = self._check_root(root)
-        is_root = self.rank == root
-        in_place = _is_in_place(sendbuf)
-        if in_place and not is_root:
-            raise ValueError("sendbuf may be MPI.IN_PLACE only on the root of Gatherv")
-        if is_root:
-            tensor, counts, displs = self._vbuf(recvbuf, "recvbuf")
-        if not in_place:
-            _check_tensor(sendbuf, "sendbuf")
-            if is_root and (sendbuf.numel() != counts[self.rank] or sendbuf.dtype != tensor.dtype):
-                raise ValueError(
-                    f"sendbuf must have counts[{self.rank}] = {counts[self.rank]} "
-                    f"elements of {tensor.dtype}"
-                )
-        wire = _TRANSPORT_TYPES[(tensor if is_root else sendbuf).dtype]
-        send = None if in_place else _send_tensor(sendbuf)
-        stage = _RecvStage(tensor, preserve=True) if is_root else None
-        need_big = (
-            max(counts + displs, default=0) if is_root else send.numel()
-        ) > _buffers._MAX_COUNT
-        if _buffers._MAX_COUNT < _buffers._NO_LIMIT and self._any_rank(need_big):
-            sends = [None] * self.size
-            recvs = [None] * self.size
-            if not in_place:
-                sends[root] = (send, 0, send.numel(), wire)
-            if is_root:
-                recvs = [(stage.work, d, c, wire) for c, d in zip(counts, displs)]
-                if in_place:
-                    recvs[root] = None
-            self._alltoallw_segments(sends, recvs)
-        else:
-            types = _Types()
-            try:
-                if in_place:
-                    sb = MPI.IN_PLACE
-                else:
-                    count, dt = types.block(wire, send.numel())
-                    sb = [_memory(send), count, dt]
-                rb = [_memory(stage.work), (counts, displs), wire] if is_root else None
-                self.handle.Gatherv(sb, rb, root)
-            finally:
-                types.free()
-        if not is_root:
-            return None
-        stage.finish()
-        return tensor
+        return self._rootedv("Gatherv", recvbuf, sendbuf, root, blocking=True)
+
+    def Igatherv(self, sendbuf, recvbuf, root: int = 0) -> Request:
+        """
+        Non-blocking :meth:`Gatherv`; ``Wait()`` gives the receive tensor on ``root``, None
+        elsewhere.
+
+        Examples
+        --------
+        >>> r, p = MPI_WORLD.rank, MPI_WORLD.size
+        >>> out = (torch.empty(p * (p + 1) // 2), list(range(1, p + 1))) if r == 0 else None
+        >>> MPI_WORLD.Igatherv(torch.full((r + 1,), float(r)), out).Wait()  # on rank 0 of 2
+        tensor([0., 1., 1.])
+        """
+        return self._rootedv("Gatherv", recvbuf, sendbuf, root, blocking=False)
 
     def Scatterv(self, sendbuf, recvbuf, root: int = 0):
         """
@@ -244,52 +254,84 @@ class _VectorCollectives:
         >>> MPI_WORLD.Scatterv(data, torch.empty(r + 1, dtype=torch.int64))  # on rank 1 of 2
         tensor([1, 2])
         """
+        return self._rootedv("Scatterv", sendbuf, recvbuf, root, blocking=True)
+
+    def Iscatterv(self, sendbuf, recvbuf, root: int = 0) -> Request:
+        """
+        Non-blocking :meth:`Scatterv`; ``Wait()`` gives ``recvbuf`` (None for MPI.IN_PLACE).
+
+        Examples
+        --------
+        >>> r, p = MPI_WORLD.rank, MPI_WORLD.size
+        >>> data = (torch.arange(p * (p + 1) // 2), list(range(1, p + 1))) if r == 0 else None
+        >>> MPI_WORLD.Iscatterv(data, torch.empty(r + 1, dtype=torch.int64)).Wait()  # rank 1 of 2
+        tensor([1, 2])
+        """
+        return self._rootedv("Scatterv", sendbuf, recvbuf, root, blocking=False)
+
+    def _rootedv(self, kind: str, whole, part, root, blocking) -> Any:
+        """
+        Gatherv (``whole`` is the ``(tensor, counts, displs)`` receive buffer of ``root``,
+        ``part`` every send block) or Scatterv (``whole`` is the send buffer of ``root``, ``part``
+        every receive block). ``part`` may be MPI.IN_PLACE on ``root``.
+        """
+        gather = kind == "Gatherv"
+        whole_name, part_name = ("recvbuf", "sendbuf") if gather else ("sendbuf", "recvbuf")
         root = self._check_root(root)
         is_root = self.rank == root
-        in_place = _is_in_place(recvbuf)
+        part = _local_block(part)
+        in_place = _is_in_place(part)
         if in_place and not is_root:
-            raise ValueError("recvbuf may be MPI.IN_PLACE only on the root of Scatterv")
+            raise ValueError(f"{part_name} may be MPI.IN_PLACE only on the root of {kind}")
         if is_root:
-            tensor, counts, displs = self._vbuf(sendbuf, "sendbuf")
+            tensor, counts, displs = self._vbuf(whole, whole_name)
         if not in_place:
-            _check_tensor(recvbuf, "recvbuf")
-            if is_root and (recvbuf.numel() != counts[self.rank] or recvbuf.dtype != tensor.dtype):
+            _check_tensor(part, part_name)
+            if is_root and (part.numel() != counts[self.rank] or part.dtype != tensor.dtype):
                 raise ValueError(
-                    f"recvbuf must have counts[{self.rank}] = {counts[self.rank]} "
+                    f"{part_name} must have counts[{self.rank}] = {counts[self.rank]} "
                     f"elements of {tensor.dtype}"
                 )
-        wire = _TRANSPORT_TYPES[(tensor if is_root else recvbuf).dtype]
-        send = _send_tensor(tensor) if is_root else None
-        stage = None if in_place else _RecvStage(recvbuf)
+        wire = _TRANSPORT_TYPES[(tensor if is_root else part).dtype]
+        # the gaps between blocks keep their values
+        stage, whole_work, part_work, result = _rooted_buffers(
+            gather, is_root, in_place, tensor if is_root else None, part, preserve_whole=True
+        )
         need_big = (
-            max(counts + displs, default=0) if is_root else stage.work.numel()
+            max(counts + displs, default=0) if is_root else part_work.numel()
         ) > _buffers._MAX_COUNT
-        if _buffers._MAX_COUNT < _buffers._NO_LIMIT and self._any_rank(need_big):
-            sends = [None] * self.size
-            recvs = [None] * self.size
+        if self._large_count_fallback(need_big):
+            # one segment per block of the root's tensor, and every part from or to the root
+            whole_segments = [None] * self.size
+            part_segments = [None] * self.size
             if is_root:
-                sends = [(send, d, c, wire) for c, d in zip(counts, displs)]
+                whole_segments = [(whole_work, d, c, wire) for c, d in zip(counts, displs)]
                 if in_place:
-                    sends[root] = None
+                    whole_segments[root] = None
             if not in_place:
-                recvs[root] = (stage.work, 0, stage.work.numel(), wire)
-            self._alltoallw_segments(sends, recvs)
+                part_segments[root] = (part_work, 0, part_work.numel(), wire)
+            if gather:
+                requests = self._alltoallw_segments(part_segments, whole_segments, blocking)
+            else:
+                requests = self._alltoallw_segments(whole_segments, part_segments, blocking)
         else:
             types = _Types()
             try:
-                sb = [_memory(send), (counts, displs), wire] if is_root else None
                 if in_place:
-                    rb = MPI.IN_PLACE
+                    part_spec = MPI.IN_PLACE
                 else:
-                    count, dt = types.block(wire, stage.work.numel())
-                    rb = [_memory(stage.work), count, dt]
-                self.handle.Scatterv(sb, rb, root)
+                    count, dt = types.block(wire, part_work.numel())
+                    part_spec = [_memory(part_work), count, dt]
+                whole_spec = [_memory(whole_work), (counts, displs), wire] if is_root else None
+                specs = (part_spec, whole_spec) if gather else (whole_spec, part_spec)
+                requests = _start(self.handle, kind, blocking, *specs, root)
             finally:
                 types.free()
-        if in_place:
-            return None
-        stage.finish()
-        return recvbuf
+        finish = stage.finish if stage is not None else None
+        keepalive = (whole_work, part_work, stage)
+        return _finish_or_request(blocking, requests, result, finish, keepalive)
+
+    # -- Alltoallv and Alltoallw -------------------------------------------------------------------
 
     def Alltoallv(self, sendbuf, recvbuf) -> torch.Tensor:
         """
@@ -315,6 +357,23 @@ class _VectorCollectives:
         >>> MPI_WORLD.Alltoallv(send, (torch.empty(p), [1] * p))  # with 2 processes
         tensor([0., 1.])
         """
+        return self._alltoallv(sendbuf, recvbuf, blocking=True)
+
+    def Ialltoallv(self, sendbuf, recvbuf) -> Request:
+        """
+        Non-blocking :meth:`Alltoallv`; ``Wait()`` on the returned request gives the receive
+        tensor.
+
+        Examples
+        --------
+        >>> r, p = MPI_WORLD.rank, MPI_WORLD.size
+        >>> send = (torch.full((p,), float(r)), [1] * p)
+        >>> MPI_WORLD.Ialltoallv(send, (torch.empty(p), [1] * p)).Wait()  # with 2 processes
+        tensor([0., 1.])
+        """
+        return self._alltoallv(sendbuf, recvbuf, blocking=False)
+
+    def _alltoallv(self, sendbuf, recvbuf, blocking):
         tensor, rcounts, rdispls = self._vbuf(recvbuf, "recvbuf")
         in_place = _is_in_place(sendbuf)
         if in_place:
@@ -330,17 +389,15 @@ class _VectorCollectives:
         # in place: MPI would need a copy of the outgoing data anyway
         send = stage.work.clone() if in_place else _send_tensor(stensor)
         need_big = max(scounts + sdispls + rcounts + rdispls, default=0) > _buffers._MAX_COUNT
-        if _buffers._MAX_COUNT < _buffers._NO_LIMIT and self._any_rank(need_big):
+        if self._large_count_fallback(need_big):
             sends = [(send, d, c, wire) for c, d in zip(scounts, sdispls)]
             recvs = [(stage.work, d, c, wire) for c, d in zip(rcounts, rdispls)]
-            self._alltoallw_segments(sends, recvs)
+            requests = self._alltoallw_segments(sends, recvs, blocking)
         else:
-            self.handle.Alltoallv(
-                [_memory(send), (scounts, sdispls), wire],
-                [_memory(stage.work), (rcounts, rdispls), wire],
-            )
-        stage.finish()
-        return tensor
+            sb = [_memory(send), (scounts, sdispls), wire]
+            rb = [_memory(stage.work), (rcounts, rdispls), wire]
+            requests = _start(self.handle, "Alltoallv", blocking, sb, rb)
+        return _finish_or_request(blocking, requests, tensor, stage.finish, (send, stage))
 
     def Alltoallw(self, sendbufs: Sequence[Any], recvbufs: Sequence[Any]) -> List[Any]:
         """
@@ -362,7 +419,7 @@ class _VectorCollectives:
         Returns
         -------
         list
-            ``recvbufs``.
+            ``recvbufs`` (a DNDarray entry replaced by its local block).
 
         Examples
         --------
@@ -372,15 +429,38 @@ class _VectorCollectives:
         >>> MPI_WORLD.Alltoallw(sends, recvs)  # on rank 1 of 2
         [tensor([0, 0]), tensor([1, 1])]
         """
+        return self._alltoallw(sendbufs, recvbufs, blocking=True)
+
+    def Ialltoallw(self, sendbufs: Sequence[Any], recvbufs: Sequence[Any]) -> Request:
+        """
+        Non-blocking :meth:`Alltoallw`; ``Wait()`` on the returned request gives ``recvbufs``.
+
+        The part a process sends to itself may already be copied when this returns; the other
+        receive tensors are complete after ``Wait()`` or a true ``Test()``.
+
+        Examples
+        --------
+        >>> p, r = MPI_WORLD.size, MPI_WORLD.rank
+        >>> sends = [torch.full((q + 1,), r) for q in range(p)]
+        >>> recvs = [torch.empty(r + 1, dtype=torch.int64) for q in range(p)]
+        >>> MPI_WORLD.Ialltoallw(sends, recvs).Wait()  # on rank 1 of 2
+        [tensor([0, 0]), tensor([1, 1])]
+        """
+        return self._alltoallw(sendbufs, recvbufs, blocking=False)
+
+    def _alltoallw(self, sendbufs, recvbufs, blocking):
         sends = self._peer_pieces(sendbufs, "sendbufs")
         recvs = self._peer_pieces(recvbufs, "recvbufs")
+        result = [_local_block(entry) for entry in recvbufs]
+        # every tensor handed in stays alive until completion (the lists change below)
+        keep: List[Any] = [tuple(sends), tuple(recvs)]
         me = self.rank
         if _same_pieces(sends[me], recvs[me]):
             with torch.no_grad():
                 for source, target in zip(sends[me], recvs[me]):
                     target.copy_(source)
             sends[me], recvs[me] = [], []
-        types, stages, keep = _Types(), [], []
+        types, stages = _Types(), []
         try:
             specs = []
             for peers, peer_stages in ((sends, None), (recvs, stages)):
@@ -388,21 +468,26 @@ class _VectorCollectives:
                     *(types.pieces(_wire_pieces(pieces, keep, peer_stages)) for pieces in peers)
                 )
                 specs.append([MPI.BOTTOM, (list(counts), list(displs)), list(dtypes)])
-            self.handle.Alltoallw(*specs)
+            requests = _start(self.handle, "Alltoallw", blocking, *specs)
         finally:
             types.free()
-        for stage in stages:
-            stage.finish()
-        return list(recvbufs)
+
+        def finish() -> None:
+            for stage in stages:
+                stage.finish()
+
+        return _finish_or_request(blocking, requests, result, finish, (keep, stages))
 
     def _peer_pieces(self, bufs: Any, name: str) -> List[List[torch.Tensor]]:
-        """One list of tensors per process from the entries of ``bufs`` (tensor or list)."""
+        """
+        One list of tensors per process from the entries of ``bufs`` (tensor, DNDarray or list
+        of them).
+        """
         if not isinstance(bufs, (list, tuple)) or len(bufs) != self.size:
             raise ValueError(f"{name} must be a list of {self.size} tensors")
         result = []
         for i, entry in enumerate(bufs):
             pieces = list(entry) if isinstance(entry, (list, tuple)) else [entry]
-            for t in pieces:
-                _check_tensor(t, f"{name}[{i}]")
+            pieces = [_check_tensor(_local_block(t), f"{name}[{i}]") for t in pieces]
             result.append(pieces)
         return result
