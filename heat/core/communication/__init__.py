@@ -37,7 +37,9 @@ topology             ``NodeTopology`` and ``MPICommunication.node_topology``
 communicator         ``MPICommunication``, composed of the parts above (each module holds one
                      mixin class of its methods); ``MPI_WORLD``, ``MPI_SELF``, the default
                      communicator
-torch_groups         ``torch.distributed`` rendezvous and process groups from MPI communicators
+rendezvous           where the processes meet rank 0's ``torch.distributed`` store: the candidate
+                     addresses (``MASTER_ADDR``, loopback, rank 0's interfaces), agreed over MPI
+torch_groups         ``torch.distributed`` process groups from MPI communicators
 process              the per-process setup, run once when this package is imported
 ==================== ==============================================================================
 
