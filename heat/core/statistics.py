@@ -682,20 +682,19 @@ def _arg_extremum(x, axis, out, keepdims, largest: bool, ignore_nan: bool, name:
     nan_high = largest != ignore_nan
     keys = x.larray
     if floating and ignore_nan and torch.isnan(keys).any():
-        keys = _to_key(keys, nan_high)
+        # + 0.0 turns -0.0 into 0.0: the keys would order them, argmax/argmin tie them
+        keys = _to_key(keys + 0.0, nan_high)
     low, high = _key_limits(torch_type)
     neutral = low if largest else high
-    # torch.max/min with a dim return values and first-occurrence indices in one pass
-    local_arg = torch.max if largest else torch.min
     distributed = _is_distributed(x)
     # collective for layouts not known to be balanced: every process asks, empty or not
     offset = _global_offset(x)
 
     if axis is None:
         if keys.numel() > 0:
-            value, flat = local_arg(keys.reshape(-1), 0)
-            value = _to_key(value, nan_high).to(torch.int64)
-            position = list(np.unravel_index(int(flat), tuple(keys.shape)))
+            value, flat = _local_arg_extremum(keys, None, largest)
+            value = _candidate_key(value, nan_high)
+            position = list(np.unravel_index(flat, tuple(keys.shape)))
             if x.split is not None:
                 position[x.split] += offset
             index = int(np.ravel_multi_index(position, x.gshape)) if x.ndim else 0
@@ -715,8 +714,8 @@ def _arg_extremum(x, axis, out, keepdims, largest: bool, ignore_nan: bool, name:
         all_nan = floating and ignore_nan and int(winner_value) == neutral
     else:
         if keys.shape[axis] > 0:
-            value, index = local_arg(keys, dim=axis, keepdim=True)
-            value = _to_key(value, nan_high).to(torch.int64)
+            value, index = _local_arg_extremum(keys, axis, largest)
+            value = _candidate_key(value, nan_high)
             if axis == x.split:
                 index = index + offset
         else:

@@ -242,6 +242,88 @@ def test_argmax_out_and_errors():
     assert_raises_then_collective_works(ValueError, ht.argmax, ht.zeros((0,), split=0))
 
 
+def _ties_nans_zeros(shape, dtype, seed):
+    """Few distinct values (ties within and across blocks); floats also get NaN and -0.0."""
+    rng = np.random.default_rng(seed)
+    if np.dtype(dtype).kind == "b":
+        return rng.integers(0, 2, size=shape).astype(bool)
+    data = rng.integers(-1, 2, size=shape).astype(dtype)
+    if np.dtype(dtype).kind == "f":
+        data[rng.random(shape) < 0.2] = -0.0  # ties with 0.0: the first of them wins
+        data[rng.random(shape) < 0.002] = np.nan
+    return data
+
+
+# runs of >= 64 elements take NumPy's kernel on CPU (uneven blocks at 2-4 processes, and fewer
+# rows than processes for (2, 3, 100)); float16 and bfloat16 take torch's
+ARG_KERNEL_SHAPES = ((301,), (3, 150), (130, 70), (2, 3, 100))
+ARG_KERNEL_TYPES = (
+    np.float32, np.float64, np.int64, np.int32, np.int16, np.int8, np.uint8, bool, np.float16
+)
+
+
+@pytest.mark.parametrize("shape", ARG_KERNEL_SHAPES, ids=str)
+def test_argmax_argmin_max_min_long_runs(shape):
+    pairs = []
+    for d, dtype in enumerate(ARG_KERNEL_TYPES):
+        data = _ties_nans_zeros(shape, dtype, seed=d)
+        for split in [None] + list(range(len(shape))):
+            x = ht.array(data, split=split)
+            for i, axis in enumerate([None] + list(range(len(shape))) + [-1]):
+                keepdims = (i + d) % 2 == 1
+                for heat_function, numpy_function in (
+                    (ht.argmax, np.argmax),
+                    (ht.argmin, np.argmin),
+                    (ht.max, np.max),
+                    (ht.min, np.min),
+                ):
+                    pairs.append((
+                        heat_function(x, axis=axis, keepdims=keepdims),
+                        numpy_function(data, axis=axis, keepdims=keepdims),
+                    ))
+    assert_arrays_equal(pairs)
+
+
+def test_argmax_argmin_signed_zero_nan_and_layouts():
+    pairs = []
+    # -0.0 and 0.0 tie: the first one wins, also when they lie on different processes
+    zeros = np.array([-0.0, 0.0] * 40 + [0.0, -0.0] * 40, dtype=np.float32)
+    for data in (zeros, zeros[::-1].copy(), np.concatenate([zeros[:80], [np.nan], zeros[80:]])):
+        for split in (None, 0):
+            x = ht.array(data, split=split)
+            for heat_function, numpy_function in (
+                (ht.argmax, np.argmax),
+                (ht.argmin, np.argmin),
+                (ht.nanargmax, np.nanargmax),
+                (ht.nanargmin, np.nanargmin),
+            ):
+                pairs.append((heat_function(x), numpy_function(data)))
+    # NaN at the last position of a block and in the middle: the first NaN is the extremum
+    data = random_array((4, 97), np.float64, seed=21)
+    data[1, 96] = data[2, 5] = data[3, 50] = np.nan
+    for split in (None, 0, 1):
+        x = ht.array(data, split=split)
+        for axis in (None, 0, 1):
+            pairs.append((ht.argmax(x, axis=axis), np.argmax(data, axis=axis)))
+            pairs.append((ht.argmin(x, axis=axis), np.argmin(data, axis=axis)))
+            pairs.append((ht.max(x, axis=axis), np.max(data, axis=axis)))
+    # a non-contiguous local block (torch's kernel), bfloat16 (NumPy has none; small integers
+    # are exact in it) and out=
+    data = random_array((70, 90), np.float32, seed=22, low=0, high=4).round()
+    for split in (None, 0, 1):
+        x = ht.array(data, split=split)
+        pairs.append((ht.argmax(x.T, axis=1), np.argmax(data.T, axis=1)))
+        pairs.append((ht.argmin(x.T), np.argmin(data.T)))
+        half = x.astype(ht.bfloat16)
+        for axis in (None, 0, 1):
+            pairs.append((ht.argmax(half, axis=axis), np.argmax(data, axis=axis)))
+            pairs.append((ht.argmin(half, axis=axis), np.argmin(data, axis=axis)))
+        out = ht.zeros((70, 1), dtype=ht.int64, split=0 if split == 0 else None)
+        ht.argmax(x, axis=1, keepdims=True, out=out)
+        pairs.append((out, np.argmax(data, axis=1, keepdims=True)))
+    assert_arrays_equal(pairs)
+
+
 # ---------------------------------------------------------------------------------------------
 # mean, var, std and their NaN variants
 # ---------------------------------------------------------------------------------------------
