@@ -60,6 +60,9 @@ BASE_ROWS = 2000  # rows of the 2-D float32 test array at --scale 1 (4e6 element
 COLS = 2000
 UNIQUE_VALUES = 1000  # distinct values of the integer array for "unique int"
 HIST_BINS = 100
+# the 1-D array of "max + argmax" holds BIG_FACTOR x as many values as x (2e7 at --scale 1, the
+# size issue 12 reported: a reduction that streams 80 MB, not one that fits in the caches)
+BIG_FACTOR = 5
 # reshape (rows, COLS) -> (rows * COLS // RESHAPE_COLS, RESHAPE_COLS): the split axis changes
 # length (2000 -> 2500 rows), so rows really move between processes
 RESHAPE_COLS = COLS * 4 // 5
@@ -76,6 +79,7 @@ class Data:
     ints: np.ndarray  # 1-D int64 in [0, UNIQUE_VALUES), x.size elements
     idx: np.ndarray  # int64 row indices for fancy indexing, length rows
     mask: np.ndarray  # x > 0.5
+    big: np.ndarray  # 1-D float32, uniform in [0, 1), BIG_FACTOR * x.size values
 
     @property
     def flat(self) -> np.ndarray:
@@ -89,7 +93,8 @@ def make_data(scale: float) -> Data:
     y = rng.random((rows, COLS), dtype=np.float32)
     ints = rng.integers(0, UNIQUE_VALUES, size=x.size, dtype=np.int64)
     idx = rng.integers(0, rows, size=rows, dtype=np.int64)
-    return Data(x=x, y=y, ints=ints, idx=idx, mask=x > 0.5)
+    big = rng.random(BIG_FACTOR * x.size, dtype=np.float32)  # drawn last: the others stay as they were
+    return Data(x=x, y=y, ints=ints, idx=idx, mask=x > 0.5, big=big)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -115,6 +120,9 @@ class NumpyLib:
 
     def reduce(self, kind: str, x, axis):
         return getattr(np, kind)(x, axis=axis)
+
+    def max_argmax(self, x):
+        return np.max(x), np.argmax(x)
 
     def resplit(self, x, axis):
         return x.copy()  # NumPy has no layout: the equivalent work is one copy
@@ -191,6 +199,9 @@ class HeatLib(NumpyLib):
     def reduce(self, kind: str, x, axis):
         return getattr(self.ht, kind)(x, axis=axis)
 
+    def max_argmax(self, x):
+        return self.ht.max(x), self.ht.argmax(x)
+
     def resplit(self, x, axis):
         return self.ht.resplit(x, axis)
 
@@ -262,6 +273,8 @@ class Op:
     atol: float = 0.0
     # for in-place operations: (inputs) -> the array whose value is checked instead of the result
     checked: Optional[Callable[[List[Any]], Any]] = None
+    # for results of several arrays: (lib, result) -> the one array compared with ``expect``
+    convert: Optional[Callable[[Any, Any], np.ndarray]] = None
 
 
 def _reduction(kind: str, axis, split: int) -> Op:
@@ -421,6 +434,24 @@ def _ops() -> List[Op]:
                 atol=1e-6,
             )
         )
+    # issue 12, appended so that the indices of the operations above stay what they were
+    def max_argmax(L, D):
+        x = L.distribute(D.big, 0)
+        return [x], lambda: L.max_argmax(x)
+
+    def both_scalars(L, result):
+        # HeAT 1.8's argmax has shape (1,), ours and NumPy's (): compare the two numbers
+        return np.array([np.asarray(L.to_numpy(r)).item() for r in result], dtype=np.float64)
+
+    ops.append(
+        Op(
+            "max + argmax 1-D split=0",
+            "time",
+            max_argmax,
+            lambda D: np.array([D.big.max(), D.big.argmax()], dtype=np.float64),
+            convert=both_scalars,
+        )
+    )
     return ops
 
 
@@ -555,7 +586,10 @@ def run_op(
                 result = fn()
             times.append((time.perf_counter() - start) / number)
     # correctness
-    got = L.to_numpy(op.checked(inputs) if op.checked is not None else result)
+    if op.convert is not None:
+        got = op.convert(L, result)
+    else:
+        got = L.to_numpy(op.checked(inputs) if op.checked is not None else result)
     mismatch = compare(got, op.expect(D), op)
     del result, got, inputs, fn
     return dict(
