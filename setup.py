@@ -34,9 +34,13 @@ setup(
     extras_require={
         # An MPI library from PyPI, for machines without a system MPI.
         "mpich": ["mpich"],
+        # Optional file formats of ht.load / ht.save (heat/core/io.py).
+        "netcdf": ["netCDF4"],
+        "zarr": ["zarr"],
         # What scripts/run_tests.py needs (pytest>=8 for new-style hook wrappers in conftest).
-        # scipy is a test oracle (skew, kurtosis) only.
-        "dev": ["pytest>=8", "pytest-timeout>=2.1", "mpich", "scipy"],
+        # scipy is a test oracle (skew, kurtosis) only; netCDF4 and zarr so that the tests of
+        # those formats run instead of being skipped.
+        "dev": ["pytest>=8", "pytest-timeout>=2.1", "mpich", "scipy", "netCDF4", "zarr"],
     },
     classifiers=[
         "Programming Language :: Python :: 3",
