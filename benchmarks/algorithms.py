@@ -48,6 +48,7 @@ import math
 import os
 import statistics
 import sys
+import tempfile
 import time
 import traceback
 from dataclasses import dataclass
@@ -154,6 +155,16 @@ class NumpyLib:
     def percentile(self, x, q, axis):
         return np.percentile(x, q, axis=axis)
 
+    def shared_path(self, name: str) -> str:
+        """A file name that every process of this run agrees on (for the file-reading operations)."""
+        return os.path.join(tempfile.gettempdir(), f"heat-bench-{os.getpid()}-{name}")
+
+    def load_hdf5(self, path: str, dataset: str, split):
+        import h5py
+
+        with h5py.File(path, "r") as f:
+            return f[dataset][...]
+
     def to_numpy(self, result) -> np.ndarray:
         return np.asarray(result)
 
@@ -229,6 +240,12 @@ class HeatLib(NumpyLib):
 
     def percentile(self, x, q, axis):
         return self.ht.percentile(x, q, axis=axis)
+
+    def shared_path(self, name: str) -> str:
+        return self.world.bcast(NumpyLib.shared_path(self, name) if self.rank == 0 else None, root=0)
+
+    def load_hdf5(self, path: str, dataset: str, split):
+        return self.ht.load_hdf5(path, dataset, split=split)
 
     def to_numpy(self, result) -> np.ndarray:
         if isinstance(result, tuple):  # HeAT 1.x sort: compare the values
@@ -452,7 +469,34 @@ def _ops() -> List[Op]:
             convert=both_scalars,
         )
     )
+    # issue 7: every process reads its block of an HDF5 dataset (x, contiguous, float32)
+    for split in (0, 1):
+
+        def load_hdf5(L, D, split=split):
+            path = L.shared_path("load.h5")
+            if L.rank == 0:
+                _write_hdf5(path, D.x)
+            L.barrier()
+            return [], lambda: L.load_hdf5(path, "x", split)
+
+        ops.append(Op(f"load_hdf5 split={split}", "time", load_hdf5, lambda D: D.x))
     return ops
+
+
+_WRITTEN_FILES: set = set()
+
+
+def _write_hdf5(path: str, x: np.ndarray) -> None:
+    """Write ``x`` as dataset "x" of ``path`` (removed when the process exits)."""
+    import atexit
+
+    import h5py
+
+    with h5py.File(path, "w") as f:
+        f.create_dataset("x", data=x)
+    if path not in _WRITTEN_FILES:
+        _WRITTEN_FILES.add(path)
+        atexit.register(lambda: os.path.exists(path) and os.remove(path))
 
 
 OPS = _ops()
