@@ -27,10 +27,11 @@ from .quantiles import *  # noqa: F401,F403
 from .histograms import *  # noqa: F401,F403
 from .sorting import *  # noqa: F401,F403
 from .sets import *  # noqa: F401,F403
+from .io import *  # noqa: F401,F403
 from .linalg.basics import *  # noqa: F401,F403
 from . import linalg  # noqa: F401
 from . import random  # noqa: F401
 
-from .dndarray import install_methods as _install_methods  # noqa: E402
+from . import _methods  # noqa: E402
 
-_install_methods(globals())
+# DNDarray's operators and family-backed methods, now that every family is imported

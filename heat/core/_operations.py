@@ -15,6 +15,10 @@ import torch
 from mpi4py import MPI
 
 from . import types
+from ._conversion import to_tensor
+from ._redistribution import redistribute_tensor, resplit_tensor
+from .communication import sanitize_comm
+from .devices import sanitize_device
 from .dndarray import DNDarray
 from .sanitation import broadcast_shapes, sanitize_axis
 
@@ -90,28 +94,21 @@ def align_local(
     >>> align_local(x, (6,), 0, (6, 0)).shape  # rank 0 of 2 gets all six, rank 1 none
     torch.Size([6])
     """
-    from . import layout
-
     ndim = len(gshape)
     if split is None:
-        if x.split is not None and x.comm.size > 1:
-            return layout.resplit(x, None).larray
-        return x.larray
+        return resplit_tensor(x, None)[0]
     x_dim = split - (ndim - x.ndim)
     if x_dim < 0 or (x.gshape[x_dim] == 1 and gshape[split] != 1):
         # x is broadcast along the split axis: every process needs all of it
-        if x.split is not None and x.comm.size > 1:
-            return layout.resplit(x, None).larray
-        return x.larray
+        return resplit_tensor(x, None)[0]
     counts = _target_counts(leader)
     if x.split is None or x.comm.size == 1:
         offset = sum(counts[: x.comm.rank])
         return x.larray.narrow(x_dim, offset, counts[x.comm.rank])
     if x.split != x_dim:
-        x = layout.resplit(x, x_dim)
-    if x.comm.size > 1 and x.counts_displs()[0] != counts:
-        x = layout.redistribute(x, counts)
-    return x.larray
+        local, balanced = resplit_tensor(x, x_dim)
+        x = DNDarray(local, x.gshape, x.dtype, x_dim, x.device, x.comm, balanced)
+    return redistribute_tensor(x, counts)
 
 
 def _result_layout(operands: Sequence[DNDarray], gshape: Tuple[int, ...]):
@@ -170,14 +167,49 @@ def _check_out(out, gshape: Tuple[int, ...]) -> None:
             raise ValueError(f"out has shape {out.gshape}, but the result has shape {gshape}")
 
 
+def _check_elementwise_out(out, gshape: Tuple[int, ...]) -> None:
+    """
+    ``out=`` of an elementwise engine: as in NumPy's ufuncs, of the result's shape or of a larger
+    one the result broadcasts to (``ht.sqrt(ht.arange(4.), out=ht.zeros((3, 4)))`` fills every
+    row).
+    """
+    if out is not None:
+        if not isinstance(out, DNDarray):
+            raise TypeError(f"out must be a DNDarray, but was {type(out).__name__}")
+        if out.gshape != gshape:
+            try:
+                fits = broadcast_shapes(gshape, out.gshape) == out.gshape
+            except ValueError:
+                fits = False
+            if not fits:
+                raise ValueError(
+                    f"out has shape {out.gshape}, which the result of shape {gshape} does not "
+                    f"broadcast to"
+                )
+
+
+def _finish_elementwise(result: DNDarray, where, out: Optional[DNDarray]) -> DNDarray:
+    """``where=`` and ``out=`` of the elementwise engines; ``out`` may be larger (broadcast)."""
+    if out is not None and out.gshape != result.gshape:
+        # the result broadcast to out's shape and layout: every process's block of out, a view
+        local = align_local(result, out.gshape, out.split, out if out.split is not None else None)
+        if where is None:
+            out.larray.copy_(local.expand(out.lshape))
+            return out
+        result = DNDarray(
+            local.expand(out.lshape), out.gshape, result.dtype, out.split, out.device, out.comm,
+            out._balanced,
+        )
+    result = _apply_where(result, where, out)
+    return result if out is None else write_out(result, out)
+
+
 def _apply_where(result: DNDarray, where, out: Optional[DNDarray]) -> DNDarray:
     """NumPy's ``where=``: keep ``out``'s values (zeros without out) where the mask is False."""
     if where is None or where is True:
         return result
     if not isinstance(where, DNDarray):
-        from .factories import array
-
-        where = array(where, dtype=types.bool, device=result.device, comm=result.comm)
+        where = as_replicated_array(where, types.bool, result.device, result.comm)
     broadcast_shapes(where.gshape, result.gshape)
     leader = result if result.split is not None else None
     mask = align_local(where, result.gshape, result.split, leader).to(torch.bool)
@@ -234,22 +266,42 @@ def local_op(
     )
     if out is None and where is None:
         return wrapped
-    _check_out(out, x.gshape)
-    wrapped = _apply_where(wrapped, where, out)
-    return wrapped if out is None else write_out(wrapped, out)
+    _check_elementwise_out(out, x.gshape)
+    return _finish_elementwise(wrapped, where, out)
+
+
+def as_replicated_array(value, dtype=None, device=None, comm=None) -> DNDarray:
+    """
+    Array-like ``value`` (nested sequence, scalar, NumPy array, tensor) as a DNDarray that every
+    process holds whole (``split=None``), as ``ht.array(value, dtype=dtype, copy=None, ...)``
+    gives it: the operands of the engines that are not arrays yet. May share ``value``'s memory.
+
+    Examples
+    --------
+    >>> as_replicated_array([1, 2, 3]).dtype
+    <class 'heat.core.types.int64'>
+    """
+    if dtype is not None:
+        dtype = types.canonical_heat_type(dtype)
+    tensor, _ = to_tensor(value, dtype)
+    if dtype is not None and tensor.dtype != dtype.torch_type():
+        tensor = tensor.to(dtype.torch_type())
+    if tensor.dtype not in _TORCH_TO_HEAT:
+        raise TypeError(f"value has dtype {tensor.dtype}, which heat cannot hold")
+    device = sanitize_device(device)
+    return DNDarray(
+        tensor.to(device.torch_device), tuple(tensor.shape), _TORCH_TO_HEAT[tensor.dtype], None,
+        device, sanitize_comm(comm), True,
+    )
 
 
 def _as_operand(value, other: Optional[DNDarray], name: str):
     """Python scalars stay (weak) scalars; anything else becomes a DNDarray."""
     if isinstance(value, DNDarray) or isinstance(value, _PYTHON_SCALARS):
         return value
-    from .factories import array
-
     try:
-        return array(
-            value,
-            device=None if other is None else other.device,
-            comm=None if other is None else other.comm,
+        return as_replicated_array(
+            value, None, None if other is None else other.device, None if other is None else other.comm
         )
     except (TypeError, ValueError) as error:
         raise TypeError(
@@ -328,9 +380,7 @@ def binary_op(
             return _scalar_op(operation, t2, t1, kwargs, promote_to_float, scalar_first=True)
 
     if not isinstance(t1, DNDarray) and not isinstance(t2, DNDarray):
-        from .factories import array
-
-        t1 = array(t1)
+        t1 = as_replicated_array(t1)
     t1 = _as_operand(t1, t2 if isinstance(t2, DNDarray) else None, "x1")
     t2 = _as_operand(t2, t1 if isinstance(t1, DNDarray) else None, "x2")
 
@@ -344,7 +394,7 @@ def binary_op(
                 f"x1 and x2 live on different devices: {first.device} and {other.device}"
             )
     gshape = broadcast_shapes(*(t.gshape for t in arrays))
-    _check_out(out, gshape)
+    _check_elementwise_out(out, gshape)
 
     if operand_type is None:
         operand_type = types.result_type(t1, t2)
@@ -385,8 +435,7 @@ def binary_op(
     )
     if out is None and where is None:
         return wrapped
-    wrapped = _apply_where(wrapped, where, out)
-    return wrapped if out is None else write_out(wrapped, out)
+    return _finish_elementwise(wrapped, where, out)
 
 
 # torch functions known to accept a Python scalar as their second argument (cheaper than a tensor)
@@ -585,7 +634,7 @@ def cum_op(
     block totals across processes, combined into the local scan in place with
     ``final_op(scan, offset, out=scan)`` (``torch.add``, ``torch.mul``, ...).
 
-    ``axis=None`` works on the flattened array, as NumPy does.
+    ``axis`` is an integer: NumPy's ``axis=None`` (the flattened array) is the caller's to flatten.
 
     Examples
     --------
@@ -594,11 +643,6 @@ def cum_op(
     """
     if not isinstance(x, DNDarray):
         raise TypeError(f"x must be a DNDarray, but was {type(x).__name__}")
-    if axis is None:
-        from .manipulations import flatten
-
-        x = flatten(x)
-        axis = 0
     axis = sanitize_axis(x.gshape, axis)
     if not isinstance(axis, int):
         raise TypeError(f"axis must be an integer, but was {axis!r}")

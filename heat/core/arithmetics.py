@@ -25,6 +25,7 @@ from mpi4py import MPI
 from . import types
 from ._operations import _PYTHON_SCALARS, binary_op, cum_op, local_op, reduce_op
 from .dndarray import DNDarray
+from .manipulations import flatten
 from .sanitation import sanitize_axis, sanitize_in
 
 __all__ = [
@@ -1531,6 +1532,9 @@ def _cumulative(a, axis, dtype, out, partial, exscan_op, final_op, neutral):
             raise TypeError(f"axis must be an integer or None, but was {axis!r}")
     if dtype is not None:
         dtype = types.canonical_heat_type(dtype)
+    if axis is None:
+        # NumPy scans the flattened array
+        a, axis = flatten(a), 0
     return cum_op(a, partial, exscan_op, final_op, neutral, axis, dtype=dtype, out=out)
 
 

@@ -96,10 +96,30 @@ class DNDarray:
     def larray(self, array: torch.Tensor) -> None:
         if not isinstance(array, torch.Tensor):
             raise TypeError(f"larray must be a torch.Tensor, but was {type(array).__name__}")
+        if tuple(array.shape) != self._gshape:
+            self._check_block_shape(tuple(array.shape))
         self._array = array
         self._lshape_map = None
         if self._split is not None:
             self._balanced = None
+
+    def _check_block_shape(self, shape: Tuple[int, ...]) -> None:
+        """
+        A local block must have the global shape, except along ``split``, where it may hold any
+        part of it (only the sum over all processes, which would take a collective, is left
+        unchecked).
+        """
+        split, gshape = self._split, self._gshape
+        if (
+            split is None
+            or len(shape) != len(gshape)
+            or shape[split] > gshape[split]
+            or any(s != g for i, (s, g) in enumerate(zip(shape, gshape)) if i != split)
+        ):
+            raise ValueError(
+                f"larray of shape {shape} does not fit an array of global shape {gshape} split "
+                f"along {split}"
+            )
 
     @property
     def gshape(self) -> Tuple[int, ...]:
@@ -274,54 +294,7 @@ class DNDarray:
         self._balanced = True if split is None else balanced
         self._lshape_map = None
 
-    def balance_(self) -> "DNDarray":
-        """
-        Redistribute in place to the default balanced layout (one collective).
-
-        Examples
-        --------
-        >>> x = ht.arange(10, split=0); x.balance_().balanced
-        True
-        """
-        from . import layout
-
-        layout.balance_(self)
-        return self
-
-    def redistribute_(
-        self, lshape_map: Optional[torch.Tensor] = None, target_map: Optional[torch.Tensor] = None
-    ) -> "DNDarray":
-        """
-        Redistribute in place so that the local shapes match ``target_map`` (a
-        ``(comm.size, ndim)`` tensor, as :attr:`lshape_map`); one all-to-all.
-
-        Examples
-        --------
-        >>> x = ht.arange(6, split=0)
-        >>> target = x.lshape_map.clone(); target[:, 0] = torch.tensor([6] + [0] * (x.comm.size - 1))
-        >>> x.redistribute_(target_map=target).lshape  # on rank 0
-        (6,)
-        """
-        from . import layout
-
-        if target_map is None:
-            return self.balance_()
-        layout.redistribute_(self, target_map)
-        return self
-
-    def resplit_(self, axis: Optional[int] = None) -> "DNDarray":
-        """
-        Change the split axis in place (see :func:`heat.resplit`).
-
-        Examples
-        --------
-        >>> x = ht.zeros((4, 6), split=0); x.resplit_(1).split
-        1
-        """
-        from . import layout
-
-        layout.resplit_(self, axis)
-        return self
+    # balance_(), redistribute_() and resplit_() are installed by heat.core._methods
 
     # ------------------------------------------------------------------ conversion
     def astype(self, dtype, copy: bool = True) -> "DNDarray":
@@ -427,14 +400,25 @@ class DNDarray:
         return bool(self.item())
 
     def __int__(self) -> int:
-        return int(self._scalar_conversion("int").real if self._dtype in _COMPLEX else self.item())
+        if self._dtype in _COMPLEX:
+            # as NumPy 2 and Python's int() of a complex: no silent loss of the imaginary part
+            raise TypeError(f"int() argument must be a real number, not {self._dtype.__name__}")
+        return int(self._scalar_conversion("int"))
 
     def __float__(self) -> float:
-        value = self._scalar_conversion("float")
-        return float(value.real if isinstance(value, complex) else value)
+        if self._dtype in _COMPLEX:
+            raise TypeError(f"float() argument must be a real number, not {self._dtype.__name__}")
+        return float(self._scalar_conversion("float"))
 
     def __complex__(self) -> complex:
         return complex(self._scalar_conversion("complex"))
+
+    def __format__(self, format_spec: str) -> str:
+        # as NumPy: a 0-d array formats as its element (f"{ht.mean(x):.2f}"); other arrays
+        # accept only the empty spec, which gives str()
+        if self.ndim == 0 and format_spec:
+            return format(self.item(), format_spec)
+        return object.__format__(self, format_spec)
 
     def __index__(self) -> int:
         if not types.issubdtype(self._dtype, types.integer) or self.ndim != 0:
@@ -481,25 +465,6 @@ class DNDarray:
         return self.to_device("gpu")
 
     # ------------------------------------------------------------------ views
-    @property
-    def T(self) -> "DNDarray":
-        """The transposed array (axes reversed)."""
-        return manipulations.transpose(self)
-
-    def transpose(self, axes=None) -> "DNDarray":
-        """See :func:`heat.transpose`."""
-        return manipulations.transpose(self, axes)
-
-    @property
-    def real(self) -> "DNDarray":
-        """The real part."""
-        return complex_math.real(self)
-
-    @property
-    def imag(self) -> "DNDarray":
-        """The imaginary part."""
-        return complex_math.imag(self)
-
     def fill(self, value) -> None:
         """
         Fill the array in place with the scalar ``value`` (no communication).
@@ -527,161 +492,18 @@ class DNDarray:
             self._comm, self._balanced,
         )
 
-    # ------------------------------------------------------------------ printing & indexing
-    def __repr__(self) -> str:
-        return printing.array_repr(self)
-
-    def __str__(self) -> str:
-        return printing.array_str(self)
-
-    def __getitem__(self, key) -> "DNDarray":
-        return indexing.getitem(self, key)
-
-    def __setitem__(self, key, value) -> None:
-        indexing.setitem(self, key, value)
-
+    # ------------------------------------------------------------------ indexing
     @property
     def lloc(self):
         """Process-local indexing: ``x.lloc[key]`` reads and writes ``x.larray[key]``."""
         return _LocalIndexer(self)
 
-    # ------------------------------------------------------------------ operators
-    def __iadd__(self, other):
-        return arithmetics.add(self, other, out=self)
-
-    def __rsub__(self, other):
-        return arithmetics.subtract(other, self)
-
-    def __isub__(self, other):
-        return arithmetics.subtract(self, other, out=self)
-
-    def __imul__(self, other):
-        return arithmetics.multiply(self, other, out=self)
-
-    def __rtruediv__(self, other):
-        return arithmetics.divide(other, self)
-
-    def __itruediv__(self, other):
-        return arithmetics.divide(self, other, out=self)
-
-    def __floordiv__(self, other):
-        return arithmetics.floor_divide(self, other)
-
-    def __rfloordiv__(self, other):
-        return arithmetics.floor_divide(other, self)
-
-    def __ifloordiv__(self, other):
-        return arithmetics.floor_divide(self, other, out=self)
-
-    def __mod__(self, other):
-        return arithmetics.mod(self, other)
-
-    def __rmod__(self, other):
-        return arithmetics.mod(other, self)
-
-    def __imod__(self, other):
-        return arithmetics.mod(self, other, out=self)
-
-    def __pow__(self, other):
-        return arithmetics.pow(self, other)
-
-    def __rpow__(self, other):
-        return arithmetics.pow(other, self)
-
-    def __ipow__(self, other):
-        return arithmetics.pow(self, other, out=self)
-
-    def __divmod__(self, other):
-        return arithmetics.floor_divide(self, other), arithmetics.mod(self, other)
-
-    def __rdivmod__(self, other):
-        return arithmetics.floor_divide(other, self), arithmetics.mod(other, self)
-
-    def __and__(self, other):
-        return arithmetics.bitwise_and(self, other)
-
-    def __rand__(self, other):
-        return arithmetics.bitwise_and(other, self)
-
-    def __iand__(self, other):
-        return arithmetics.bitwise_and(self, other, out=self)
-
-    def __or__(self, other):
-        return arithmetics.bitwise_or(self, other)
-
-    def __ror__(self, other):
-        return arithmetics.bitwise_or(other, self)
-
-    def __ior__(self, other):
-        return arithmetics.bitwise_or(self, other, out=self)
-
-    def __xor__(self, other):
-        return arithmetics.bitwise_xor(self, other)
-
-    def __rxor__(self, other):
-        return arithmetics.bitwise_xor(other, self)
-
-    def __ixor__(self, other):
-        return arithmetics.bitwise_xor(self, other, out=self)
-
-    def __lshift__(self, other):
-        return arithmetics.left_shift(self, other)
-
-    def __rlshift__(self, other):
-        return arithmetics.left_shift(other, self)
-
-    def __ilshift__(self, other):
-        return arithmetics.left_shift(self, other, out=self)
-
-    def __rshift__(self, other):
-        return arithmetics.right_shift(self, other)
-
-    def __rrshift__(self, other):
-        return arithmetics.right_shift(other, self)
-
-    def __irshift__(self, other):
-        return arithmetics.right_shift(self, other, out=self)
-
-    def __invert__(self):
-        return arithmetics.bitwise_not(self)
-
-    def __neg__(self):
-        return arithmetics.neg(self)
-
-    def __pos__(self):
-        return arithmetics.pos(self)
-
-    def __abs__(self):
-        return rounding.abs(self)
-
+    # operators, transpose/T, real/imag, repr/str, indexing and the methods named after heat
+    # functions (x.sum(), ...) are installed by heat.core._methods after the families are imported
     __hash__ = None
 
 
 _COMPLEX = (types.complex64, types.complex128)
-
-
-# names of heat functions that are also DNDarray methods (as on numpy.ndarray)
-_METHOD_NAMES = (
-    "all any allclose isclose argmax argmin clip conj cumprod cumsum diagonal expand_dims "
-    "flatten flip max mean median min nonzero prod ptp ravel repeat reshape round sort argsort "
-    "squeeze std sum swapaxes tril triu unique var average abs absolute exp log sqrt ceil floor "
-    "trunc square sin cos tan tanh nan_to_num fill_diagonal moveaxis roll rot90 tile pad "
-    "percentile quantile isnan isinf isfinite angle trace"
-).split()
-
-
-def install_methods(namespace: dict) -> None:
-    """
-    Make the heat functions named in ``_METHOD_NAMES`` methods of DNDarray (``x.sum()`` is
-    ``ht.sum(x)``), as plain class attributes so that a call costs no more than a function call.
-
-    Called once by ``heat.core`` after every family is imported; ``namespace`` maps names to the
-    functions. Attributes the class defines itself are left alone.
-    """
-    for name in _METHOD_NAMES:
-        function = namespace.get(name)
-        if callable(function) and name not in DNDarray.__dict__:
-            setattr(DNDarray, name, function)
 
 
 class _LocalIndexer:
@@ -697,109 +519,3 @@ class _LocalIndexer:
 
     def __setitem__(self, key, value):
         self.array.larray[key] = value
-
-
-# families are imported at the end: they import DNDarray from this module
-from . import arithmetics  # noqa: E402
-from . import complex_math  # noqa: E402
-from . import indexing  # noqa: E402
-from . import manipulations  # noqa: E402
-from . import printing  # noqa: E402
-from . import relational  # noqa: E402
-from . import rounding  # noqa: E402
-
-
-# ------------------------------------------------------------------ fast operators
-_new_dndarray = object.__new__
-_REAL_NUMERIC = frozenset(
-    (types.uint8, types.int8, types.int16, types.int32, types.int64, types.float16,
-     types.bfloat16, types.float32, types.float64)
-)
-_NUMERIC = _REAL_NUMERIC | frozenset(_COMPLEX)
-_FLOATING = frozenset((types.float16, types.bfloat16, types.float32, types.float64))
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
-
-
-def _operator(
-    dunder: str,
-    function,
-    torch_operation,
-    fast_types: frozenset,
-    result_type=None,
-    reflected: bool = False,
-):
-    """
-    The method ``x <op> y`` (or ``y <op> x`` when ``reflected``): ``function(x, y)``, with a
-    shortcut for the most common calls, where the result is ``torch_operation`` of the local
-    blocks (no alignment, no promotion, no communication) and has type ``result_type`` (None: the
-    operands' type):
-
-    * two arrays of one type in ``fast_types`` with the same shape and layout;
-    * an array of a floating type in ``fast_types`` and a Python float or int, which NumPy (NEP 50)
-      and torch both compute in the array's type (reflected operations only for commutative
-      ``torch_operation``).
-
-    Everything else goes through ``function``, which checks, promotes and aligns its operands.
-    """
-    scalar_types = fast_types & _FLOATING
-
-    def method(self, other):
-        kind = type(other)
-        if kind is DNDarray:
-            if not (
-                self._dtype is other._dtype
-                and self._dtype in fast_types
-                and self._gshape == other._gshape
-                and self._split == other._split
-                and self._comm is other._comm
-                and (self._split is None or (self._balanced and other._balanced))
-            ):
-                return function(other, self) if reflected else function(self, other)
-            array = torch_operation(self._array, other._array)
-        elif (
-            (kind is float or (kind is int and _INT64_MIN <= other <= _INT64_MAX))
-            and self._dtype in scalar_types
-        ):
-            array = torch_operation(self._array, other)
-        else:
-            return function(other, self) if reflected else function(self, other)
-        result = _new_dndarray(DNDarray)
-        result._array = array
-        result._gshape = self._gshape
-        result._dtype = self._dtype if result_type is None else result_type
-        result._split = self._split
-        result._device = self._device
-        result._comm = self._comm
-        result._balanced = self._balanced
-        result._lshape_map = None
-        return result
-
-    method.__name__ = dunder
-    method.__qualname__ = f"DNDarray.{dunder}"
-    operands = "other, self" if reflected else "self, other"
-    method.__doc__ = f"``heat.{function.__name__}({operands})``, with a shortcut for common calls."
-    return method
-
-
-# bool + bool is logical or in NumPy and torch alike; bool - bool is an error (left to subtract);
-# complex values are ordered lexicographically by relational, not by torch
-_BOOL = frozenset((types.bool,))
-for _dunder, _function, _torch_operation, _fast_types, _result_type, _reflected in (
-    ("__add__", arithmetics.add, torch.add, _NUMERIC | _BOOL, None, False),
-    ("__radd__", arithmetics.add, torch.add, _NUMERIC | _BOOL, None, True),
-    ("__sub__", arithmetics.subtract, torch.sub, _NUMERIC, None, False),
-    ("__mul__", arithmetics.multiply, torch.mul, _NUMERIC | _BOOL, None, False),
-    ("__rmul__", arithmetics.multiply, torch.mul, _NUMERIC | _BOOL, None, True),
-    ("__truediv__", arithmetics.divide, torch.div, _FLOATING, None, False),
-    ("__eq__", relational.eq, relational._equal, _NUMERIC | _BOOL, types.bool, False),
-    ("__ne__", relational.ne, relational._not_equal, _NUMERIC | _BOOL, types.bool, False),
-    ("__lt__", relational.lt, relational._less, _REAL_NUMERIC | _BOOL, types.bool, False),
-    ("__le__", relational.le, relational._less_equal, _REAL_NUMERIC | _BOOL, types.bool, False),
-    ("__gt__", relational.gt, relational._greater, _REAL_NUMERIC | _BOOL, types.bool, False),
-    ("__ge__", relational.ge, relational._greater_equal, _REAL_NUMERIC | _BOOL, types.bool, False),
-):
-    setattr(
-        DNDarray,
-        _dunder,
-        _operator(_dunder, _function, _torch_operation, _fast_types, _result_type, _reflected),
-    )

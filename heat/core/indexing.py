@@ -40,6 +40,8 @@ import torch
 from . import types
 from ._operations import align_local
 from ._parallel import run_pieces
+from ._redistribution import balanced_counts as _balanced_counts
+from ._redistribution import displacements as _displs
 from .dndarray import DNDarray
 from .sanitation import broadcast_shapes
 
@@ -58,19 +60,6 @@ _NON_INTEGER_ARRAY = "arrays used as indices must be of integer (or boolean) typ
 # ---------------------------------------------------------------------------------------------
 # small helpers
 # ---------------------------------------------------------------------------------------------
-def _displs(counts: Sequence[int]) -> Tuple[int, ...]:
-    displs, total = [], 0
-    for c in counts:
-        displs.append(total)
-        total += c
-    return tuple(displs)
-
-
-def _balanced_counts(comm, n: int) -> Tuple[int, ...]:
-    base, remainder = divmod(n, comm.size)
-    return tuple(base + (1 if r < remainder else 0) for r in range(comm.size))
-
-
 def _full_tensor(obj) -> torch.Tensor:
     """The whole of an index (tensor, or DNDarray gathered if it is distributed)."""
     if isinstance(obj, DNDarray):

@@ -1,12 +1,10 @@
 """
-Layout primitives: changing the split axis and redistributing rows between processes.
+Changing the split axis and redistributing rows between processes: the public layout functions.
 
-Every other function that has to move data reuses these. Each is one collective: resplit
-between two axes is one all-to-all, redistribution to any target layout is one all-to-all,
-resplit to None is one all-gather, and resplit from None is local slicing. The all-to-alls
-send strided views of the local tensor and receive straight into views of the result
-(``comm.Alltoallw`` describes them to MPI as derived datatypes): no packing copies, and no
-memory beyond the result.
+Every other function that has to move data reuses these (or, below the families, the movements
+they are made of in :mod:`heat.core._redistribution`). Each is one collective: resplit between
+two axes is one all-to-all, redistribution to any target layout is one all-to-all, resplit to
+None is one all-gather, and resplit from None is local slicing.
 """
 
 from __future__ import annotations
@@ -15,51 +13,12 @@ from typing import Optional, Sequence, Tuple
 
 import torch
 
+from .communication import MPI
+from ._redistribution import balanced_counts, redistribute_tensor, resplit_tensor
 from .dndarray import DNDarray
 from .sanitation import sanitize_in, sanitize_split
 
 __all__ = ["balance", "collect", "redistribute", "resplit"]
-
-
-def _balanced_counts(x: DNDarray, axis: int) -> Tuple[int, ...]:
-    return tuple(x.comm.counts_displs_shape(x.gshape, axis)[0])
-
-
-def _displs(counts: Sequence[int]) -> Tuple[int, ...]:
-    displs, total = [], 0
-    for c in counts:
-        displs.append(total)
-        total += c
-    return tuple(displs)
-
-
-def _resplit_tensor(x: DNDarray, axis: Optional[int]) -> Tuple[torch.Tensor, Optional[bool]]:
-    """The local tensor and balancedness of ``x`` resplit along ``axis``."""
-    comm = x.comm
-    if axis == x.split:
-        return x.larray, x._balanced
-    if comm.size == 1:
-        return x.larray, True
-    if axis is None:
-        return comm.allgather_tensors(x.larray, axis=x.split).reshape(x.gshape), True
-    if x.split is None:
-        offset, lshape, _ = comm.chunk(x.gshape, axis)
-        return x.larray.narrow(axis, offset, lshape[axis]).clone(), True
-    # split -> axis: one all-to-all from column blocks of the local tensor straight into row
-    # blocks of the result (strided views travel as MPI datatypes, nothing is packed)
-    source_counts = x.counts_displs()[0]
-    source_displs = _displs(source_counts)
-    target_counts = _balanced_counts(x, axis)
-    target_displs = _displs(target_counts)
-    local = x.larray
-    shape = list(x.gshape)
-    shape[axis] = target_counts[comm.rank]
-    result = torch.empty(shape, dtype=local.dtype, device=local.device)
-    comm.Alltoallw(
-        [local.narrow(axis, target_displs[r], target_counts[r]) for r in range(comm.size)],
-        [result.narrow(x.split, source_displs[r], source_counts[r]) for r in range(comm.size)],
-    )
-    return result, True
 
 
 def resplit(x: DNDarray, axis: Optional[int] = None) -> DNDarray:
@@ -94,7 +53,7 @@ def resplit(x: DNDarray, axis: Optional[int] = None) -> DNDarray:
         return DNDarray(
             x.larray.clone(), x.gshape, x.dtype, x.split, x.device, x.comm, x._balanced
         )
-    local, balanced = _resplit_tensor(x, axis)
+    local, balanced = resplit_tensor(x, axis)
     if local is x.larray:
         # a single process needs no data movement, but the result is still a copy
         local = local.clone()
@@ -106,38 +65,9 @@ def resplit_(x: DNDarray, axis: Optional[int] = None) -> DNDarray:
     sanitize_in(x)
     axis = sanitize_split(x.gshape, axis, name="axis")
     if axis != x.split:
-        local, balanced = _resplit_tensor(x, axis)
+        local, balanced = resplit_tensor(x, axis)
         x._set_layout(local, axis, balanced)
     return x
-
-
-def _overlap(own: Tuple[int, int], other: Tuple[int, int]) -> Tuple[int, int]:
-    """``(start, length)`` of the intersection of two ranges, relative to ``own``'s start."""
-    lo, hi = max(own[0], other[0]), min(own[1], other[1])
-    return (lo - own[0], hi - lo) if hi > lo else (0, 0)
-
-
-def _ranges(counts: Sequence[int]) -> Tuple[Tuple[int, int], ...]:
-    """``(start, stop)`` of the rows each process holds."""
-    return tuple((d, d + c) for d, c in zip(_displs(counts), counts))
-
-
-def _redistribute_tensor(x: DNDarray, target_counts: Sequence[int]) -> torch.Tensor:
-    comm = x.comm
-    counts = x.counts_displs()[0]
-    if tuple(counts) == tuple(target_counts):
-        return x.larray
-    shape = list(x.gshape)
-    shape[x.split] = target_counts[comm.rank]
-    result = torch.empty(shape, dtype=x.larray.dtype, device=x.larray.device)
-    sources, targets = _ranges(counts), _ranges(target_counts)
-    mine, wanted = sources[comm.rank], targets[comm.rank]
-    # to r: this process's rows inside r's target range; from r: r's rows inside this one's
-    comm.Alltoallw(
-        [x.larray.narrow(x.split, *_overlap(mine, other)) for other in targets],
-        [result.narrow(x.split, *_overlap(wanted, other)) for other in sources],
-    )
-    return result
 
 
 def _check_target_counts(x: DNDarray, target_counts) -> Tuple[int, ...]:
@@ -176,21 +106,82 @@ def redistribute(x: DNDarray, target_counts: Sequence[int]) -> DNDarray:
     if x.split is None:
         raise ValueError("redistribute needs a split array, but x.split is None")
     target_counts = _check_target_counts(x, target_counts)
-    local = _redistribute_tensor(x, target_counts)
+    local = redistribute_tensor(x, target_counts)
     result = DNDarray(local, x.gshape, x.dtype, x.split, x.device, x.comm, None)
     if local is x.larray:
         result.larray = local.clone()
     return result
 
 
-def redistribute_(x: DNDarray, target_map: torch.Tensor) -> DNDarray:
-    """In-place :func:`redistribute`; ``target_map`` is a ``(comm.size, ndim)`` lshape map."""
+def _as_map(x: DNDarray, lshape_map, name: str) -> torch.Tensor:
+    """``lshape_map`` as a ``(comm.size, ndim)`` integer tensor, checked alike on every process."""
+    try:
+        lshape_map = torch.as_tensor(lshape_map)
+    except (TypeError, ValueError, RuntimeError):
+        raise TypeError(
+            f"{name} must be a tensor of local shapes, but was {type(lshape_map).__name__}"
+        ) from None
+    if lshape_map.is_floating_point() or lshape_map.is_complex() or lshape_map.dtype is torch.bool:
+        raise TypeError(f"{name} must hold integers, but has dtype {lshape_map.dtype}")
+    if tuple(lshape_map.shape) != (x.comm.size, x.ndim):
+        raise ValueError(
+            f"{name} must have shape {(x.comm.size, x.ndim)} (processes, dimensions), but has "
+            f"shape {tuple(lshape_map.shape)}"
+        )
+    return lshape_map
+
+
+def _adopt_lshape_map(x: DNDarray, lshape_map) -> None:
+    """
+    Take the caller's map of the current local shapes instead of gathering it (HeAT's
+    ``redistribute_(lshape_map=...)``), after the checks that need no communication.
+    """
+    lshape_map = _as_map(x, lshape_map, "lshape_map").to(device="cpu", dtype=torch.int64)
+    expected = torch.tensor(x.gshape, dtype=torch.int64)
+    columns = [i for i in range(x.ndim) if i != x.split]
+    if not bool((lshape_map[:, columns] == expected[columns]).all()) or (
+        x.split is not None
+        and (
+            bool((lshape_map[:, x.split] < 0).any())
+            or int(lshape_map[:, x.split].sum()) != x.gshape[x.split]
+        )
+    ):
+        raise ValueError(
+            f"lshape_map {lshape_map.tolist()} does not describe local shapes of an array of "
+            f"global shape {x.gshape} split along {x.split}"
+        )
+    # only the process itself sees whether the map fits its block: agree on it (one small
+    # all-reduce), so that a wrong map raises on every process, never on one alone
+    fits = tuple(lshape_map[x.comm.rank].tolist()) == x.lshape
+    if not (x.comm.allreduce(fits, op=MPI.LAND) if x.comm.size > 1 else fits):
+        raise ValueError(
+            "lshape_map contradicts the blocks the processes hold"
+            + ("" if fits else f": it gives process {x.comm.rank} the shape "
+               f"{tuple(lshape_map[x.comm.rank].tolist())}, but its block has shape {x.lshape}")
+        )
+    x._lshape_map = lshape_map.clone()
+
+
+def redistribute_(
+    x: DNDarray,
+    target_map: Optional[torch.Tensor] = None,
+    lshape_map: Optional[torch.Tensor] = None,
+) -> DNDarray:
+    """
+    In-place :func:`redistribute`; ``target_map`` is a ``(comm.size, ndim)`` lshape map (None:
+    the balanced layout). ``lshape_map``, the current local shapes if the caller knows them,
+    saves gathering them.
+    """
     sanitize_in(x)
+    if lshape_map is not None:
+        _adopt_lshape_map(x, lshape_map)
     if x.split is None:
         return x
-    target_map = torch.as_tensor(target_map)
+    if target_map is None:
+        return balance_(x)
+    target_map = _as_map(x, target_map, "target_map")
     target_counts = _check_target_counts(x, target_map[:, x.split].tolist())
-    local = _redistribute_tensor(x, target_counts)
+    local = redistribute_tensor(x, target_counts)
     x._set_layout(local, x.split, None)
     return x
 
@@ -208,7 +199,7 @@ def balance(x: DNDarray, copy: bool = False) -> DNDarray:
     sanitize_in(x)
     if x.is_balanced():
         return DNDarray(x.larray.clone(), x.gshape, x.dtype, x.split, x.device, x.comm, True) if copy else x
-    local = _redistribute_tensor(x, _balanced_counts(x, x.split))
+    local = redistribute_tensor(x, balanced_counts(x.comm, x.gshape[x.split]))
     return DNDarray(local, x.gshape, x.dtype, x.split, x.device, x.comm, True)
 
 
@@ -216,7 +207,7 @@ def balance_(x: DNDarray) -> DNDarray:
     """In-place :func:`balance`."""
     sanitize_in(x)
     if not x.is_balanced():
-        local = _redistribute_tensor(x, _balanced_counts(x, x.split))
+        local = redistribute_tensor(x, balanced_counts(x.comm, x.gshape[x.split]))
         x._set_layout(local, x.split, True)
     return x
 

@@ -32,6 +32,10 @@ import torch
 
 from . import layout
 from . import types
+from ._redistribution import balanced_counts as _balanced_counts
+from ._redistribution import displacements as _displs
+from ._redistribution import overlap
+from ._redistribution import row_ranges as _ranges
 from .dndarray import DNDarray
 from .sanitation import broadcast_shapes, sanitize_axis, sanitize_in, sanitize_shape, sanitize_split
 
@@ -64,24 +68,6 @@ Segment = Tuple[int, int, int, int]
 # ---------------------------------------------------------------------------------------------
 # layout helpers (global information only, no communication unless a layout is unknown)
 # ---------------------------------------------------------------------------------------------
-def _displs(counts: Sequence[int]) -> Tuple[int, ...]:
-    displs, total = [], 0
-    for c in counts:
-        displs.append(total)
-        total += c
-    return tuple(displs)
-
-
-def _balanced_counts(comm, n: int) -> Tuple[int, ...]:
-    """Rows per process of the default balanced layout of ``n`` rows."""
-    return tuple(int(c) for c in comm.counts_displs_shape((n,), 0)[0])
-
-
-def _ranges(counts: Sequence[int]) -> List[Tuple[int, int]]:
-    """``[(start, stop)]`` of the global rows each process holds."""
-    return [(d, d + c) for d, c in zip(_displs(counts), counts)]
-
-
 def _counts_of(x: DNDarray) -> Tuple[int, ...]:
     """Rows per process along ``x.split`` (collective only if the layout is not known)."""
     return tuple(int(c) for c in x.counts_displs()[0])
@@ -339,8 +325,8 @@ def _reshape_distributed(a: DNDarray, new_shape, new_split: int) -> torch.Tensor
         target = result.view(outer, out_counts[comm.rank] * inner_out)
         mine_in, mine_out = in_ranges[comm.rank], out_ranges[comm.rank]
         comm.Alltoallw(
-            [source.narrow(1, *layout._overlap(mine_in, other)) for other in out_ranges],
-            [target.narrow(1, *layout._overlap(mine_out, other)) for other in in_ranges],
+            [source.narrow(1, *overlap(mine_in, other)) for other in out_ranges],
+            [target.narrow(1, *overlap(mine_out, other)) for other in in_ranges],
         )
         return result
     # general case: route every element by its global flat index (one all-to-all)

@@ -11,6 +11,8 @@ from typing import Iterable, Optional, Sequence, Tuple, Union
 
 import torch
 
+from .dndarray import DNDarray
+
 __all__ = [
     "broadcast_shapes",
     "sanitize_axis",
@@ -28,20 +30,8 @@ def sanitize_in(x, name: str = "x") -> None:
     --------
     >>> sanitize_in(ht.zeros(3))
     """
-    if type(x) is not _dndarray_class() and not isinstance(x, _dndarray_class()):
+    if type(x) is not DNDarray and not isinstance(x, DNDarray):
         raise TypeError(f"{name} must be a DNDarray, but was {type(x).__name__}")
-
-
-_DNDARRAY = []
-
-
-def _dndarray_class():
-    """The DNDarray class, imported once (dndarray imports the families that import this)."""
-    if not _DNDARRAY:
-        from .dndarray import DNDarray
-
-        _DNDARRAY.append(DNDarray)
-    return _DNDARRAY[0]
 
 
 def sanitize_axis(

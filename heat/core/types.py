@@ -189,18 +189,8 @@ class datatype:
     _torch_type: Optional[torch.dtype] = None
     _numpy_type: Optional[np.dtype] = None
 
-    def __new__(cls, *value: Any, **kwargs: Any):
-        if cls._torch_type is None:
-            raise TypeError(f"cannot create an array of the abstract data type '{cls.__name__}'")
-        if len(value) > 1:
-            raise TypeError(
-                f"{cls.__name__}() takes at most 1 positional argument, value ({len(value)} given)"
-            )
-        obj = value[0] if value else 0
-        # factories imports this module, so it is imported on first use
-        from . import factories
-
-        return factories.array(obj, dtype=cls, **kwargs)
+    # calling a concrete type creates an array (ht.float32(3)): that constructor needs the
+    # factories, which sit above this module, so heat.core._methods installs it as __new__
 
     @classmethod
     def torch_type(cls) -> torch.dtype:

@@ -232,6 +232,58 @@ def test_out_and_where(out_split):
     assert_array_equal(out, a + 1)
 
 
+# (operand shapes, out shape): out larger than the broadcast result, as NumPy's ufuncs allow
+BROADCAST_OUT_CASES = [
+    (((4,), (4,)), (3, 4)),
+    (((3, 1), (4,)), (2, 3, 4)),
+    (((5, 4), ()), (2, 5, 4)),
+    (((1, 4), (3, 1)), (2, 3, 4)),
+]
+
+
+@pytest.mark.parametrize("shapes,out_shape", BROADCAST_OUT_CASES)
+def test_out_larger_than_the_result(shapes, out_shape):
+    a = random_array(shapes[0], np.float32, seed=1)
+    b = random_array(shapes[1], np.int32, seed=2)
+    mask = random_array(out_shape[-2:], np.bool_, seed=3)
+    checks = []
+    for split_a in splits_for(a.ndim):
+        for split_b in splits_for(b.ndim)[:2]:
+            x, y = ht.array(a, split=split_a), ht.array(b, split=split_b)
+            for out_split in splits_for(len(out_shape)):
+                expected = np.full(out_shape, -1.0)
+                np.add(a, b, out=expected)
+                out = ht.full(out_shape, -1.0, dtype=ht.float64, split=out_split)
+                collective_assert(ht.add(x, y, out=out) is out)
+                checks.append((out, expected))
+                # where= broadcasts against out's shape too
+                expected = np.full(out_shape, -1.0, dtype=np.float32)
+                np.multiply(a, b, out=expected, where=mask)
+                out = ht.full(out_shape, -1.0, split=out_split)
+                mask_split = None if split_a is None else 0
+                ht.multiply(x, y, out=out, where=ht.array(mask, split=mask_split))
+                checks.append((out, expected))
+                # a Python scalar operand
+                expected = np.zeros(out_shape, dtype=np.float32)
+                np.subtract(a, 2, out=expected)
+                out = ht.zeros(out_shape, split=out_split)
+                ht.subtract(x, 2, out=out)
+                checks.append((out, expected))
+    assert_arrays_equal(checks)
+
+
+def test_out_that_the_result_does_not_broadcast_to():
+    for split in (None, 0):
+        x = ht.ones((3, 4), split=split)
+        # out smaller than the result, or not compatible with it: NumPy raises ValueError
+        for out_shape in [(4,), (3, 1), (2, 4), (3, 5), (2, 2, 4)]:
+            with pytest.raises(ValueError):
+                np.add(np.ones((3, 4)), 1, out=np.zeros(out_shape))
+            out = ht.zeros(out_shape, split=split)
+            assert_raises_then_collective_works(ValueError, ht.add, x, 1, out=out)
+            assert_raises_then_collective_works(ValueError, ht.add, x, x, out=out)
+
+
 FLOAT_RESULT_FUNCTIONS = [
     (ht.hypot, np.hypot),
     (ht.copysign, np.copysign),

@@ -1,3 +1,5 @@
+import operator
+
 import numpy as np
 import pytest
 import torch
@@ -54,6 +56,105 @@ def test_conversions():
     assert_raises_then_collective_works(TypeError, float, ht.arange(3, split=0))
     assert_raises_then_collective_works(TypeError, len, ht.array(3))
     assert_raises_then_collective_works(TypeError, lambda: [1, 2][ht.array(1.0)])
+
+
+def _outcome(function, *args):
+    """A call's value, or the class of the exception it raised."""
+    try:
+        return function(*args)
+    except Exception as error:  # noqa: BLE001 - the class is what is compared
+        return type(error)
+
+
+def _same(actual, expected) -> bool:
+    """Same type and value (NaN included: ``repr`` tells nan+0j from 0j)."""
+    return type(actual) is type(expected) and (actual == expected or repr(actual) == repr(expected))
+
+
+@pytest.mark.parametrize(
+    "dtype", [np.float32, np.float16, np.int64, np.uint8, np.bool_, np.complex128]
+)
+def test_scalar_conversions_match_numpy(dtype):
+    conversions = (int, float, complex, bool, operator.index)
+    # every shape but the one-element ones NumPy 2.4 refuses and heat (as HeAT) converts
+    for shape in [(), (3,), (0,), (2, 3), (0, 3)]:
+        data = np.asarray(random_array(shape, dtype, low=1))  # 0-d arrays, not NumPy scalars
+        for split in splits_for(len(shape)):
+            x = ht.array(data, split=split)
+            for convert in conversions:
+                expected, actual = _outcome(convert, data), _outcome(convert, x)
+                collective_assert(
+                    _same(actual, expected),
+                    f"{convert.__name__} of {shape} {dtype.__name__} split={split}: "
+                    f"{actual!r}, NumPy {expected!r}",
+                )
+    # special values of 0-d arrays: NaN and infinity do not convert to int
+    for value in (float("nan"), float("inf"), -2.5):
+        data = np.array(value, dtype=dtype) if np.dtype(dtype).kind in "fc" else np.array(3, dtype)
+        for convert in conversions:
+            expected, actual = _outcome(convert, data), _outcome(convert, ht.array(data))
+            collective_assert(_same(actual, expected), f"{convert.__name__}({data!r}): {actual!r}")
+
+
+def test_format_matches_numpy():
+    specs = [".2f", ">10", "d", "x", "e", "g", "+.3e", "^12", ".10f", "n"]
+    values = [(4.5, np.float32), (0.1, np.float32), (-4.5, np.float64), (2.5, np.float16),
+              (1 + 2j, np.complex64), (True, np.bool_), (3, np.int64), (200, np.uint8), (-7, np.int8)]
+    for value, dtype in values:
+        data = np.array(value, dtype=dtype)
+        x = ht.array(data)
+        for spec in specs:
+            expected, actual = _outcome(format, data, spec), _outcome(format, x, spec)
+            collective_assert(
+                actual == expected, f"format({dtype.__name__}, {spec!r}): {actual!r}, NumPy {expected!r}"
+            )
+        collective_assert(format(x, "") == str(x))
+    # the case of the issue: a reduction's 0-d result in an f-string
+    for split in (None, 0):
+        mean = ht.mean(ht.arange(10, split=split))
+        collective_assert(f"{mean:.2f}" == f"{np.mean(np.arange(10)):.2f}" == "4.50")
+    # arrays of other dimensions take no format spec (NumPy: TypeError), only the empty one
+    for shape in [(3,), (1,), (0,), (2, 3)]:
+        for split in splits_for(len(shape)):
+            x = ht.zeros(shape, split=split)
+            with pytest.raises(TypeError):
+                format(np.zeros(shape), ".2f")
+            assert_raises_then_collective_works(TypeError, format, x, ".2f")
+            collective_assert(f"{x}" == str(x))
+
+
+@pytest.mark.parametrize("shape", [(6, 7, 8), (5,), (1, 5), (0, 3)])
+def test_larray_setter_rejects_a_block_that_does_not_fit(shape):
+    size = ht.MPI_WORLD.size
+    for split in splits_for(len(shape)):
+        x = ht.zeros(shape, split=split)
+        expected = np.zeros(shape, np.float32)
+        bad_blocks = [torch.zeros(int(np.prod(shape)) + 1), torch.zeros(shape + (1,))]
+        longer = list(x.lshape)
+        longer[0 if split is None else split] = shape[0 if split is None else split] + 1
+        bad_blocks.append(torch.zeros(longer))
+        if len(shape) > 1:
+            other_axis = 1 if split in (0, None) else 0
+            wrong = list(x.lshape)
+            wrong[other_axis] += 1
+            bad_blocks.append(torch.zeros(wrong))
+        if split is None and shape[0] > 0:
+            shorter = list(shape)
+            shorter[0] -= 1
+            bad_blocks.append(torch.zeros(shorter))
+        for block in bad_blocks:
+            assert_raises_then_collective_works(ValueError, setattr, x, "larray", block)
+        # nothing changed, and a block of the right shape is still accepted
+        assert_array_equal(x, expected)
+        x.larray = torch.ones(x.lshape)
+        assert_array_equal(x, np.ones(shape, np.float32))
+        if split is not None and size > 1:
+            # a block of any length along split fits; all rows on rank 0 keeps the invariants
+            rows = shape[split] if x.comm.rank == 0 else 0
+            block_shape = list(shape)
+            block_shape[split] = rows
+            x.larray = torch.full(block_shape, 2.0)
+            assert_array_equal(x, np.full(shape, 2.0, np.float32))
 
 
 def test_astype_and_devices():

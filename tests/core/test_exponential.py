@@ -11,8 +11,10 @@ import heat as ht
 from tests.helpers import (
     assert_arrays_equal,
     assert_raises_then_collective_works,
+    collective_assert,
     combinations,
     random_array,
+    splits_for,
 )
 
 # name: (NumPy function, low, high of the test data)
@@ -90,6 +92,42 @@ def test_methods_out_where():
     assert_raises_then_collective_works(ValueError, ht.exp, x, out=ht.zeros((5, 4), split=0))
     assert_raises_then_collective_works(TypeError, ht.exp, a)
     assert_raises_then_collective_works(TypeError, ht.sqrt, [1.0, 2.0])
+
+
+@pytest.mark.parametrize("shape,out_shape", [((4,), (3, 4)), ((3, 1), (2, 3, 4)), ((), (5, 2))])
+def test_out_larger_than_the_result(shape, out_shape):
+    # NumPy fills every row of an out the result broadcasts to: ht.sqrt(ht.arange(4.), out=...)
+    a = random_array(shape, np.float32, seed=10, low=0, high=9)
+    ints = random_array(shape, np.int32, seed=11, low=0, high=9)
+    mask = random_array(out_shape, np.bool_, seed=12)
+    checks = []
+    for split in splits_for(len(shape)):
+        x, i = ht.array(a, split=split), ht.array(ints, split=split)
+        for out_split in splits_for(len(out_shape)):
+            out = ht.full(out_shape, -1.0, split=out_split)
+            collective_assert(ht.sqrt(x, out=out) is out)
+            expected = np.full(out_shape, -1.0, dtype=np.float32)
+            np.sqrt(a, out=expected)
+            checks.append((out, expected, tolerance(np.float32)))
+            # an integer input computed in float64, cast to out's float32
+            out = ht.zeros(out_shape, split=out_split)
+            ht.exp(i, out=out)
+            expected = np.zeros(out_shape, dtype=np.float32)
+            np.exp(ints, out=expected, casting="same_kind")
+            checks.append((out, expected, tolerance(np.float32)))
+            out = ht.full(out_shape, 7.0, dtype=ht.float64, split=out_split)
+            ht.log1p(x, out=out, where=ht.array(mask, split=out_split))
+            expected = np.full(out_shape, 7.0)
+            np.log1p(a, out=expected, where=mask)
+            checks.append((out, expected, tolerance(np.float32)))
+    assert_arrays_equal(checks)
+    # an out the result does not broadcast to (smaller, or of another length)
+    for bad_shape in (shape[:-1] + (2,) if shape else (), out_shape[1:] + (7,)):
+        with pytest.raises(ValueError):
+            np.sqrt(np.ones(out_shape), out=np.zeros(bad_shape, np.float32))
+        assert_raises_then_collective_works(
+            ValueError, ht.sqrt, ht.ones(out_shape, split=0), out=ht.zeros(bad_shape)
+        )
 
 
 @pytest.mark.parametrize("name", ["logaddexp", "logaddexp2"])

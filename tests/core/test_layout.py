@@ -75,6 +75,87 @@ def test_redistribute_and_balance():
     assert_array_equal(c, data)
 
 
+def _skewed_counts(n: int, size: int):
+    """Uneven counts: about two thirds of the rows on the last process."""
+    counts = [0] * size
+    counts[-1] = n - (n // 3) * (size > 1)
+    counts[0] += n - counts[-1]
+    return counts
+
+
+@pytest.mark.parametrize(
+    "shape,split", [((9, 3), 0), ((3, 10), 1), ((2, 7, 5), -1), ((1, 5), 0), ((0, 3), 1)]
+)
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.complex64])
+def test_redistribute_with_known_lshape_map(shape, split, dtype, monkeypatch):
+    comm = ht.MPI_WORLD
+    size, rank = comm.size, comm.rank
+    split = split % len(shape)
+    data = random_array(shape, dtype)
+    counts = _skewed_counts(shape[split], size)
+    known = torch.tensor(shape, dtype=torch.int64).repeat(size, 1)
+    known[:, split] = torch.tensor(counts)
+    target = known.clone()
+    target[:, split] = torch.tensor(list(reversed(counts)))
+    # count the allgathers: a known lshape_map replaces the one that gathers the local shapes
+    gathers = []
+    allgather = comm.allgather
+
+    def counting_allgather(*args, **kwargs):
+        gathers.append(args)
+        return allgather(*args, **kwargs)
+
+    for target_map, expected_counts in ((target, list(reversed(counts))), (None, None)):
+        x = ht.redistribute(ht.array(data, split=split), counts)  # layout not known to others
+        monkeypatch.setattr(comm, "allgather", counting_allgather)
+        x.redistribute_(lshape_map=known, target_map=target_map)
+        monkeypatch.undo()
+        collective_assert(not gathers, f"redistribute_ gathered the local shapes: {gathers}")
+        if expected_counts is None:
+            collective_assert(x.is_balanced(force_check=True))
+        else:
+            collective_assert(x.lshape[split] == expected_counts[rank])
+        assert_array_equal(x, data)
+    # a non-split array: the map is every process holding the whole array
+    y = ht.array(data)
+    y.redistribute_(lshape_map=torch.tensor([shape] * size))
+    assert_array_equal(y, data)
+
+
+def test_redistribute_lshape_map_bad_input():
+    size = ht.MPI_WORLD.size
+    x = ht.zeros((6, 4), split=0)
+    good = x.lshape_map.clone()
+    wrong_sum = good.clone()
+    wrong_sum[0, 0] += 1
+    wrong_column = good.clone()
+    wrong_column[:, 1] = 5
+    negative = good.clone()
+    negative[0, 0] -= 7
+    negative[-1, 0] += 7
+    for bad in (good[:, :1], torch.cat([good, good]), wrong_sum, wrong_column):
+        assert_raises_then_collective_works(ValueError, x.redistribute_, lshape_map=bad)
+    if size > 1:
+        assert_raises_then_collective_works(ValueError, x.redistribute_, lshape_map=negative)
+    assert_raises_then_collective_works(TypeError, x.redistribute_, lshape_map=good.float())
+    assert_raises_then_collective_works(TypeError, x.redistribute_, lshape_map="no map")
+    assert_raises_then_collective_works(ValueError, x.redistribute_, target_map=good[:, :1])
+    # a non-split array's map repeats its shape
+    assert_raises_then_collective_works(
+        ValueError, ht.zeros((6, 4)).redistribute_, lshape_map=torch.tensor([[6, 3]] * size)
+    )
+    # a map that adds up but contradicts the blocks of some processes (the first and the last
+    # swapped): only those processes can see it, and still every process raises
+    uneven = ht.zeros((7, 4), split=0)
+    swapped = uneven.lshape_map.clone()
+    swapped[[0, -1]] = swapped[[-1, 0]]
+    if not torch.equal(swapped, uneven.lshape_map):
+        assert_raises_then_collective_works(ValueError, uneven.redistribute_, lshape_map=swapped)
+    # the array is unchanged and still usable
+    x.redistribute_(lshape_map=good)
+    assert_array_equal(x, np.zeros((6, 4), np.float32))
+
+
 def test_layout_bad_input():
     x = ht.zeros((4, 3), split=0)
     assert_raises_then_collective_works(ValueError, ht.resplit, x, 2)

@@ -1,0 +1,110 @@
+"""
+Python data, NumPy arrays and torch tensors as torch tensors of a heat type: the conversion under
+``ht.array`` (:mod:`heat.core.factories`) and under the engines, which turn array-like operands
+(lists, NumPy arrays) into arrays (:mod:`heat.core._operations`).
+
+No communication: every process converts the data it was given.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Tuple
+
+import numpy as np
+import torch
+
+from . import types
+from .dndarray import DNDarray
+
+__all__ = ["to_tensor"]
+
+# NumPy dtypes without a heat counterpart, and where their values go
+_NUMPY_WIDENING = {np.dtype(np.uint16): np.int32, np.dtype(np.uint32): np.int64,
+                   np.dtype(np.uint64): np.int64}
+
+
+def to_tensor(obj, dtype) -> Tuple[torch.Tensor, Optional[str]]:
+    """
+    A torch tensor holding ``obj`` (Python data, NumPy array, tensor), and why it does not share
+    ``obj``'s memory (None when it does): ``copy=False`` raises with that reason.
+    """
+    if isinstance(obj, torch.Tensor):
+        return obj.detach(), None
+    if isinstance(obj, np.ndarray):
+        return _numpy_to_tensor(obj)
+    if isinstance(obj, np.generic):
+        return _numpy_to_tensor(np.asarray(obj))[0], "obj is a NumPy scalar, not an array"
+    if isinstance(obj, (list, tuple)) and _contains_dndarray(obj):
+        obj = _resolve_nested(obj)
+    if dtype is None:
+        dtype = types.heat_type_of(obj)
+    try:
+        tensor = torch.tensor(obj, dtype=dtype.torch_type())
+    except (TypeError, ValueError, RuntimeError) as error:
+        ragged_depth = _ragged_depth(obj)
+        if ragged_depth is not None:
+            # NumPy's error class for an inhomogeneous nesting
+            raise ValueError(
+                f"obj is a ragged nested sequence: its shape is inhomogeneous after "
+                f"{ragged_depth} dimensions"
+            ) from None
+        raise TypeError(f"obj could not be converted to an array: {error}") from None
+    return tensor, f"obj is a {type(obj).__name__}, whose values must be copied into an array"
+
+
+def _numpy_to_tensor(array: np.ndarray) -> Tuple[torch.Tensor, Optional[str]]:
+    """A tensor on the memory of ``array`` where torch can describe it (see :func:`to_tensor`)."""
+    reason = None
+    if array.dtype in _NUMPY_WIDENING:
+        reason = f"heat has no {array.dtype.name} type, its values are widened"
+        array = array.astype(_NUMPY_WIDENING[array.dtype])
+    if array.dtype.kind not in "biufc":
+        raise TypeError(f"obj has NumPy dtype {array.dtype}, which heat cannot hold")
+    if array.dtype.byteorder not in "=|":
+        array = array.astype(array.dtype.newbyteorder("="))
+        reason = reason or "obj is not in native byte order"
+    if not array.flags.writeable:
+        # a DNDarray has no read-only flag that could protect obj from writes
+        array = array.copy()
+        reason = reason or "obj is read-only"
+    try:
+        return torch.from_numpy(array), reason
+    except ValueError:
+        # negative strides, which torch tensors cannot describe
+        return torch.from_numpy(array.copy()), reason or "obj has negative strides"
+
+
+def _ragged_depth(obj, depth: int = 0) -> Optional[int]:
+    """After how many dimensions a nested sequence's elements differ in shape (None: never)."""
+    if not isinstance(obj, (list, tuple)):
+        return None
+    shapes = {_nested_shape(element) for element in obj}
+    if len(shapes) > 1 or None in shapes:
+        for element in obj:
+            inner = _ragged_depth(element, depth + 1)
+            if inner is not None:
+                return inner
+        return depth + 1
+    return None
+
+
+def _nested_shape(obj) -> Optional[Tuple[int, ...]]:
+    """The shape of a (nested) sequence or array, None where its elements disagree."""
+    if isinstance(obj, (np.ndarray, torch.Tensor)):
+        return tuple(obj.shape)
+    if not isinstance(obj, (list, tuple)):
+        return ()
+    shapes = {_nested_shape(element) for element in obj}
+    if len(shapes) > 1 or None in shapes:
+        return None
+    return (len(obj),) + (shapes.pop() if shapes else ())
+
+
+def _contains_dndarray(obj) -> bool:
+    return any(isinstance(o, DNDarray) or (isinstance(o, (list, tuple)) and _contains_dndarray(o))
+               for o in obj)
+
+
+def _resolve_nested(obj):
+    return [o.numpy() if isinstance(o, DNDarray) else
+            (_resolve_nested(o) if isinstance(o, (list, tuple)) else o) for o in obj]
