@@ -35,3 +35,4 @@ from . import random  # noqa: F401
 from . import _methods  # noqa: E402
 
 # DNDarray's operators and family-backed methods, now that every family is imported
+_methods.install(globals())
