@@ -1,0 +1,229 @@
+"""
+Data-parallel modules: :class:`DataParallel` (gradients averaged over all processes) and
+:class:`DataParallelMultiGPU` (the model side of DASO).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Union
+
+import torch
+
+from ..core.communication import MPI_WORLD, MPICommunication, sanitize_comm, torch_process_group
+from ..optim.daso import DASO
+from ..optim.data_parallel import DataParallelOptimizer
+from ..optim.gradients import FlatAverage, GradientReducer, HierarchicalAverage, bucket_bytes
+from ..optim.transport import NodeGroups, broadcast_training_state
+
+__all__ = ["DataParallel", "DataParallelMultiGPU"]
+
+
+def _check_module(module: Any) -> None:
+    if not isinstance(module, torch.nn.Module):
+        raise TypeError(f"module must be a torch.nn.Module, got {type(module).__name__}")
+
+
+class DataParallel(torch.nn.Module):
+    """
+    Data-parallel training over the processes of ``comm``: every process runs ``module`` on its
+    own part of the batch, and the gradients are averaged over all processes by the end of every
+    backward pass, so every process makes the same update.
+
+    Gradients are fused into buckets; a bucket's all-reduce starts as soon as backward has produced
+    all its gradients and runs during the rest of the backward pass (``blocking_parameter_updates
+    =False``), or all buckets are reduced after the backward pass (True). At the start, every
+    process takes rank 0's parameters, buffers and optimizer state.
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+    comm : MPICommunication, optional
+        The processes that train together (default ``MPI_WORLD``; communicators that partition
+        the world may train independent models, each process passing its own).
+    optimizer : DataParallelOptimizer or torch.optim.Optimizer, optional
+        Its state is broadcast from rank 0 at the start; a ``DataParallelOptimizer`` gets this
+        module's ``blocking_parameter_updates``.
+    blocking_parameter_updates : bool
+        Reduce the gradients after the backward pass instead of during it.
+    compression : torch.dtype, optional
+        ``torch.bfloat16`` or ``torch.float16``: gradients travel in this type, pre-divided by the
+        number of processes (keyword only).
+    hierarchical : bool
+        Average inside each node first, then across nodes (each process its slice of every
+        bucket), then reassemble inside the node; ``comm`` must hold every process (keyword only).
+    bucket_size_mb : float
+        Largest bucket (keyword only, default 25).
+    broadcast_buffers : bool
+        Give every process rank 0's buffers (e.g. batch-norm statistics) before every forward
+        pass in training mode, as DistributedDataParallel does (keyword only, default True).
+
+    Attributes
+    ----------
+    module : torch.nn.Module
+    reducer : GradientReducer
+        Its ``exposed_seconds`` and its reduction's byte counters measure the communication.
+
+    Raises
+    ------
+    TypeError, ValueError
+        On every process, before any communication, for a bad argument.
+
+    Examples
+    --------
+    >>> net = torch.nn.Linear(3, 1)
+    >>> model = ht.nn.DataParallel(net)
+    >>> optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    >>> model(torch.randn(8, 3)).pow(2).mean().backward()  # gradients averaged over processes
+    >>> optimizer.step()
+    >>> with model.no_sync():                               # accumulate without communication
+    ...     model(torch.randn(8, 3)).sum().backward()
+    """
+
+    def __init__(
+        self,
+        module: torch.nn.Module,
+        comm: MPICommunication = MPI_WORLD,
+        optimizer: Optional[Union[DataParallelOptimizer, torch.optim.Optimizer]] = None,
+        blocking_parameter_updates: bool = False,
+        *,
+        compression: Optional[torch.dtype] = None,
+        hierarchical: bool = False,
+        bucket_size_mb: float = 25,
+        broadcast_buffers: bool = True,
+    ):
+        super().__init__()
+        _check_module(module)
+        comm = sanitize_comm(comm)
+        if optimizer is not None and not isinstance(
+            optimizer, (DataParallelOptimizer, torch.optim.Optimizer)
+        ):
+            raise TypeError(
+                "optimizer must be a DataParallelOptimizer, a torch.optim.Optimizer or None, got "
+                f"{type(optimizer).__name__}"
+            )
+        for name, flag in (
+            ("blocking_parameter_updates", blocking_parameter_updates),
+            ("hierarchical", hierarchical),
+            ("broadcast_buffers", broadcast_buffers),
+        ):
+            if not isinstance(flag, bool):
+                raise TypeError(f"{name} must be a bool, got {type(flag).__name__}")
+        if compression is not None and compression not in (torch.bfloat16, torch.float16):
+            raise ValueError(
+                f"compression must be None, torch.bfloat16 or torch.float16, got {compression}"
+            )
+        capacity = bucket_bytes(bucket_size_mb)
+
+        self.module = module
+        self.comm = comm
+        self.blocking_parameter_updates = blocking_parameter_updates
+        self.broadcast_buffers = broadcast_buffers
+        if hierarchical:
+            groups = NodeGroups(comm)
+            self._group = groups.world_group
+            reduction = HierarchicalAverage(groups, compression)
+        else:
+            self._group = torch_process_group(comm)
+            spans_nodes = comm.node_topology().num_nodes > 1
+            reduction = FlatAverage(self._group, comm.size, compression, cross_node=spans_nodes)
+        torch_optimizer = (
+            optimizer.torch_optimizer if isinstance(optimizer, DataParallelOptimizer) else optimizer
+        )
+        broadcast_training_state(module, torch_optimizer, self._group, comm)
+        if isinstance(optimizer, DataParallelOptimizer):
+            optimizer.blocking = blocking_parameter_updates
+        self.optimizer = optimizer
+        self.reducer = GradientReducer(
+            module.parameters(), reduction, capacity, blocking=blocking_parameter_updates
+        )
+        self._buffers_to_share = [b for b in module.buffers()]
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        if (
+            self.broadcast_buffers
+            and self._buffers_to_share
+            and self.training
+            and self.comm.size > 1
+        ):
+            import torch.distributed as dist
+
+            root = self.comm.world_ranks()[0]
+            with torch.no_grad():
+                works = [
+                    dist.broadcast(b.data, src=root, group=self._group, async_op=True)
+                    for b in self._buffers_to_share
+                ]
+                for work in works:
+                    work.wait()
+        return self.module(*args, **kwargs)
+
+    def no_sync(self):
+        """Context manager: backward passes inside accumulate local gradients, no communication."""
+        return self.reducer.no_sync()
+
+
+class DataParallelMultiGPU(torch.nn.Module):
+    """
+    The model side of :class:`heat.optim.DASO`: every process starts from rank 0's parameters,
+    buffers and optimizer state, and gradients are averaged among the processes of each node by
+    the end of every backward pass (bucketed, overlapped with it). The cross-node part happens in
+    ``daso.step()``.
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+    optimizer : DASO
+    comm : MPICommunication, optional
+        Must hold the same processes as the DASO's communicator (default ``MPI_WORLD``).
+
+    Raises
+    ------
+    TypeError
+        If ``module`` is not a torch module or ``optimizer`` not a DASO optimizer.
+
+    Examples
+    --------
+    >>> daso = ht.optim.DASO(local_optimizer=optimizer, total_epochs=num_epochs)
+    >>> model = ht.nn.DataParallelMultiGPU(net, daso)
+    """
+
+    def __init__(
+        self, module: torch.nn.Module, optimizer: DASO, comm: MPICommunication = MPI_WORLD
+    ):
+        super().__init__()
+        _check_module(module)
+        if not isinstance(optimizer, DASO):
+            raise TypeError(f"optimizer must be a heat.optim.DASO, got {type(optimizer).__name__}")
+        comm = sanitize_comm(comm)
+        if comm.size != optimizer.comm.size:
+            raise ValueError(
+                f"comm ({comm.size} processes) must hold the processes of the DASO optimizer "
+                f"({optimizer.comm.size})"
+            )
+        self.module = module
+        self.comm = optimizer.comm
+        self.optimizer = optimizer
+        groups = optimizer.groups
+        broadcast_training_state(
+            module, optimizer.local_optimizer, groups.world_group, optimizer.comm
+        )
+        reducer = None
+        if groups.local_size > 1:
+            reducer = GradientReducer(
+                module.parameters(),
+                FlatAverage(groups.node_group, groups.local_size),
+                optimizer.bucket_bytes,
+            )
+        self.reducer = reducer
+        optimizer._attach(module, reducer)
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        return self.module(*args, **kwargs)
+
+    def no_sync(self):
+        """Context manager: backward passes inside accumulate local gradients, no communication."""
+        if self.reducer is None:
+            import contextlib
+
+            return contextlib.nullcontext()
+        return self.reducer.no_sync()

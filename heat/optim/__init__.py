@@ -1,0 +1,49 @@
+"""
+Optimizers for data-parallel training.
+
+* :class:`DASO` — distributed asynchronous and selective optimization for nodes of several
+  processes (with :class:`heat.nn.DataParallelMultiGPU`);
+* :class:`DataParallelOptimizer` — a torch optimizer for :class:`heat.nn.DataParallel`;
+* :class:`DASOSchedule` — DASO's synchronization schedule, usable on its own;
+* :func:`scaled_learning_rate`, :func:`large_batch_scheduler` — the large-batch learning-rate rule.
+
+Every name of ``torch.optim`` is available here too (``ht.optim.SGD``, ``ht.optim.Adam``, ...), and
+torch's learning-rate schedulers as ``ht.optim.lr_scheduler``.
+
+Modules: ``schedule`` (when to synchronize), ``averaging`` (how values combine: pure tensor
+math), ``transport`` and ``gradients`` (who talks to whom), ``daso``, ``data_parallel``,
+``lr_rules``, ``timeline``.
+"""
+
+import torch.optim as _torch_optim
+from torch.optim import lr_scheduler  # noqa: F401
+
+from .daso import DASO
+from .data_parallel import DataParallelOptimizer
+from .lr_rules import large_batch_scheduler, scaled_learning_rate
+from .schedule import DASOSchedule, PlateauDetector
+from .timeline import BatchRecord, Timeline
+
+__all__ = [
+    "DASO",
+    "DataParallelOptimizer",
+    "DASOSchedule",
+    "PlateauDetector",
+    "BatchRecord",
+    "Timeline",
+    "scaled_learning_rate",
+    "large_batch_scheduler",
+    "lr_scheduler",
+]
+
+
+def __getattr__(name: str):
+    # the rest of torch.optim (SGD, Adam, Optimizer, ...), so scripts need only ``ht.optim``
+    try:
+        return getattr(_torch_optim, name)
+    except AttributeError:
+        raise AttributeError(f"module 'heat.optim' has no attribute {name!r}") from None
+
+
+def __dir__():
+    return sorted(set(globals()) | set(dir(_torch_optim)))

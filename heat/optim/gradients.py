@@ -1,0 +1,334 @@
+"""
+Gradient averaging over a group of processes, bucketed and overlapped with the backward pass.
+
+A :class:`GradientReducer` packs the gradients of a module's parameters into flat buckets (in
+reverse registration order, roughly the order in which backward produces them). A hook on every
+parameter copies its gradient into its bucket as soon as autograd has accumulated it; a full
+bucket starts its collective at once (non-blocking mode), while the rest of the backward pass goes
+on. At the end of the backward pass (an autograd callback) the remaining buckets are started, all
+are waited for, and the averaged gradients are written back, so after ``loss.backward()`` returns
+every process holds the same averaged gradients — as with torch's DistributedDataParallel. In
+blocking mode all buckets start only after the backward pass.
+
+Buckets start in bucket order on every process, whatever order the hooks fire in, so the
+collectives of different processes always match. A parameter that received no gradient on this
+process contributes zeros and gets the average (zeros if no process used it).
+
+The collective itself is a :class:`Reduction` strategy: :class:`FlatAverage` (one all-reduce over
+a group, optionally compressed to bfloat16/float16 on the wire) or :class:`HierarchicalAverage`
+(node-local all-reduce, sliced cross-node sum, node-local all-gather).
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+from typing import Any, Iterator, List, Optional, Sequence
+
+import torch
+
+from .averaging import FlatLayout, bucket_bounds, pack
+from .transport import CrossNodeSum, NodeGroups, ring_allreduce_bytes
+
+__all__ = ["Reduction", "FlatAverage", "HierarchicalAverage", "GradientReducer", "bucket_bytes"]
+
+
+def bucket_bytes(bucket_size_mb: Any) -> int:
+    """
+    The bucket capacity in bytes for a size in MiB, checked (``bucket_size_mb`` must be > 0).
+
+    Examples
+    --------
+    >>> bucket_bytes(0.5)
+    524288
+    """
+    if isinstance(bucket_size_mb, bool) or not isinstance(bucket_size_mb, (int, float)):
+        raise TypeError(f"bucket_size_mb must be a number, got {type(bucket_size_mb).__name__}")
+    if not bucket_size_mb > 0:
+        raise ValueError(f"bucket_size_mb must be > 0, got {bucket_size_mb}")
+    return max(int(bucket_size_mb * 2**20), 1)
+
+
+class Reduction:
+    """
+    How one bucket is averaged: ``start`` (non-blocking) then ``finish_all`` (blocking).
+
+    Attributes
+    ----------
+    bytes_local, bytes_cross_node : int
+        Bytes this process sent so far inside its node and across nodes (ring-algorithm model).
+    """
+
+    def __init__(self) -> None:
+        self.bytes_local = 0
+        self.bytes_cross_node = 0
+
+    def start(self, bucket: torch.Tensor) -> Any:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def finish_all(self, handles: Sequence[Any]) -> None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+class FlatAverage(Reduction):
+    """
+    The average over one group by a single all-reduce per bucket.
+
+    Parameters
+    ----------
+    group : torch.distributed.ProcessGroup
+    size : int
+        Processes in ``group``.
+    wire_dtype : torch.dtype, optional
+        Compress to this type on the wire (``torch.bfloat16`` or ``torch.float16``); values are
+        divided by ``size`` before the cast so the sum cannot overflow, and summed in that type.
+    cross_node : bool
+        Whether the group spans nodes (for the byte counters).
+    """
+
+    def __init__(
+        self,
+        group: Any,
+        size: int,
+        wire_dtype: Optional[torch.dtype] = None,
+        cross_node: bool = False,
+    ):
+        super().__init__()
+        self.group, self.size, self.wire_dtype, self.cross_node = (
+            group,
+            size,
+            wire_dtype,
+            cross_node,
+        )
+
+    def start(self, bucket: torch.Tensor) -> Any:
+        import torch.distributed as dist
+
+        if self.size == 1:
+            return None
+        if self.wire_dtype is None or self.wire_dtype == bucket.dtype:
+            payload = bucket
+        else:
+            payload = pack(bucket, self.wire_dtype, scale=1.0 / self.size)
+        nbytes = ring_allreduce_bytes(payload.numel() * payload.element_size(), self.size)
+        if self.cross_node:
+            self.bytes_cross_node += nbytes
+        else:
+            self.bytes_local += nbytes
+        work = dist.all_reduce(payload, group=self.group, async_op=True)
+        return work, payload, bucket
+
+    def finish_all(self, handles: Sequence[Any]) -> None:
+        for handle in handles:
+            if handle is None:
+                continue
+            work, payload, bucket = handle
+            work.wait()
+            if payload is bucket:
+                bucket.div_(self.size)
+            else:
+                bucket.copy_(payload)  # already pre-divided
+
+
+class HierarchicalAverage(Reduction):
+    """
+    The average over all processes in three steps: all-reduce inside the node (fast links), the
+    sliced sum across nodes (each process its slice, on its cross-node groups), all-gather inside
+    the node.
+
+    Parameters
+    ----------
+    groups : NodeGroups
+    wire_dtype : torch.dtype, optional
+        Type on the wire across nodes (summed in the bucket's precision).
+    """
+
+    def __init__(self, groups: NodeGroups, wire_dtype: Optional[torch.dtype] = None):
+        super().__init__()
+        self.groups = groups
+        self.wire_dtype = wire_dtype
+        self._sums = {}  # bucket length -> CrossNodeSum (its chunks depend only on the length)
+
+    def start(self, bucket: torch.Tensor) -> Any:
+        import torch.distributed as dist
+
+        size = self.groups.local_size
+        if size == 1:
+            return None, bucket
+        self.bytes_local += ring_allreduce_bytes(bucket.numel() * bucket.element_size(), size)
+        return dist.all_reduce(bucket, group=self.groups.node_group, async_op=True), bucket
+
+    def _cross_node(self, length: int, dtype: torch.dtype) -> CrossNodeSum:
+        if length not in self._sums:
+            self._sums[length] = CrossNodeSum(
+                self.groups, length, chunk_size=length, wire_dtype=self.wire_dtype or dtype
+            )
+        return self._sums[length]
+
+    def finish_all(self, handles: Sequence[Any]) -> None:
+        groups = self.groups
+        for work, _ in handles:  # node sums
+            if work is not None:
+                work.wait()
+        started = []
+        for _, bucket in handles:  # every slice starts before any is waited for
+            exchange = self._cross_node(bucket.numel(), bucket.dtype)
+            piece = bucket[exchange.start_index : exchange.stop_index]
+            pending = exchange.start(piece)
+            self.bytes_cross_node += pending.bytes_sent
+            started.append((exchange, pending, bucket))
+        total = float(groups.comm.size)
+        for exchange, pending, bucket in started:
+            summed = exchange.finish(pending).div_(total)
+            self.bytes_local += groups.node_all_gather(summed, bucket.numel(), bucket)
+
+
+class GradientReducer:
+    """
+    Averages the gradients of ``parameters`` with ``reduction`` at the end of every backward pass.
+
+    Parameters
+    ----------
+    parameters : iterable of torch.nn.Parameter
+        Those with ``requires_grad`` are averaged.
+    reduction : Reduction
+    bucket_bytes : int
+        Largest bucket in bytes (a larger tensor is a bucket by itself).
+    blocking : bool
+        Start the collectives after the backward pass instead of during it.
+
+    Attributes
+    ----------
+    enabled : bool
+        False inside :meth:`no_sync`.
+    exposed_seconds : float
+        Time spent waiting for communication at the end of backward passes (accumulates).
+    """
+
+    def __init__(
+        self,
+        parameters,
+        reduction: Reduction,
+        bucket_bytes: int = 25 * 2**20,
+        blocking: bool = False,
+    ):
+        self.parameters: List[torch.nn.Parameter] = [p for p in parameters if p.requires_grad]
+        self.reduction = reduction
+        self.blocking = blocking
+        self.enabled = True
+        self.exposed_seconds = 0.0
+        ordered = list(reversed(self.parameters))  # backward produces late layers first
+        self.buckets: List[List[torch.nn.Parameter]] = []
+        for kind in self._kinds(ordered):
+            members = [p for p in ordered if (p.dtype, p.device) == kind]
+            sizes = [p.numel() for p in members]
+            capacity = max(bucket_bytes // members[0].element_size(), 1)
+            self.buckets.extend(members[a:b] for a, b in bucket_bounds(sizes, capacity))
+        self.layouts = [FlatLayout(bucket) for bucket in self.buckets]
+        self.flats = [
+            torch.zeros(layout.numel, dtype=bucket[0].dtype, device=bucket[0].device)
+            for layout, bucket in zip(self.layouts, self.buckets)
+        ]
+        self._where = {}
+        for b, bucket in enumerate(self.buckets):
+            for i, p in enumerate(bucket):
+                self._where[id(p)] = (b, i)
+        self._hooks = [
+            p.register_post_accumulate_grad_hook(self._on_gradient) for p in self.parameters
+        ]
+        self._reset_round()
+
+    @staticmethod
+    def _kinds(parameters) -> List[Any]:
+        kinds = []
+        for p in parameters:
+            if (p.dtype, p.device) not in kinds:
+                kinds.append((p.dtype, p.device))
+        return kinds
+
+    def _reset_round(self) -> None:
+        self._queued = False
+        self._ready = [[False] * len(bucket) for bucket in self.buckets]
+        self._ready_count = [0] * len(self.buckets)
+        self._handles: List[Any] = [None] * len(self.buckets)
+        self._next_bucket = 0
+
+    def remove(self) -> None:
+        """Remove the hooks (the parameters' gradients are no longer averaged)."""
+        for hook in self._hooks:
+            hook.remove()
+        self._hooks = []
+
+    @contextmanager
+    def no_sync(self) -> Iterator[None]:
+        """Inside, backward passes accumulate local gradients without communication."""
+        previous, self.enabled = self.enabled, False
+        try:
+            yield
+        finally:
+            self.enabled = previous
+
+    # -- during backward -------------------------------------------------------------------------
+
+    def _copy_in(self, b: int, i: int, p: torch.nn.Parameter) -> None:
+        layout = self.layouts[b]
+        target = self.flats[b][layout.offsets[i] : layout.offsets[i + 1]]
+        if p.grad is None:
+            target.zero_()
+        else:
+            target.copy_(p.grad.reshape(-1))
+
+    def _on_gradient(self, p: torch.nn.Parameter) -> None:
+        if not self.enabled:
+            return
+        if not self._queued:
+            self._queued = True
+            torch.autograd.Variable._execution_engine.queue_callback(self._finish)
+        if self.blocking:
+            return
+        b, i = self._where[id(p)]
+        if self._ready[b][i]:
+            raise RuntimeError(
+                "a parameter received two gradients in one backward pass of a data-parallel module "
+                "(call backward once per step, or accumulate inside no_sync())"
+            )
+        self._copy_in(b, i, p)
+        self._ready[b][i] = True
+        self._ready_count[b] += 1
+        # start full buckets in bucket order only, so all processes issue the same sequence
+        while self._next_bucket < len(self.buckets) and self._ready_count[self._next_bucket] == len(
+            self.buckets[self._next_bucket]
+        ):
+            self._launch(self._next_bucket)
+
+    def _launch(self, b: int) -> None:
+        self._handles[b] = self.reduction.start(self.flats[b])
+        self._next_bucket = b + 1
+
+    @torch.no_grad()
+    def _finish(self) -> None:
+        """End of the backward pass: start what is left, wait, write the averages back."""
+        try:
+            for b in range(self._next_bucket, len(self.buckets)):
+                for i, p in enumerate(self.buckets[b]):
+                    if not self._ready[b][i]:
+                        self._copy_in(b, i, p)
+                self._launch(b)
+            began = time.perf_counter()
+            self.reduction.finish_all(self._handles)
+            self.exposed_seconds += time.perf_counter() - began
+            for bucket, layout, flat in zip(self.buckets, self.layouts, self.flats):
+                for i, p in enumerate(bucket):
+                    average = flat[layout.offsets[i] : layout.offsets[i + 1]].view(p.shape)
+                    if p.grad is None:
+                        p.grad = average.clone()
+                    else:
+                        p.grad.copy_(average)
+        finally:
+            self._reset_round()
+
+    @torch.no_grad()
+    def synchronize(self) -> None:
+        """Average the current gradients now (blocking), outside a backward pass."""
+        self._reset_round()
+        self._finish()
