@@ -30,6 +30,7 @@ from . import relational
 from . import rounding
 from . import types
 from .dndarray import DNDarray
+from .linalg import products
 
 __all__ = ["install"]
 
@@ -181,6 +182,7 @@ def _operators() -> Dict[str, Callable]:
         ("and", arithmetics.bitwise_and, "fri"),
         ("or", arithmetics.bitwise_or, "fri"),
         ("xor", arithmetics.bitwise_xor, "fri"),
+        ("matmul", products.matmul, "fri"),
         ("lshift", arithmetics.left_shift, "fri"),
         ("rshift", arithmetics.right_shift, "fri"),
     ):

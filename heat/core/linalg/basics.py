@@ -1,6 +1,6 @@
 """
-Basic linear algebra on DNDarrays: diagonals (``diag``, ``diagonal``, ``trace``) and triangles
-(``tril``, ``triu``).
+Basic linear algebra on DNDarrays: diagonals (``diag``, ``diagonal``, ``trace``), triangles
+(``tril``, ``triu``) and ``matrix_transpose``.
 
 The triangles need no communication: each process masks its block with the global offset of the
 block. A diagonal of an array split along one of its two axes is taken locally too (each block
@@ -18,9 +18,10 @@ from mpi4py import MPI
 from .. import types
 from .._operations import reduce_op
 from ..dndarray import DNDarray
+from ..manipulations import swapaxes
 from ..sanitation import sanitize_axis, sanitize_in
 
-__all__ = ["diag", "diagonal", "trace", "tril", "triu"]
+__all__ = ["diag", "diagonal", "matrix_transpose", "trace", "tril", "triu"]
 
 
 def _check_offset(offset, name: str = "offset") -> int:
@@ -325,3 +326,26 @@ def trace(
         dtype = types.canonical_heat_type(dtype)
     diagonals = diagonal(a, offset, axis1, axis2)
     return reduce_op(diagonals, _sum_partial, MPI.SUM, axis=-1, out=out, neutral=0, dtype=dtype)
+
+
+def matrix_transpose(x: DNDarray) -> DNDarray:
+    """
+    The matrices of ``x`` transposed: its last two axes swapped, as
+    :func:`numpy.linalg.matrix_transpose` (a view; the split axis moves with its dimension).
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray.
+    ValueError
+        If ``x`` has fewer than two dimensions.
+
+    Examples
+    --------
+    >>> ht.linalg.matrix_transpose(ht.zeros((2, 3, 4), split=2)).shape
+    (2, 4, 3)
+    """
+    sanitize_in(x, "x")
+    if x.ndim < 2:
+        raise ValueError(f"matrix_transpose needs at least two dimensions, but x is {x.ndim}-D")
+    return swapaxes(x, -2, -1)

@@ -1,0 +1,494 @@
+"""
+The distributed matrix product behind :func:`heat.linalg.matmul` (and ``@``, ``dot``, ...).
+
+Every call is planned from global information alone (shapes, split axes, sizes), so all processes
+take the same path and a bad call raises alike everywhere before any communication. The operands
+are first put into the result's frame: a 1-D operand is promoted to a matrix (``(k,) -> (1, k)``
+on the left, ``(k, 1)`` on the right; the promoted axis is removed from the result again), and
+batch axes are prepended until both have as many dimensions as the result. In that frame ``A``
+is ``(..., m, k)`` and ``B`` is ``(..., k, n)``, and each operand is split along nothing, a batch
+axis ``b``, a free axis (``m`` of A, ``n`` of B) or the contracted axis ``k``.
+
+Four executions cover every combination:
+
+* **local** -- no communication: both operands replicated, or one split along a free or batch
+  axis while the other is replicated or can be aligned with it (a batch axis of the other operand
+  is sliced, redistributed or resplit to the same rows: one all-to-all at most).
+* **ring** -- the leading operand stays where it is and defines the result's layout; the other
+  circulates around the processes in its own blocks. Each process sends the block it holds to its
+  left neighbour and receives the next one from its right neighbour (``Isend``/``Irecv``) while it
+  multiplies the block it holds, in row chunks with a ``Test`` of the transfers in between (MPI
+  progresses mostly inside its calls). A process holds its share of the result, its own block
+  and at most two blocks of the circulating operand.
+* **reduce** -- both operands split along ``k``: every process computes partial products of the
+  result's blocks, one destination at a time, and each block is summed onto its owner by a
+  non-blocking ``Ireduce`` that overlaps with the next partial product (at most two in flight).
+* **allreduce** -- the same for a 0-d result (the dot product of two vectors): one Allreduce.
+
+When the leading operand is ``B`` the product is computed as ``C^T = B^T A^T`` on transposed views
+(no copies), writing into a transposed view of the result.
+
+One case falls outside the memory bound: an operand split along a batch axis over which it is
+broadcast (length 1 there, longer in the other operand) is gathered first, since its one block
+is needed by every process.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import List, Optional, Sequence, Tuple
+
+import numpy as np
+import torch
+from mpi4py import MPI
+
+from .. import types
+from .._operations import align_local
+from .._redistribution import balanced_counts, displacements, redistribute_tensor
+from ..dndarray import DNDarray
+from ..sanitation import broadcast_shapes
+
+__all__ = ["distributed_matmul", "matmul_result_layout"]
+
+_RING_TAG = 0x6D6D  # tag of the ring's messages ("mm")
+_CHUNK_ROWS = 64  # products with fewer rows per chunk are not split to poll the transfers
+
+
+class _Operand:
+    """
+    One operand in the result's frame: ``local`` is this process's block (a view), ``gshape``
+    and ``split`` are global, ``counts`` are the block lengths along ``split`` (None if not
+    split). ``transposed``: ``local`` is the ``.mT`` view of the natural orientation, the one in
+    which blocks travel. ``array`` and ``lead`` (the number of prepended axes) lead back to the
+    DNDarray for aligning a batch axis.
+    """
+
+    __slots__ = ("local", "gshape", "split", "counts", "transposed", "array", "lead")
+
+    def __init__(self, local, gshape, split, counts, transposed, array, lead):
+        self.local = local
+        self.gshape = gshape
+        self.split = split
+        self.counts = counts
+        self.transposed = transposed
+        self.array = array
+        self.lead = lead
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.gshape)
+
+    def T(self) -> "_Operand":
+        ndim = len(self.gshape)
+        gshape = self.gshape[:-2] + (self.gshape[-1], self.gshape[-2])
+        split = self.split
+        if split is not None and split >= ndim - 2:
+            split = 2 * ndim - 3 - split  # ndim-2 <-> ndim-1
+        return _Operand(
+            self.local.mT, gshape, split, self.counts, not self.transposed, self.array, self.lead
+        )
+
+    def has_axis(self, axis: int, c_shape: Tuple[int, ...]) -> bool:
+        """Whether batch axis ``axis`` of the result is an axis of this operand, not broadcast."""
+        return axis >= self.lead and self.gshape[axis] == c_shape[axis]
+
+
+# ---------------------------------------------------------------------------------------------
+# planning (global information only)
+# ---------------------------------------------------------------------------------------------
+def _kind(op: _Operand, role: str) -> Optional[str]:
+    """None, "b" (batch axis), or for role "A" "m"/"k", for role "B" "k"/"n"."""
+    if op.split is None:
+        return None
+    ndim = len(op.gshape)
+    if op.split == ndim - 2:
+        return "m" if role == "A" else "k"
+    if op.split == ndim - 1:
+        return "k" if role == "A" else "n"
+    return "b"
+
+
+def _plan(a: _Operand, b: _Operand, c_shape, removed, nprocs: int) -> Tuple:
+    """
+    How to compute ``a @ b`` (operands in the result's frame). One of
+    ``("local", lead)`` with lead None, "A" or "B" (whose layout the result takes; the other is
+    aligned to it), ``("ring", transposed)``, ``("reduce", axis)``, ``("allreduce",)``.
+    ``transposed``: B leads, computed as ``C^T = B^T A^T``.
+    """
+    R = len(c_shape)
+    ka, kb = _kind(a, "A"), _kind(b, "B")
+    if ka is None and kb is None:
+        return ("local", None)
+    if ka == "b" and (kb is None or b.has_axis(a.split, c_shape)):
+        if not (kb == "b" and a.has_axis(b.split, c_shape) and b.size > a.size):
+            return ("local", "A")
+    if kb == "b" and (ka is None or a.has_axis(b.split, c_shape)):
+        return ("local", "B")
+    if ka == "m" and kb is None:
+        return ("local", "A")
+    if kb == "n" and ka is None:
+        return ("local", "B")
+    a_leads, b_leads = ka in ("m", "b"), kb in ("n", "b")
+    if a_leads and b_leads:
+        # both could stay: circulate the smaller one
+        return ("ring", a.size < b.size)
+    if a_leads:
+        return ("ring", False)
+    if b_leads:
+        return ("ring", True)
+    if ka == "k" and kb == "k":
+        return _reduce_plan(c_shape, removed)
+    # one operand split along k, the other replicated: circulate the split one (the replicated
+    # one is sliced to the rows or columns this process owns), or reduce partial products,
+    # whichever moves less; the ring needs a free axis to slice that survives 1-D removal and
+    # at least a row per process
+    c_size = math.prod(c_shape)
+    if kb == "k":  # A replicated
+        if (R - 2) not in removed and c_shape[R - 2] >= nprocs and b.size <= c_size:
+            return ("ring", False)
+    else:  # A split along k, B replicated
+        if (R - 1) not in removed and c_shape[R - 1] >= nprocs and a.size <= c_size:
+            return ("ring", True)
+    return _reduce_plan(c_shape, removed)
+
+
+def _reduce_plan(c_shape, removed) -> Tuple:
+    """Partial products summed onto their owners along the result's longest surviving axis."""
+    R = len(c_shape)
+    candidates = [ax for ax in (R - 2, R - 1) if ax not in removed] + list(range(R - 2))
+    if not candidates:
+        return ("allreduce",)
+    axis = max(candidates, key=lambda ax: c_shape[ax])  # first of equals: rows before columns
+    return ("reduce", axis)
+
+
+# ---------------------------------------------------------------------------------------------
+# local products
+# ---------------------------------------------------------------------------------------------
+def _product_into(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor, accumulate: bool) -> None:
+    """``out = a @ b`` or ``out += a @ b``, straight into ``out`` (a view) where BLAS can."""
+    if out.numel() == 0:
+        return
+    if a.shape[-1] == 0:
+        if not accumulate:
+            out.zero_()
+        return
+    if out.dtype == torch.int64 and out.device.type == "cpu":
+        # torch's CPU kernel for int64 is ~2.5x slower than NumPy's (no BLAS for either)
+        product = torch.from_numpy(np.matmul(a.numpy(), b.numpy()))
+        out.add_(product) if accumulate else out.copy_(product)
+    elif out.dim() == 2 and a.dim() == 2 and b.dim() == 2:
+        if accumulate:
+            out.addmm_(a, b)
+        else:
+            torch.mm(a, b, out=out)
+    else:
+        product = torch.matmul(a, b)
+        out.add_(product) if accumulate else out.copy_(product)
+
+
+def _product_polling(out, a, b, accumulate: bool, pending: Sequence) -> None:
+    """:func:`_product_into` in row chunks, testing the pending transfers in between."""
+    rows = out.shape[-2] if out.dim() >= 2 else 0
+    live = [request for request in pending if not request.done]
+    pieces = min(4, rows // _CHUNK_ROWS) if live else 1
+    if pieces <= 1:
+        _product_into(out, a, b, accumulate)
+        for request in live:
+            request.Test()
+        return
+    step = -(-rows // pieces)
+    for start in range(0, rows, step):
+        length = min(step, rows - start)
+        _product_into(out.narrow(-2, start, length), a.narrow(-2, start, length), b, accumulate)
+        for request in live:
+            request.Test()
+
+
+# ---------------------------------------------------------------------------------------------
+# executions
+# ---------------------------------------------------------------------------------------------
+def _aligned(op: _Operand, axis: int, counts: Sequence[int], c_shape) -> torch.Tensor:
+    """This process's block of ``op`` for rows ``counts`` of batch axis ``axis`` of the result."""
+    array = op.array
+    local = align_local(array, tuple(c_shape[op.lead:]), axis - op.lead, list(counts))
+    local = local.to(op.local.dtype) if local.dtype != op.local.dtype else local
+    local = local.reshape((1,) * op.lead + tuple(local.shape)) if op.lead else local
+    return local.mT if op.transposed else local
+
+
+def _natural(t: torch.Tensor, transposed: bool) -> torch.Tensor:
+    return t.mT if transposed else t
+
+
+def _ring(a_local: torch.Tensor, b: _Operand, out: torch.Tensor, comm) -> None:
+    """
+    ``out = a_local @ B``, B circulating in its blocks: along k the block products accumulate,
+    along a free or batch axis each fills its own slice of ``out``.
+    """
+    R = out.dim()
+    j = b.split
+    counts = b.counts
+    displs = displacements(counts)
+    p, me = comm.size, comm.rank
+    # blocks travel in the operand's natural orientation, contiguous
+    natural = _natural(b.local, b.transposed).contiguous()
+    nat_axis = j if not (b.transposed and j >= R - 2) else 2 * R - 3 - j
+    nat_shape = list(natural.shape)
+    block_numel = max(
+        (math.prod(nat_shape[:nat_axis] + [c] + nat_shape[nat_axis + 1:]) for c in counts),
+        default=0,
+    )
+    buffers = (
+        [torch.empty(block_numel, dtype=natural.dtype, device=natural.device) for _ in range(2)]
+        if p > 1
+        else []
+    )
+    left, right = (me - 1) % p, (me + 1) % p
+    current_natural = natural
+    for step in range(p):
+        source = (me + step) % p
+        pending = []
+        if step < p - 1:
+            following = (me + step + 1) % p
+            shape = nat_shape[:nat_axis] + [counts[following]] + nat_shape[nat_axis + 1:]
+            incoming = buffers[step % 2][: math.prod(shape)].view(shape)
+            pending.append(comm.Irecv(incoming, source=right, tag=_RING_TAG))
+            pending.append(comm.Isend(current_natural, dest=left, tag=_RING_TAG))
+        block = _natural(current_natural, b.transposed)
+        start, length = displs[source], counts[source]
+        if j == R - 2:  # k: accumulate
+            _product_polling(out, a_local.narrow(-1, start, length), block, step > 0, pending)
+        else:
+            a_part = a_local
+            if j < R - 2 and a_local.shape[j] != 1:
+                a_part = a_local.narrow(j, start, length)
+            _product_polling(out.narrow(j, start, length), a_part, block, False, pending)
+        for request in pending:
+            request.Wait()
+        if step < p - 1:
+            current_natural = incoming
+
+
+def _reduce(a_local, b_local, out, axis: int, c_shape, comm) -> None:
+    """Partial products of each owner's block along ``axis``, summed onto it with Ireduce."""
+    R = len(c_shape)
+    counts = balanced_counts(comm, c_shape[axis])
+    displs = displacements(counts)
+    pending: List = []
+    for root in range(comm.size):
+        start, length = displs[root], counts[root]
+        a_part, b_part = a_local, b_local
+        if axis == R - 2:
+            a_part = a_local.narrow(-2, start, length)
+        elif axis == R - 1:
+            b_part = b_local.narrow(-1, start, length)
+        else:
+            if a_local.shape[axis] != 1:
+                a_part = a_local.narrow(axis, start, length)
+            if b_local.shape[axis] != 1:
+                b_part = b_local.narrow(axis, start, length)
+        shape = list(out.shape)
+        shape[axis] = length
+        partial = torch.empty(shape, dtype=out.dtype, device=out.device)
+        _product_polling(partial, a_part, b_part, False, pending)
+        if len(pending) == 2:
+            pending.pop(0).Wait()  # at most two partial blocks in flight
+        target = out if root == comm.rank else None
+        pending.append(comm.Ireduce(partial, target, MPI.SUM, root=root))
+    for request in pending:
+        request.Wait()
+
+
+def _slice_rows(t: torch.Tensor, axis: int, counts, rank: int) -> torch.Tensor:
+    return t.narrow(axis, displacements(counts)[rank], counts[rank])
+
+
+# ---------------------------------------------------------------------------------------------
+# entry point
+# ---------------------------------------------------------------------------------------------
+def _operand(x: DNDarray, role: str, R: int, torch_type, need_counts: bool) -> _Operand:
+    local = x.larray
+    if local.dtype != torch_type:
+        local = local.to(torch_type)
+    gshape, split = tuple(x.gshape), x.split
+    if x.ndim == 1:
+        # A: (k,) -> (1, k); B: (k,) -> (k, 1)
+        axis = 0 if role == "A" else 1
+        local = local.unsqueeze(axis)
+        gshape = gshape[:axis] + (1,) + gshape[axis:]
+        if split is not None:
+            split = 1 if role == "A" else 0
+    lead = R - len(gshape)
+    if lead:
+        local = local.reshape((1,) * lead + tuple(local.shape))
+        gshape = (1,) * lead + gshape
+        split = None if split is None else split + lead
+    counts = x.counts_displs()[0] if (split is not None and need_counts) else None
+    return _Operand(local, gshape, split, counts, False, x, lead)
+
+
+def matmul_result_layout(a_shape, b_shape):
+    """
+    The result's frame of ``a @ b`` for global shapes: ``(c_shape, removed, R)``, where
+    ``c_shape`` has both matrix axes (``removed`` lists those that 1-D operands drop).
+
+    Raises
+    ------
+    ValueError
+        For a 0-d operand, a mismatch of the contracted dimension, or batch shapes that do not
+        broadcast (NumPy's conditions).
+    """
+    if len(a_shape) == 0 or len(b_shape) == 0:
+        which = 0 if len(a_shape) == 0 else 1
+        raise ValueError(
+            f"matmul: Input operand {which} does not have enough dimensions (has 0, the "
+            f"matrix product needs at least 1)"
+        )
+    a2 = (1,) + tuple(a_shape) if len(a_shape) == 1 else tuple(a_shape)
+    b2 = tuple(b_shape) + (1,) if len(b_shape) == 1 else tuple(b_shape)
+    if a2[-1] != b2[-2]:
+        raise ValueError(
+            f"matmul: Input operand 1 has a mismatch in its core dimension 0 (size {b2[-2]} is "
+            f"different from {a2[-1]}): shapes {tuple(a_shape)} and {tuple(b_shape)} are not "
+            f"aligned"
+        )
+    try:
+        batch = broadcast_shapes(a2[:-2], b2[:-2])
+    except ValueError:
+        raise ValueError(
+            f"matmul: the batch dimensions of shapes {tuple(a_shape)} and {tuple(b_shape)} "
+            f"cannot be broadcast together"
+        ) from None
+    c_shape = tuple(batch) + (a2[-2], b2[-1])
+    R = len(c_shape)
+    removed = []
+    if len(a_shape) == 1:
+        removed.append(R - 2)
+    if len(b_shape) == 1:
+        removed.append(R - 1)
+    return c_shape, tuple(removed), R
+
+
+def distributed_matmul(x1: DNDarray, x2: DNDarray, result_type) -> DNDarray:
+    """
+    ``x1 @ x2`` computed in ``result_type`` (validated operands of one communicator; see the
+    module docstring for the executions).
+    """
+    c_shape, removed, R = matmul_result_layout(x1.gshape, x2.gshape)
+    comm = x1.comm
+    p = comm.size
+    compute_type = result_type.torch_type()
+    if result_type is types.bool:
+        compute_type = torch.float64  # counts of true products, exact; nonzero at the end
+    distributed = p > 1 and (x1.split is not None or x2.split is not None)
+    a = _operand(x1, "A", R, compute_type, distributed)
+    b = _operand(x2, "B", R, compute_type, distributed)
+    # an operand split along an axis it broadcasts over cannot lead or circulate: gather it
+    for op in (a, b):
+        if op.split is not None and op.split < R - 2 and op.gshape[op.split] != c_shape[op.split]:
+            full = _gathered(op)
+            op.local, op.split, op.counts = full, None, None
+    plan = _plan(a, b, c_shape, removed, p)
+    kind = plan[0]
+
+    split, counts = None, None
+    if kind == "local":
+        lead = plan[1]
+        if lead == "A":
+            split, counts = a.split, a.counts
+        elif lead == "B":
+            split, counts = b.split, b.counts
+    elif kind == "ring":
+        leader = b.T() if plan[1] else a
+        if leader.split is not None:
+            split, counts = leader.split, leader.counts
+            if plan[1] and split >= R - 2:
+                split = 2 * R - 3 - split
+        else:
+            split = R - 1 if plan[1] else R - 2
+            counts = balanced_counts(comm, c_shape[split])
+    elif kind == "reduce":
+        split = plan[1]
+        counts = balanced_counts(comm, c_shape[split])
+    if p == 1 and counts is None and split is not None:
+        counts = (c_shape[split],)
+
+    local_shape = list(c_shape)
+    if split is not None:
+        local_shape[split] = counts[comm.rank]
+    out = torch.empty(local_shape, dtype=compute_type, device=a.local.device)
+
+    if not distributed:
+        _product_into(out, a.local, b.local, False)
+    elif kind == "local":
+        lead = plan[1]
+        a_local, b_local = a.local, b.local
+        if lead == "A" and split < R - 2:
+            b_local = _aligned(b, split, counts, c_shape) if b.has_axis(split, c_shape) else b_local
+        elif lead == "B" and split < R - 2:
+            a_local = _aligned(a, split, counts, c_shape) if a.has_axis(split, c_shape) else a_local
+        _product_into(out, a_local, b_local, False)
+    elif kind == "ring":
+        lhs, rhs, target = (b.T(), a.T(), out.mT) if plan[1] else (a, b, out)
+        lhs_local = lhs.local
+        if lhs.split is None:
+            lhs_local = _slice_rows(lhs_local, R - 2, counts, comm.rank)
+        _ring(lhs_local, rhs, target, comm)
+    elif kind == "reduce":
+        a_local, b_local = _contracted_blocks(a, b, R, comm)
+        _reduce(a_local, b_local, out, split, c_shape, comm)
+    else:  # allreduce
+        a_local, b_local = _contracted_blocks(a, b, R, comm)
+        _product_into(out, a_local, b_local, False)
+        comm.Allreduce(MPI.IN_PLACE, out, MPI.SUM)
+
+    if result_type is types.bool:
+        out = out != 0
+    elif out.dtype != result_type.torch_type():
+        out = out.to(result_type.torch_type())
+    # drop the axes of 1-D operands
+    gshape = list(c_shape)
+    for axis in sorted(removed, reverse=True):
+        out = out.squeeze(axis)
+        del gshape[axis]
+        if split is not None and split > axis:
+            split -= 1
+    balanced = True
+    if split is not None:
+        balanced = tuple(counts) == balanced_counts(comm, gshape[split])
+    return DNDarray(out, tuple(gshape), result_type, split, x1.device, comm, balanced)
+
+
+def _gathered(op: _Operand) -> torch.Tensor:
+    """The whole of an operand split along an axis it broadcasts over (one allgather)."""
+    array = op.array
+    full = array.comm.allgather_tensors(array.larray, axis=array.split).reshape(array.gshape)
+    full = full.to(op.local.dtype) if full.dtype != op.local.dtype else full
+    if array.ndim == 1:
+        full = full.unsqueeze(0 if op.split == len(op.gshape) - 1 else 1)
+    full = full.reshape((1,) * op.lead + tuple(full.shape)) if op.lead else full
+    return full.mT if op.transposed else full
+
+
+def _contracted_blocks(a: _Operand, b: _Operand, R: int, comm):
+    """Both operands restricted to the same k rows on this process (one may be replicated)."""
+    a_local, b_local = a.local, b.local
+    if a.split is None:
+        a_local = _slice_rows(a_local, R - 1, b.counts, comm.rank)
+    elif b.split is None:
+        b_local = _slice_rows(b_local, R - 2, a.counts, comm.rank)
+    elif tuple(a.counts) != tuple(b.counts):
+        # both split along k with different counts: move B's rows to A's layout
+        b_local = _aligned_k(b, a.counts, comm)
+    return a_local, b_local
+
+
+def _aligned_k(b: _Operand, counts, comm) -> torch.Tensor:
+    """B's rows (k) redistributed to ``counts`` (one all-to-all)."""
+    array = b.array
+    local = redistribute_tensor(array, counts)
+    local = local.to(b.local.dtype) if local.dtype != b.local.dtype else local
+    if array.ndim == 1:
+        local = local.unsqueeze(1)
+    return local.reshape((1,) * b.lead + tuple(local.shape)) if b.lead else local
