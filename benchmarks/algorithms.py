@@ -125,6 +125,9 @@ class NumpyLib:
     def max_argmax(self, x):
         return np.max(x), np.argmax(x)
 
+    def matmul(self, a, b):
+        return a @ b
+
     def resplit(self, x, axis):
         return x.copy()  # NumPy has no layout: the equivalent work is one copy
 
@@ -213,6 +216,9 @@ class HeatLib(NumpyLib):
     def max_argmax(self, x):
         return self.ht.max(x), self.ht.argmax(x)
 
+    def matmul(self, a, b):
+        return self.ht.matmul(a, b)
+
     def resplit(self, x, axis):
         return self.ht.resplit(x, axis)
 
@@ -292,6 +298,8 @@ class Op:
     checked: Optional[Callable[[List[Any]], Any]] = None
     # for results of several arrays: (lib, result) -> the one array compared with ``expect``
     convert: Optional[Callable[[Any, Any], np.ndarray]] = None
+    # floating point operations of one call (issue 8: the table reports GFLOP/s for these)
+    flops: float = 0.0
 
 
 def _reduction(kind: str, axis, split: int) -> Op:
@@ -480,6 +488,25 @@ def _ops() -> List[Op]:
             return [], lambda: L.load_hdf5(path, "x", split)
 
         ops.append(Op(f"load_hdf5 split={split}", "time", load_hdf5, lambda D: D.x))
+    # issue 8: matrix product x @ y.T, (rows x COLS) @ (COLS x rows), 2000 x 2000 at --scale 1
+    for split_a, split_b in ((0, 0), (0, 1), (1, 0), (1, 1)):
+
+        def matmul(L, D, split_a=split_a, split_b=split_b):
+            a = L.distribute(D.x, split_a)
+            b = L.distribute(np.ascontiguousarray(D.y.T), split_b)
+            return [a, b], lambda: L.matmul(a, b)
+
+        ops.append(
+            Op(
+                f"matmul split={split_a}-{split_b}",
+                "time",
+                matmul,
+                lambda D: D.x.astype(np.float64) @ D.y.T.astype(np.float64),
+                rtol=1e-4,
+                atol=1e-3,
+                flops=2.0 * BASE_ROWS * COLS * BASE_ROWS,  # rescaled by the data below
+            )
+        )
     return ops
 
 
@@ -700,6 +727,9 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     parser.add_argument("--out", default="", help="JSON-lines file written by rank 0")
     parser.add_argument("--list", action="store_true", help="print the operations and exit")
     parser.add_argument(
+        "--threads", type=int, default=0, help="torch threads per process (0: cores // processes)"
+    )
+    parser.add_argument(
         "--inject-failure",
         default="",
         metavar="INDEX:RANK[:hang]",
@@ -715,7 +745,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     L = HeatLib() if args.library == "heat" else NumpyLib()
     if L.name == "heat":
         # the same threads per process for every heat (ours sets this itself at import)
-        L.torch.set_num_threads(max(1, (os.cpu_count() or 1) // L.size))
+        L.torch.set_num_threads(args.threads or max(1, (os.cpu_count() or 1) // L.size))
     D = make_data(args.scale)
     skip = parse_indices(args.skip)
     inject = tuple(args.inject_failure.split(":")) if args.inject_failure else ()
@@ -773,6 +803,9 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         failed, mismatched = agreed[0] > 0, agreed[1] > 0
         messages = agree.gather((error, local["mismatch"])) if (failed or mismatched) else []
         record = dict(event="result", index=index, op=op.name, group=op.group, processes=L.size)
+        if op.flops:
+            rows = D.x.shape[0]
+            record["flops"] = op.flops * (rows / BASE_ROWS) ** 2
         if failed:
             first = next(e for e, _ in messages if e)
             record.update(status="error", error=first)

@@ -30,6 +30,17 @@ an error and the run is restarted after it. Columns of the table:
 - ``target``/``result``: the issue's targets for ours: not slower than HeAT 1.8 (sort 5x
   faster, boolean and fancy getitem 2x faster), peak extra memory <= 2 x (input + output), and
   the same result as NumPy
+
+Operations that count their floating point work (``Op.flops``: the matrix products of issue 8)
+get a second table: GFLOP/s of every library and process count, the speed-up of ours from 1 to
+2 processes (target >= 1.7x, meaningful with one thread per process: ``--threads 1``), and the
+share of this machine's matmul peak, measured by the driver before and after the runs (torch's
+float32 matrix product of the same size on one process with as many threads as the run uses in
+all, best of several).
+
+``--rounds N`` runs every library N times, one after the other in turn, and keeps each
+operation's best repetition over the rounds: on a shared machine load comes and goes, and
+alternating the libraries spreads it over all of them.
 """
 
 from __future__ import annotations
@@ -53,6 +64,7 @@ DEFAULT_ANCHOR = os.path.join(os.environ.get("TMPDIR", "/tmp"), "heat-anchor", "
 # required speed-up over HeAT 1.8 per operation group (see Op.group in algorithms.py)
 SPEEDUP_TARGET = {"time": 1.0, "sort": 5.0, "indexing": 2.0}
 MEMORY_TARGET = 2.0  # peak extra memory <= MEMORY_TARGET x (input + output bytes) per process
+SCALING_TARGET = 1.7  # speed-up from 1 to 2 processes of operations that count their flops
 CELL_ERROR_CHARS = 48
 
 
@@ -106,6 +118,8 @@ def run_library(label: str, command: List[str], env: Dict[str, str], args, work:
         ]
         if args.ops:
             cmd += ["--ops", args.ops]
+        if args.threads:
+            cmd += ["--threads", str(args.threads)]
         if args.inject_failure and label.startswith("ours"):
             cmd += ["--inject-failure", args.inject_failure]
         if results:
@@ -303,6 +317,109 @@ def table(runs: Dict[str, dict], procs: List[int]) -> List[str]:
     return lines
 
 
+def _better(old: Optional[dict], new: dict) -> dict:
+    """The record with the faster best repetition (a successful one over a failed one)."""
+    if old is None or (_ok(new) and (not _ok(old) or new["best"] < old["best"])):
+        chosen = dict(new)
+    else:
+        chosen = dict(old)
+    bests = list((old or {}).get("round_bests", [old["best"]] if _ok(old) else []))
+    if _ok(new):
+        bests.append(new["best"])
+    chosen["round_bests"] = bests
+    return chosen
+
+
+_PEAK_SNIPPET = """
+import sys, time, torch
+n, threads = int(sys.argv[1]), int(sys.argv[2])
+torch.set_num_threads(threads)
+a, b = torch.rand(n, n), torch.rand(n, n)
+c = torch.empty(n, n)
+best = 1e9
+for _ in range(7):
+    start = time.perf_counter()
+    torch.mm(a, b, out=c)
+    best = min(best, time.perf_counter() - start)
+print(2.0 * n ** 3 / best / 1e9)
+"""
+
+
+def matmul_peak(python: str, env: Dict[str, str], n: int, threads: int) -> float:
+    """GFLOP/s of torch's float32 n x n matrix product with ``threads`` threads (best of 7)."""
+    try:
+        out = subprocess.run(
+            [python, "-c", _PEAK_SNIPPET, str(n), str(threads)], env=env, capture_output=True,
+            text=True, timeout=600,
+        )
+        return float(out.stdout.strip().splitlines()[-1])
+    except (subprocess.SubprocessError, ValueError, IndexError):
+        return float("nan")
+
+
+def flops_table(runs: Dict[str, dict], procs: List[int], peaks: Dict[int, float], threads: int) -> List[str]:
+    """GFLOP/s, speed-up from 1 to 2 processes and share of the peak, for ops that count flops."""
+    numpy = runs.get("numpy", {}).get("results", {})
+    indices = sorted(
+        {i for run in runs.values() for i, r in run["results"].items() if r.get("flops")}
+    )
+    if not indices:
+        return []
+
+    def rate(record: Optional[dict]) -> Optional[float]:
+        return record["flops"] / record["best"] / 1e9 if _ok(record) and record.get("flops") else None
+
+    def cell(value: Optional[float]) -> str:
+        return f"{value:.1f}" if value is not None else "-"
+
+    cores = os.cpu_count() or 1
+    header = ["operation"]
+    for p in procs:
+        header += [f"ours p={p}", f"HeAT 1.8 p={p}"]
+    header += ["NumPy p=1"]
+    if 1 in procs and 2 in procs:
+        header += ["ours 2/1 procs", "HeAT 2/1 procs"]
+    header += [f"ours p={p} % peak" for p in procs] + ["result"]
+    lines = [
+        "",
+        "Compute-bound operations, GFLOP/s (best repetition; % peak: of torch's matrix product "
+        "with as many threads as the run uses in all, "
+        + ", ".join(f"{t} thread(s) {v:.1f} GFLOP/s" for t, v in sorted(peaks.items()))
+        + ")",
+        "",
+        "| " + " | ".join(header) + " |",
+        "|" + "|".join("---" for _ in header) + "|",
+    ]
+    for index in indices:
+        row, name, problems = [], None, []
+        ours_rates, anchor_rates = {}, {}
+        for p in procs:
+            ours = runs.get(f"ours-p{p}", {}).get("results", {}).get(index)
+            anchor = runs.get(f"heat18-p{p}", {}).get("results", {}).get(index)
+            name = name or (ours or anchor or {}).get("op")
+            ours_rates[p], anchor_rates[p] = rate(ours), rate(anchor)
+            row += [cell(ours_rates[p]), cell(anchor_rates[p])]
+            if ours_rates[p] is not None and anchor_rates[p] is not None and ours_rates[p] < anchor_rates[p]:
+                problems.append(f"slower than 1.8 at p={p}")
+        base = numpy.get(index)
+        name = name or (base or {}).get("op")
+        row.append(cell(rate(base)))
+        if 1 in procs and 2 in procs:
+            for rates in (ours_rates, anchor_rates):
+                ratio = rates[2] / rates[1] if rates[1] and rates[2] else None
+                row.append(f"{ratio:.2f}" if ratio is not None else "-")
+            ratio = ours_rates[2] / ours_rates[1] if ours_rates[1] and ours_rates[2] else None
+            if ratio is not None and ratio < SCALING_TARGET:
+                problems.append(f"2/1 procs {ratio:.2f} < {SCALING_TARGET:g}")
+        for p in procs:
+            peak = peaks.get(min(cores, p * (threads or max(1, cores // p))))
+            share = 100.0 * ours_rates[p] / peak if ours_rates[p] and peak and peak == peak else None
+            row.append(f"{share:.0f}%" if share is not None else "-")
+        row.append("FAIL (" + "; ".join(problems) + ")" if problems else "PASS")
+        lines.append("| " + " | ".join([name or str(index)] + row) + " |")
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     parser.add_argument("--scale", type=float, default=1.0, help="fraction of the 4e6-element data")
@@ -324,6 +441,8 @@ def main() -> None:
     parser.add_argument("--max-restarts", type=int, default=10)
     parser.add_argument("--inject-failure", default="", help="testing the harness: see algorithms.py")
     parser.add_argument("--mmap-threshold", default="1048576", help="MALLOC_MMAP_THRESHOLD_ ('' keeps glibc's)")
+    parser.add_argument("--threads", type=int, default=0, help="torch threads per process (0: cores // processes)")
+    parser.add_argument("--rounds", type=int, default=1, help="run every library this often, in turn; keep the best")
     args = parser.parse_args()
 
     procs = [int(p) for p in args.procs.split(",") if p]
@@ -351,17 +470,48 @@ def main() -> None:
     load_start = os.getloadavg()
     started = time.strftime("%Y-%m-%d %H:%M:%S")
     log(f"work dir {work}; load average at start {load_start[0]:.1f} {load_start[1]:.1f} {load_start[2]:.1f}")
+    cores = os.cpu_count() or 1
+    peak_threads = sorted({min(cores, p * (args.threads or max(1, cores // p))) for p in procs})
+    measure_peaks = args.ops == "" or any(word in args.ops for word in ("matmul",))
+    peaks: Dict[int, float] = {}
+
+    def measure() -> None:
+        if measure_peaks:
+            for t in peak_threads:
+                value = matmul_peak(args.ours_python, ours_env, int(2000 * args.scale ** 0.5), t)
+                if value == value:
+                    peaks[t] = max(peaks.get(t, 0.0), value)
+
+    measure()
     runs: Dict[str, dict] = {}
-    if not args.no_numpy:
-        log("NumPy, 1 process")
-        runs["numpy"] = run_library("numpy", [args.ours_python], ours_env, args, work, ["--library", "numpy"])
-    for p in procs:
-        launcher = [args.mpiexec, "-n", str(p)]
-        log(f"ours, {p} process(es)")
-        runs[f"ours-p{p}"] = run_library(f"ours-p{p}", launcher + [args.ours_python], ours_env, args, work)
-        if use_anchor:
-            log(f"HeAT 1.8, {p} process(es)")
-            runs[f"heat18-p{p}"] = run_library(f"heat18-p{p}", launcher + [args.anchor_python], anchor_env, args, work)
+
+    def run_round(label: str, command: List[str], env: Dict[str, str], round_index: int, extra=()) -> None:
+        name = label if args.rounds == 1 else f"{label}.round{round_index}"
+        result = run_library(name, command, env, args, work, extra)
+        if label not in runs:
+            runs[label] = result
+            runs[label]["results"] = {i: _better(None, r) for i, r in result["results"].items()}
+            return
+        merged = runs[label]["results"]
+        for i, record in result["results"].items():
+            merged[i] = _better(merged.get(i), record)
+        if result.get("failed"):
+            runs[label]["failed"] = result["failed"]
+
+    for round_index in range(args.rounds):
+        if args.rounds > 1:
+            log(f"round {round_index + 1} of {args.rounds}")
+        if not args.no_numpy:
+            log("NumPy, 1 process")
+            run_round("numpy", [args.ours_python], ours_env, round_index, ["--library", "numpy"])
+        for p in procs:
+            launcher = [args.mpiexec, "-n", str(p)]
+            log(f"ours, {p} process(es)")
+            run_round(f"ours-p{p}", launcher + [args.ours_python], ours_env, round_index)
+            if use_anchor:
+                log(f"HeAT 1.8, {p} process(es)")
+                run_round(f"heat18-p{p}", launcher + [args.anchor_python], anchor_env, round_index)
+    measure()
     load_end = os.getloadavg()
 
     lines = [
@@ -379,8 +529,11 @@ def main() -> None:
             )
         if run.get("failed"):
             lines.append(f"- {name}: {run['failed']}")
+    if args.rounds > 1:
+        lines.append(f"- best of {args.rounds} rounds, the libraries run in turn in each round")
     lines.append("")
     lines += table(runs, procs)
+    lines += flops_table(runs, procs, peaks, args.threads)
     print("\n".join(lines), flush=True)
     if args.json:
         with open(args.json, "w") as f:
