@@ -1,0 +1,1 @@
+"""Runnable examples: ``python -m heat.examples.train``."""
