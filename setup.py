@@ -37,6 +37,8 @@ setup(
         # Optional file formats of ht.load / ht.save (heat/core/io.py).
         "netcdf": ["netCDF4"],
         "zarr": ["zarr"],
+        # The progress bar of heat.utils.data.StreamingDataLoader(progress=True).
+        "progress": ["tqdm"],
         # What scripts/run_tests.py needs (pytest>=8 for new-style hook wrappers in conftest).
         # scipy is a test oracle (skew, kurtosis) only; netCDF4 and zarr so that the tests of
         # those formats run instead of being skipped.

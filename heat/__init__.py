@@ -10,4 +10,5 @@ heat: distributed tensor computing and data-parallel deep learning on MPI and Py
 from ._version import __version__  # noqa: F401
 from .core import *  # noqa: F401,F403
 from .core import linalg, random  # noqa: F401
+from . import utils  # noqa: F401,E402
 from . import nn, optim  # noqa: F401,E402

@@ -1,0 +1,11 @@
+"""
+Data loading for training: datasets and loaders over heat arrays and HDF5 files.
+
+``StreamingDataLoader`` streams HDF5 datasets larger than memory, globally shuffled, exactly once
+per epoch and resumable on any number of processes; its parts are the modules ``plan`` (which
+rows each process yields, pure), ``reader`` (windows from HDF5 on a background thread) and
+``exchange`` (one all-to-all per round).
+"""
+
+from . import exchange, plan, reader  # noqa: F401
+from .streaming import StreamingDataLoader  # noqa: F401

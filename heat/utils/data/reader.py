@@ -1,0 +1,330 @@
+"""
+Reading contiguous windows of rows from HDF5 datasets on one background thread.
+
+h5py serialises every HDF5 call under one lock, so several reader threads would not read faster;
+but it releases the GIL inside the actual read, so ONE background thread overlaps file IO with the
+consumer's work (shared/notes/streaming-facts.md). The reader therefore
+
+* reads a fixed, known-in-advance sequence of row ranges, each with one ``read_direct`` per
+  dataset (a single hyperslab: the fast path; never per-row index lists), into a small ring of
+  preallocated buffers that is reused window after window -- so memory stays flat whatever the
+  file size;
+* opens the files itself, in the process that reads (never before a fork), with a chunk cache
+  that holds the chunk rows two neighbouring windows can share (windows are chunk-aligned, so
+  every chunk is read and decompressed once);
+* hands a failure to the consumer, which raises it (the loader agrees on failures across
+  processes before every exchange, so a bad file never leaves a process waiting).
+
+A buffer still referenced by the consumer (a batch that is a view of it) is replaced by a fresh
+one instead of being overwritten.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import queue
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from typing import List, Optional, Sequence, Tuple
+
+import h5py
+import numpy as np
+import torch
+
+__all__ = ["DatasetInfo", "inspect_datasets", "window_rows_for", "WindowReader"]
+
+
+@dataclass(frozen=True)
+class DatasetInfo:
+    """What the loader needs to know about one dataset: where it is, its rows and layout."""
+
+    path: str
+    name: str
+    shape: Tuple[int, ...]
+    dtype: np.dtype
+    chunk_rows: Optional[int]  # rows per chunk (None: contiguous storage)
+    chunk_bytes: int  # bytes of one chunk (0: contiguous storage)
+    file_size: int
+
+    @property
+    def rows(self) -> int:
+        return self.shape[0]
+
+    @property
+    def row_shape(self) -> Tuple[int, ...]:
+        return self.shape[1:]
+
+    @property
+    def row_bytes(self) -> int:
+        return int(np.prod(self.row_shape, dtype=np.int64)) * self.dtype.itemsize
+
+    def describe(self) -> Tuple:
+        """The fingerprint entry of this dataset: path, name, shape, dtype and file size."""
+        return (self.path, self.name, list(self.shape), self.dtype.str, self.file_size)
+
+
+def _torch_can_hold(dtype: np.dtype) -> bool:
+    try:
+        torch.from_numpy(np.zeros(2, dtype=dtype)).index_select(0, torch.zeros(1, dtype=torch.long))
+        return True
+    except (TypeError, RuntimeError):
+        return False
+
+
+def inspect_datasets(paths: Sequence[str], names: Sequence[str]) -> List[DatasetInfo]:
+    """
+    Open the files, find every dataset and check that they can be streamed together.
+
+    With one path every dataset is in that file; with several, each name must be in exactly one
+    of them. The files are closed again.
+
+    Parameters
+    ----------
+    paths : sequence of str
+    names : sequence of str
+
+    Returns
+    -------
+    list of DatasetInfo
+        One per name, in the order of ``names``.
+
+    Raises
+    ------
+    FileNotFoundError
+        If a path does not exist.
+    ValueError
+        If a file is not HDF5, a dataset is missing (or in several files), is a scalar, has a
+        type torch cannot hold, or the datasets differ in their number of rows.
+    """
+    files = []
+    try:
+        for path in paths:
+            if not os.path.exists(path):
+                raise FileNotFoundError(f"paths: no such file {path!r}")
+            try:
+                files.append(_open(path))
+            except OSError as error:
+                raise ValueError(f"paths: {path!r} is not a readable HDF5 file ({error})") from None
+        infos = []
+        for name in names:
+            holders = [i for i, f in enumerate(files) if isinstance(f.get(name), h5py.Dataset)]
+            if len(holders) != 1:
+                where = "none of" if not holders else "several of"
+                raise ValueError(
+                    f"datasets: {name!r} is in {where} the files {[paths[i] for i in holders] or list(paths)}"
+                    f"; each dataset must be in exactly one file"
+                )
+            path = paths[holders[0]]
+            dataset = files[holders[0]][name]
+            if dataset.ndim == 0:
+                raise ValueError(f"datasets: {name!r} in {path!r} is a scalar; it needs rows")
+            dtype = dataset.dtype
+            if dtype.kind not in "biufc" or dtype.fields is not None or not _torch_can_hold(dtype):
+                raise ValueError(
+                    f"datasets: {name!r} in {path!r} has type {dtype}, which torch cannot hold"
+                )
+            chunks = dataset.chunks
+            infos.append(
+                DatasetInfo(
+                    path=path,
+                    name=name,
+                    shape=tuple(int(n) for n in dataset.shape),
+                    dtype=dtype.newbyteorder("="),
+                    chunk_rows=int(chunks[0]) if chunks else None,
+                    chunk_bytes=int(np.prod(chunks, dtype=np.int64)) * dtype.itemsize if chunks else 0,
+                    file_size=os.path.getsize(path),
+                )
+            )
+        rows = {info.name: info.rows for info in infos}
+        if len(set(rows.values())) > 1:
+            raise ValueError(f"datasets: the datasets must have the same number of rows, got {rows}")
+        return infos
+    finally:
+        for f in files:
+            f.close()
+
+
+def window_rows_for(infos: Sequence[DatasetInfo], window_bytes: int, buffers: int) -> int:
+    """
+    Rows per window: ``buffers`` windows of all datasets (and their int64 row numbers) fit in
+    ``window_bytes``, rounded down to whole chunks.
+
+    Windows are aligned to the chunk rows of all datasets if one such window fits the budget,
+    else to the chunk rows of the dataset with the largest rows; a window is never smaller than
+    one chunk of that dataset (which may exceed a very small budget).
+
+    Examples
+    --------
+    >>> info = DatasetInfo("f.h5", "x", (1000, 4), np.dtype("float32"), 100, 1600, 0)
+    >>> window_rows_for([info], window_bytes=4 * 250 * 24, buffers=4)
+    200
+    """
+    row_bytes = sum(info.row_bytes for info in infos) + 8
+    rows = max(1, int(window_bytes) // (buffers * row_bytes))
+    chunked = [info for info in infos if info.chunk_rows]
+    if chunked:
+        together = math.lcm(*(info.chunk_rows for info in chunked))
+        main = max(chunked, key=lambda info: info.row_bytes).chunk_rows
+        unit = together if together <= rows else main
+        rows = max(unit, rows // unit * unit)
+    n_rows = infos[0].rows if infos else 0
+    return max(1, min(rows, n_rows))
+
+
+def _cache_bytes(infos: Sequence[DatasetInfo], window_rows: int) -> int:
+    """
+    Chunk cache per dataset: the chunks of one band of chunk rows (what two neighbouring windows
+    can share when they are not aligned to every dataset's chunks), at least HDF5's 1 MiB default,
+    never more than a window.
+    """
+    largest = 1 << 20
+    for info in infos:
+        if info.chunk_rows:
+            band = -(-info.row_bytes * info.chunk_rows // info.chunk_bytes) * info.chunk_bytes
+            window = -(-window_rows // info.chunk_rows) * info.chunk_rows * info.row_bytes
+            largest = max(largest, min(band, window))
+    return int(largest)
+
+
+def _open(path: str, cache_bytes: int = 1 << 20) -> h5py.File:
+    """Open read-only; where file locks fail (some parallel file systems), without them."""
+    kwargs = dict(rdcc_nbytes=cache_bytes, rdcc_nslots=10007, rdcc_w0=1.0)
+    try:
+        # HDF5's default locking first: a file open elsewhere in this process with the default
+        # flags cannot be opened again with other flags
+        return h5py.File(path, "r", **kwargs)
+    except OSError as error:
+        if "lock" not in str(error).lower():
+            raise
+        return h5py.File(path, "r", locking=False, **kwargs)
+
+
+_STOP = object()
+
+
+class WindowReader:
+    """
+    Read a sequence of row ranges from several datasets (in step) on one background thread.
+
+    Parameters
+    ----------
+    infos : sequence of DatasetInfo
+    windows : sequence of (start, stop)
+        The row ranges to read, in order; each at most ``capacity`` rows.
+    capacity : int
+        Rows per buffer.
+    depth : int
+        Buffers in the ring (2: one being consumed, one being read).
+
+    Examples
+    --------
+    >>> reader = WindowReader(infos, [(0, 100), (100, 200)], capacity=100)  # doctest: +SKIP
+    >>> slot, arrays = reader.get()  # the first window, one array per dataset  # doctest: +SKIP
+    >>> reader.release(slot)  # doctest: +SKIP
+    >>> reader.close()  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        infos: Sequence[DatasetInfo],
+        windows: Sequence[Tuple[int, int]],
+        capacity: int,
+        depth: int = 2,
+    ):
+        self.infos = list(infos)
+        self.windows = [(int(a), int(b)) for a, b in windows]
+        self.capacity = int(capacity)
+        self._cache_bytes = _cache_bytes(self.infos, self.capacity)
+        self._buffers = [self._allocate() for _ in range(min(depth, max(1, len(self.windows))))]
+        #: buffers in the ring, and how many of them the consumer holds (got, not released)
+        self.depth, self.slots_out = len(self._buffers), 0
+        self._free: "queue.Queue" = queue.Queue()
+        for slot in range(len(self._buffers)):
+            self._free.put(slot)
+        self._ready: "queue.Queue" = queue.Queue()
+        self._stopping = threading.Event()
+        self.bytes_read = 0
+        self.read_seconds = 0.0
+        self.wait_seconds = 0.0
+        self._next = 0
+        self._thread = threading.Thread(target=self._run, name="heat-window-reader", daemon=True)
+        self._thread.start()
+
+    def _allocate(self) -> List[np.ndarray]:
+        return [
+            np.empty((self.capacity,) + info.row_shape, dtype=info.dtype) for info in self.infos
+        ]
+
+    def _run(self) -> None:
+        files = {}
+        try:
+            for info in self.infos:
+                if info.path not in files:
+                    files[info.path] = _open(info.path, self._cache_bytes)
+            datasets = [files[info.path][info.name] for info in self.infos]
+            for start, stop in self.windows:
+                slot = self._free.get()
+                if slot is _STOP or self._stopping.is_set():
+                    return
+                began = time.perf_counter()
+                count = stop - start
+                for dataset, buffer in zip(datasets, self._buffers[slot]):
+                    if count:
+                        dataset.read_direct(buffer, np.s_[start:stop], np.s_[0:count])
+                self.read_seconds += time.perf_counter() - began
+                self.bytes_read += count * sum(info.row_bytes for info in self.infos)
+                self._ready.put((slot, count))
+        except BaseException as error:  # handed to the consumer, which raises it
+            self._ready.put(error)
+        finally:
+            for f in files.values():
+                try:
+                    f.close()
+                except Exception:  # closing after a failure must not hide the failure
+                    pass
+
+    def get(self) -> Tuple[int, List[np.ndarray]]:
+        """
+        The next window: ``(slot, arrays)`` with one array of the window's rows per dataset
+        (views of the slot's buffers). Blocks until it is read; raises the reader's error.
+        """
+        if self._next >= len(self.windows):
+            raise IndexError("the reader has no more windows")
+        began = time.perf_counter()
+        item = self._ready.get()
+        self.wait_seconds += time.perf_counter() - began
+        if isinstance(item, BaseException):
+            self._next = len(self.windows)
+            raise item
+        self._next += 1
+        self.slots_out += 1
+        slot, count = item
+        return slot, [buffer[:count] for buffer in self._buffers[slot]]
+
+    def release(self, slot: int) -> None:
+        """
+        Give a slot back for the next window. Call it after dropping every own reference to the
+        slot's arrays; a buffer still referenced elsewhere (a batch that views it) is replaced.
+        """
+        buffers = self._buffers[slot]
+        for d in range(len(buffers)):
+            # references: the list and getrefcount's argument; more means someone holds a view
+            if sys.getrefcount(buffers[d]) > 2:
+                buffers[d] = np.empty_like(buffers[d])
+        self.slots_out -= 1
+        self._free.put(slot)
+
+    def close(self, wait: bool = True) -> None:
+        """
+        Stop the thread (at the latest after the window being read); ``wait`` for it to end.
+
+        Do not wait where the caller may hold h5py's lock (a finaliser can run inside any h5py
+        call): the thread needs that lock to close its files.
+        """
+        self._stopping.set()
+        self._free.put(_STOP)
+        if wait:
+            self._thread.join()

@@ -1,0 +1,689 @@
+"""
+``StreamingDataLoader``: train on HDF5 datasets larger than memory, globally shuffled, exactly
+once per epoch, resumable on any number of processes.
+
+The loader composes three parts, each in its own module:
+
+* the plan (:mod:`.plan`): which rows each process yields in which order -- pure, and the only
+  thing a resume rebuilds; its docstring states the guarantees;
+* the reader (:mod:`.reader`): contiguous windows from HDF5 on one background thread per process,
+  into a ring of reused buffers;
+* the exchange (:mod:`.exchange`): one all-to-all per round through the communicator.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import os
+import time
+import weakref
+from collections import deque
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import torch
+
+import heat as ht
+
+from .exchange import Exchanger
+from .plan import TAIL_POLICIES, EpochPlan, derive_key
+from .reader import DatasetInfo, WindowReader, inspect_datasets, window_rows_for
+
+__all__ = ["StreamingDataLoader"]
+
+#: Window-sized buffers a process holds at most: two in the reader's ring (one being consumed,
+#: one being read), and with several processes one outgoing and one incoming round.
+_BUFFERS = 4
+_STATE_FORMAT = "heat.utils.data.StreamingDataLoader/1"
+_MASK63 = (1 << 63) - 1
+
+
+def _check_flag(value: Any, name: str) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
+    return bool(value)
+
+
+def _check_int(value: Any, name: str, low: int) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if value < low:
+        raise ValueError(f"{name} must be >= {low}, got {value}")
+    return int(value)
+
+
+def _check_paths(paths: Any) -> List[str]:
+    if isinstance(paths, (str, bytes, os.PathLike)):
+        paths = [paths]
+    if not isinstance(paths, (list, tuple)) or not paths:
+        raise TypeError(f"paths must be a path or a non-empty sequence of paths, got {paths!r}")
+    result = []
+    for path in paths:
+        if not isinstance(path, (str, bytes, os.PathLike)):
+            raise TypeError(f"paths must hold str or os.PathLike, got {type(path).__name__}")
+        path = os.fsdecode(os.fspath(path))
+        if not path:
+            raise ValueError("paths must not hold an empty path")
+        result.append(path)
+    if len(set(result)) != len(result):
+        raise ValueError(f"paths must not repeat a file, got {result}")
+    return result
+
+
+def _check_names(datasets: Any) -> List[str]:
+    if isinstance(datasets, str):
+        datasets = [datasets]
+    if not isinstance(datasets, (list, tuple)) or not datasets:
+        raise TypeError(f"datasets must be a name or a non-empty sequence of names, got {datasets!r}")
+    for name in datasets:
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"datasets must hold non-empty str names, got {name!r}")
+    if len(set(datasets)) != len(datasets):
+        raise ValueError(f"datasets must not repeat a name, got {list(datasets)}")
+    return list(datasets)
+
+
+def _accepts_generator(function: Callable) -> bool:
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):  # builtins without a signature
+        return False
+    return any(
+        p.name == "generator" or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters
+    )
+
+
+def _check_transforms(transforms: Any, count: int) -> List[Optional[Tuple[Callable, bool]]]:
+    if transforms is None:
+        return [None] * count
+    if callable(transforms):
+        if count != 1:
+            raise ValueError(
+                f"transforms: one callable for {count} datasets is ambiguous; pass a sequence "
+                f"with one callable (or None) per dataset"
+            )
+        transforms = [transforms]
+    if not isinstance(transforms, (list, tuple)) or len(transforms) != count:
+        raise TypeError(
+            f"transforms must be None, a callable or a sequence of {count} callables or None"
+        )
+    checked = []
+    for transform in transforms:
+        if transform is not None and not callable(transform):
+            raise TypeError(f"transforms must hold callables or None, got {type(transform).__name__}")
+        checked.append(None if transform is None else (transform, _accepts_generator(transform)))
+    return checked
+
+
+class _Round:
+    """The rows of one round this process yields: sources, and the order to take them in."""
+
+    def __init__(self, sources, index, rows, release, monotone, holds_slot):
+        self.sources: List[torch.Tensor] = sources  # one per dataset
+        self.index = index  # int64 numpy: rows of the sources, in yield order
+        self.rows = rows  # int64 numpy: their global row numbers, in yield order
+        self.release = release  # gives the buffers back (None: nothing to give back)
+        self.monotone = monotone  # index is increasing (runs may be taken as views)
+        self.holds_slot = holds_slot  # the sources are a buffer of the reader's ring
+        self.at = 0
+
+    @property
+    def left(self) -> int:
+        return len(self.index) - self.at
+
+    def detach(self) -> None:
+        """Copy the rows still to be yielded out of the buffers and give the buffers back."""
+        index = torch.from_numpy(self.index[self.at :])
+        self.sources = [torch.index_select(s, 0, index) for s in self.sources]
+        self.index = np.arange(len(index), dtype=np.int64)
+        self.rows = self.rows[self.at :]
+        self.at = 0
+        self.drop()
+
+    def drop(self) -> None:
+        # no reference to the buffers may remain: the reader checks that before reusing them
+        self.sources, self.holds_slot = [], False
+        release, self.release = self.release, None
+        if release is not None:
+            release()
+
+
+class StreamingDataLoader:
+    """
+    Stream rows of HDF5 datasets into training: globally shuffled, exactly once per epoch,
+    resumable on any number of processes, in bounded memory.
+
+    Every process reads contiguous, chunk-aligned windows of rows (one ``read_direct`` per dataset)
+    on one background thread into a small ring of reused buffers; the windows all processes hold
+    at a time form a round, whose rows are shuffled uniformly across the processes in one
+    all-to-all. Each process then yields batches of its share. Which rows each process yields in
+    which order is a pure function of (seed, epoch, data size, process count, batch size, tail
+    policy, position) -- :mod:`heat.utils.data.plan` states the guarantees: exactly once per epoch
+    (or the explicit tail policy), a uniform shuffle within a round of ``processes x window``
+    rows, determinism, and resume on another process count.
+
+    Parameters
+    ----------
+    paths : str, os.PathLike or sequence of them
+        HDF5 file(s). With one file every dataset is in it; with several, each dataset name must
+        be in exactly one of them. All datasets need the same number of rows (axis 0).
+    datasets : str or sequence of str
+        The datasets read in step; a batch holds one tensor per dataset, in this order.
+    batch_size : int
+        Rows per batch and process (see ``tail`` for the last batches).
+    shuffle : bool
+        Shuffle (keyed by ``seed`` and the epoch); without, rows come in file order, the
+        processes' shares interleaved by windows.
+    seed : int
+        Non-negative.
+    window_bytes : int
+        Memory budget of the loader's row buffers per process. A window is a quarter of it: the
+        reader's ring holds two windows (one consumed, one being read) and with several processes
+        one outgoing and one incoming round are held besides. Windows are aligned to the chunks
+        of the datasets (at least one chunk). The shuffle buffer is ``processes x window``.
+    tail : {"short", "drop", "wrap"}
+        What happens when the rows do not fill the last global batch (``processes x
+        batch_size``): "short" -- every row exactly once, the last two batches of each process
+        share its rest evenly; "drop" -- fewer than one global batch of rows is left out
+        (:attr:`dropped`); "wrap" -- the last batches are filled with rows yielded a second time
+        (:attr:`wrapped`). Every process yields the same number of batches in every case.
+    return_indices : bool
+        Append each batch's global row numbers (int64) as the last element.
+    transforms : callable or sequence of callables or None
+        One per dataset (None: unchanged); a single callable if there is one dataset. Called per
+        row, as ``transform(row)`` or -- when it has a ``generator`` parameter --
+        ``transform(row, generator=g)`` with a ``torch.Generator`` seeded from (seed, epoch, global
+        row number), so random augmentations reproduce, also after a resume. The results of a
+        batch are stacked.
+    device : str, heat Device, torch.device or None
+        Where batches go (default: heat's default device). On a GPU the rows are staged in pinned
+        host memory and copied without blocking.
+    comm : MPICommunication or None
+        The processes that share the data (default: heat's default communicator).
+    progress : bool
+        Show a tqdm progress bar on rank 0 (needs the ``tqdm`` package: ``pip install heat[progress]``).
+    as_dndarray : bool
+        Yield split-0 DNDarrays (one row block per process) instead of torch tensors.
+
+    Attributes
+    ----------
+    epoch : int
+        The epoch the next iteration yields (see :meth:`set_epoch`).
+    window_rows : int
+        Rows per window.
+    rows : int
+        Rows of the data.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a bad argument, naming it, on every process before any communication.
+    FileNotFoundError, ValueError
+        For a missing or bad file or dataset, on every process.
+
+    Notes
+    -----
+    Iterate once per epoch on every process together (each round is an all-to-all). Iterating to
+    the end moves the loader to the next epoch; :meth:`set_epoch` selects one explicitly. Batches
+    are fresh tensors, except without shuffle, where a batch that lies in one window is a view of
+    the reader's buffer (which is then not reused while the batch is alive).
+
+    Examples
+    --------
+    >>> loader = ht.utils.data.StreamingDataLoader("data.h5", ["x", "y"], batch_size=256)
+    >>> for epoch in range(loader.epoch, 10):
+    ...     loader.set_epoch(epoch)
+    ...     for x, y in loader:
+    ...         loss = train_step(x, y)
+    ...     if ht.MPI_WORLD.rank == 0:
+    ...         torch.save(loader.state_dict(), "loader.pt")
+    """
+
+    def __init__(
+        self,
+        paths: Union[str, os.PathLike, Sequence[Union[str, os.PathLike]]],
+        datasets: Union[str, Sequence[str]] = ("x", "y"),
+        batch_size: int = 32,
+        shuffle: bool = True,
+        seed: int = 0,
+        window_bytes: int = 256 * 2**20,
+        tail: str = "short",
+        return_indices: bool = False,
+        transforms: Any = None,
+        device: Any = None,
+        comm: Any = None,
+        progress: bool = False,
+        as_dndarray: bool = False,
+    ):
+        # every check before any communication, from the arguments alone (the same on all ranks)
+        self.paths = _check_paths(paths)
+        self.datasets = _check_names(datasets)
+        self.batch_size = _check_int(batch_size, "batch_size", 1)
+        self.shuffle = _check_flag(shuffle, "shuffle")
+        self.seed = _check_int(seed, "seed", 0)
+        if self.seed > _MASK63:
+            raise ValueError(f"seed must be < 2**63, got {seed}")
+        self.window_bytes = _check_int(window_bytes, "window_bytes", 1)
+        if not isinstance(tail, str) or tail not in TAIL_POLICIES:
+            raise ValueError(f"tail must be one of {TAIL_POLICIES}, got {tail!r}")
+        self.tail = tail
+        self.return_indices = _check_flag(return_indices, "return_indices")
+        self._transforms = _check_transforms(transforms, len(self.datasets))
+        self.progress = _check_flag(progress, "progress")
+        self.as_dndarray = _check_flag(as_dndarray, "as_dndarray")
+        self.device = ht.sanitize_device(device)
+        self.comm = ht.sanitize_comm(comm)
+        if self.progress:
+            try:
+                import tqdm  # noqa: F401
+            except ImportError:
+                raise ImportError(
+                    "progress=True needs the tqdm package (pip install tqdm, or heat[progress])"
+                ) from None
+
+        self._infos = self._inspect_everywhere()
+        self.rows = self._infos[0].rows
+        self.window_rows = window_rows_for(self._infos, self.window_bytes, _BUFFERS)
+        description = [info.describe() for info in self._infos]
+        self._fingerprint = hashlib.sha256(json.dumps(description).encode()).hexdigest()
+
+        self.epoch = 0
+        self._history: List[List[int]] = []  # segments of the current epoch (see plan.EpochPlan)
+        self._plan_cache: Optional[Tuple[Tuple, EpochPlan]] = None
+        self._active = None
+        self._stats = dict(samples=0, batches=0, bytes=0, elapsed=0.0, waiting=0.0, reading=0.0)
+
+    # -- files -------------------------------------------------------------------------------------
+
+    def _inspect_everywhere(self) -> List[DatasetInfo]:
+        """Inspect the files on every process; raise the same error everywhere if one failed."""
+        paths = [os.path.abspath(path) for path in self.paths]
+        try:
+            infos, error = inspect_datasets(paths, self.datasets), None
+        except (OSError, ValueError, TypeError) as caught:
+            infos, error = None, (type(caught).__name__, str(caught))
+        outcomes = self.comm.allgather(
+            error if error else [info.describe() for info in infos]
+        )
+        for rank, outcome in enumerate(outcomes):
+            if isinstance(outcome, tuple):
+                kind = {"FileNotFoundError": FileNotFoundError, "TypeError": TypeError}.get(
+                    outcome[0], ValueError
+                )
+                where = "" if rank == self.comm.rank else f" (on process {rank})"
+                raise kind(outcome[1] + where)
+        if any(outcome != outcomes[0] for outcome in outcomes):
+            raise ValueError(
+                "paths: the processes see different files (paths, shapes, types or sizes differ)"
+            )
+        return infos
+
+    # -- position ----------------------------------------------------------------------------------
+
+    def _plan(self) -> EpochPlan:
+        key = (self.epoch, tuple(tuple(entry) for entry in self._history[:-1]),
+               tuple(self._history[-1][:2]) if self._history else None, self.comm.size)
+        if self._plan_cache is None or self._plan_cache[0] != key:
+            plan = EpochPlan(
+                self.rows,
+                self.window_rows,
+                self.comm.size,
+                self.batch_size,
+                seed=self.seed,
+                epoch=self.epoch,
+                shuffle=self.shuffle,
+                tail=self.tail,
+                history=self._history,
+            )
+            self._plan_cache = (key, plan)
+        plan = self._plan_cache[1]
+        if self._history and tuple(self._history[-1][:2]) == (plan.process_count, plan.batch_size):
+            plan.start_step = self._history[-1][2]  # continuing the same segment: just the step
+        return plan
+
+    def __len__(self) -> int:
+        """Batches this process yields in the current epoch (the same on every process)."""
+        return self._plan().steps
+
+    @property
+    def dropped(self) -> int:
+        """Rows the current epoch leaves out (``tail="drop"``; 0 otherwise)."""
+        return self._plan().dropped
+
+    @property
+    def wrapped(self) -> int:
+        """Rows the current epoch yields a second time (``tail="wrap"``; 0 otherwise)."""
+        return self._plan().wrapped
+
+    def set_epoch(self, epoch: int) -> None:
+        """
+        Select the epoch the next iteration yields. Selecting the current epoch keeps the
+        position (e.g. one loaded by :meth:`load_state_dict`); another epoch starts at its
+        beginning.
+
+        Examples
+        --------
+        >>> loader.set_epoch(3)  # doctest: +SKIP
+        """
+        epoch = _check_int(epoch, "epoch", 0)
+        if epoch != self.epoch:
+            self._close_active()
+            self.epoch, self._history = epoch, []
+
+    def state_dict(self) -> Dict[str, Any]:
+        """
+        The position: a few integers and a fingerprint of the data; the same on every process.
+
+        It counts the batches yielded so far (not the ones read ahead). Save it from one process
+        and load it on all of them, also on another number of processes.
+
+        Examples
+        --------
+        >>> state = loader.state_dict()  # doctest: +SKIP
+        >>> state["epoch"], state["history"]  # (processes, batch size, batches) per segment  # doctest: +SKIP
+        (2, [[3, 64, 120]])
+        """
+        return {
+            "format": _STATE_FORMAT,
+            "fingerprint": self._fingerprint,
+            "seed": self.seed,
+            "shuffle": self.shuffle,
+            "tail": self.tail,
+            "window_rows": self.window_rows,
+            "epoch": self.epoch,
+            "history": [list(entry) for entry in self._history],
+        }
+
+    def load_state_dict(self, state: Dict[str, Any]) -> None:
+        """
+        Continue from a saved position (call it on every process, after constructing the loader).
+
+        Raises
+        ------
+        TypeError
+            If ``state`` is not a state dict.
+        ValueError
+            If it was saved for other data (paths, dataset names, shapes, types or file sizes
+            differ) or with another seed, shuffle, tail or window size, or is inconsistent.
+
+        Examples
+        --------
+        >>> loader.load_state_dict(torch.load("loader.pt"))  # doctest: +SKIP
+        """
+        if not isinstance(state, dict):
+            raise TypeError(f"state must be a dict from state_dict(), got {type(state).__name__}")
+        if state.get("format") != _STATE_FORMAT:
+            raise ValueError(f"state: not a state of this loader (format {state.get('format')!r})")
+        if state.get("fingerprint") != self._fingerprint:
+            raise ValueError(
+                "state: it was saved for other data (the paths, dataset names, shapes, types or "
+                "file sizes differ)"
+            )
+        for name in ("seed", "shuffle", "tail", "window_rows"):
+            if state.get(name) != getattr(self, name):
+                raise ValueError(
+                    f"state: saved with {name}={state.get(name)!r}, but this loader has "
+                    f"{name}={getattr(self, name)!r}; construct the loader with the same value"
+                    + (" (window_bytes)" if name == "window_rows" else "")
+                )
+        epoch, history = state.get("epoch"), state.get("history")
+        _check_int(epoch, "state['epoch']", 0)
+        if not isinstance(history, (list, tuple)) or not all(
+            isinstance(entry, (list, tuple)) and len(entry) == 3 for entry in history
+        ):
+            raise ValueError("state['history'] must be a list of [processes, batch_size, steps]")
+        history = [[_check_int(v, "state['history']", 0) for v in entry] for entry in history]
+        # raises ValueError for an impossible position
+        EpochPlan(
+            self.rows, self.window_rows, self.comm.size, self.batch_size, seed=self.seed,
+            epoch=epoch, shuffle=self.shuffle, tail=self.tail, history=history,
+        )
+        self._close_active()
+        self.epoch, self._history = int(epoch), history
+
+    # -- iteration ---------------------------------------------------------------------------------
+
+    def _close_active(self) -> None:
+        active = self._active() if self._active is not None else None
+        self._active = None
+        if active is not None:
+            active.close()
+
+    def __iter__(self):
+        self._close_active()
+        iterator = self._iterate()
+        # a weak reference: an abandoned iterator is then closed at once by reference counting,
+        # not later by the cycle collector (which may run in any thread, e.g. inside an h5py call)
+        self._active = weakref.ref(iterator)
+        return iterator
+
+    def _iterate(self):
+        plan = self._plan()
+        segment, comm = plan.segment, self.comm
+        rank, size = comm.rank, comm.size
+        tasks = plan.tasks(rank)
+        windows = [
+            (int(segment.starts[t.window]), int(segment.stops[t.window]))
+            for t in tasks
+            if t.window is not None
+        ]
+        reader = WindowReader(self._infos, windows, self.window_rows) if windows else None
+        exchanger = Exchanger(
+            comm, [info.row_shape for info in self._infos],
+            [torch.from_numpy(np.empty(0, info.dtype)).dtype for info in self._infos],
+        )
+        bar = None
+        if self.progress and rank == 0:
+            from tqdm import tqdm
+
+            bar = tqdm(total=plan.steps, initial=plan.steps_before + plan.start_step, unit="batch")
+        rounds: deque = deque()
+        pending: List[int] = []  # reader slots to give back at the next step
+        stats = self._stats = dict(samples=0, batches=0, bytes=0, elapsed=0.0, waiting=0.0, reading=0.0)
+        began = time.perf_counter()
+        next_task, step = 0, plan.start_step
+        finished = False
+        try:
+            while step < segment.steps:
+                entered = time.perf_counter()
+                if reader is not None:
+                    for slot in pending:
+                        reader.release(slot)
+                pending.clear()
+                while next_task < len(tasks) and tasks[next_task].due_step <= step:
+                    rounds.append(self._take_round(tasks[next_task], plan, reader, exchanger, rounds, pending))
+                    next_task += 1
+                count = segment.batch_size_at(rank, step)
+                batch = self._assemble(rounds, count, plan.epoch)
+                step += 1
+                self._history = plan.history(step)
+                stats["samples"] += count
+                stats["batches"] += 1
+                now = time.perf_counter()
+                stats["waiting"] += now - entered
+                stats["elapsed"] = now - began
+                if reader is not None:
+                    stats["bytes"], stats["reading"] = reader.bytes_read, reader.wait_seconds
+                if bar is not None:
+                    bar.update(1)
+                yield batch
+                stats["elapsed"] = time.perf_counter() - began
+            # the epoch is complete: the next iteration is the next epoch
+            self.epoch, self._history = plan.epoch + 1, []
+            finished = True
+        finally:
+            while rounds:
+                rounds.popleft().drop()
+            if reader is not None:
+                # wait for the thread only on the normal path: a closed or failed iterator may be
+                # finalised where waiting could deadlock (the thread needs h5py's lock to finish)
+                reader.close(wait=finished)
+            if bar is not None:
+                bar.close()
+
+    def _take_round(self, task, plan, reader, exchanger, rounds, pending) -> _Round:
+        """Read (and exchange) one round; returns this process's rows of it, in yield order."""
+        segment, comm = plan.segment, self.comm
+        rank, j = comm.rank, task.round
+        if task.window is not None and reader.slots_out >= reader.depth:
+            # the reader needs a free buffer to read the next window: give back the ones
+            # waiting for the next step, and if that is not enough (rounds smaller than a
+            # batch), copy the rows left in the rounds held out of the ring
+            if not pending:
+                for held in rounds:
+                    if held.holds_slot:
+                        held.detach()
+            for slot in pending:
+                reader.release(slot)
+            pending.clear()
+        slot, arrays, error = None, None, None
+        if task.window is not None:
+            try:
+                slot, arrays = reader.get()
+            except Exception as caught:  # noqa: BLE001 - every failure must reach all processes
+                error = caught
+        if comm.size > 1:
+            failed = comm.allreduce(int(error is not None))
+            if failed and error is None:
+                raise RuntimeError(
+                    f"reading a window failed on {failed} other process(es); see their error"
+                )
+        if error is not None:
+            raise error
+        start = int(segment.starts[task.window]) if task.window is not None else 0
+        order = segment.yield_order(j, rank)[task.skip : task.skip + task.take]
+        if segment.is_local(j):
+            offsets, _ = segment.send_plan(j, rank)
+            index = offsets[order]
+            sources = [torch.from_numpy(a) for a in arrays] if arrays is not None else []
+            del arrays
+
+            def release(slot=slot):
+                pending.append(slot)
+
+            return _Round(sources, index, start + index, release if slot is not None else None,
+                          monotone=not self.shuffle, holds_slot=slot is not None)
+        if task.window is not None:
+            offsets, send_counts = segment.send_plan(j, rank)
+        else:
+            offsets, send_counts = np.zeros(0, np.int64), np.zeros(comm.size, np.int64)
+        recv_counts = segment.recv_counts(j, rank)
+        began = time.perf_counter()
+        received, numbers, handle = exchanger.exchange(arrays, start, offsets, send_counts, recv_counts)
+        exchanger.seconds += time.perf_counter() - began
+        del arrays
+        if slot is not None:
+            reader.release(slot)
+        return _Round(received, order, numbers.numpy()[order], lambda: exchanger.give_back(handle),
+                      monotone=not self.shuffle, holds_slot=False)
+
+    def _assemble(self, rounds: deque, count: int, epoch: int):
+        """Take ``count`` rows from the front rounds and build the batch."""
+        pieces = []
+        need = count
+        while need:
+            current = rounds[0]
+            take = min(need, current.left)
+            pieces.append((current, current.at, current.at + take))
+            current.at += take
+            need -= take
+            if current.left == 0:
+                rounds.popleft()
+        # rounds emptied by this batch give their buffers back once the batch is built
+        rows = np.concatenate([r.rows[a:b] for r, a, b in pieces]) if pieces else np.zeros(0, np.int64)
+        cuda = self.device.torch_device.startswith("cuda")
+        tensors = []
+        for d, info in enumerate(self._infos):
+            tensor = None
+            if len(pieces) == 1 and not cuda:
+                r, a, b = pieces[0]
+                index = r.index[a:b]
+                if r.monotone and len(index) and index[-1] - index[0] == len(index) - 1:
+                    tensor = r.sources[d][int(index[0]) : int(index[-1]) + 1]  # a view, no copy
+            if tensor is None:
+                dtype = torch.from_numpy(np.empty(0, info.dtype)).dtype
+                tensor = torch.empty((count,) + info.row_shape, dtype=dtype, pin_memory=cuda)
+                at = 0
+                for r, a, b in pieces:
+                    torch.index_select(
+                        r.sources[d], 0, torch.from_numpy(r.index[a:b]), out=tensor[at : at + b - a]
+                    )
+                    at += b - a
+            tensors.append(tensor)
+        for r, a, b in pieces:
+            if r.left == 0:
+                r.drop()
+        tensors = self._apply_transforms(tensors, rows, epoch)
+        if self.return_indices:
+            tensors.append(torch.from_numpy(rows))
+        if cuda:
+            tensors = [t.to(self.device.torch_device, non_blocking=True) for t in tensors]
+        if self.as_dndarray:
+            tensors = [
+                ht.array(t, copy=None, is_split=0, device=self.device, comm=self.comm)
+                for t in tensors
+            ]
+        return tuple(tensors)
+
+    def _apply_transforms(self, tensors: List[torch.Tensor], rows: np.ndarray, epoch: int):
+        if all(t is None for t in self._transforms):
+            return tensors
+        result = []
+        for tensor, transform in zip(tensors, self._transforms):
+            if transform is None:
+                result.append(tensor)
+                continue
+            function, wants_generator = transform
+            samples = []
+            for sample, row in zip(tensor, rows.tolist()):
+                if wants_generator:
+                    generator = torch.Generator()
+                    generator.manual_seed(derive_key(self.seed, epoch, row) & _MASK63)
+                    samples.append(function(sample, generator=generator))
+                else:
+                    samples.append(function(sample))
+            if samples:
+                result.append(torch.stack([torch.as_tensor(s) for s in samples]))
+            else:  # an empty batch: the transform's output shape is unknown, keep the rows' shape
+                result.append(tensor)
+        return result
+
+    # -- statistics ----------------------------------------------------------------------------
+
+    def stats(self) -> Dict[str, float]:
+        """
+        Throughput of the current or last iteration, reduced over the processes (collective:
+        call it on every process).
+
+        Returns
+        -------
+        dict
+            ``samples_per_s`` (rows yielded by all processes per second), ``mb_per_s`` (MB read
+            from the files by all processes per second), ``wait_fraction`` (of the elapsed time,
+            the share the consumer spent inside the loader, waiting for data -- the largest over
+            the processes) and ``wait_fraction_mean``; ``samples``, ``bytes`` and ``seconds``
+            (the longest elapsed time of a process).
+
+        Examples
+        --------
+        >>> loader.stats()["samples_per_s"]  # doctest: +SKIP
+        1234567.8
+        """
+        s = self._stats
+        mine = (s["samples"], s["bytes"], s["elapsed"], s["waiting"] / s["elapsed"] if s["elapsed"] else 0.0)
+        everyone = self.comm.allgather(mine)
+        samples = sum(e[0] for e in everyone)
+        nbytes = sum(e[1] for e in everyone)
+        seconds = max(e[2] for e in everyone)
+        fractions = [e[3] for e in everyone]
+        return {
+            "samples_per_s": samples / seconds if seconds else 0.0,
+            "mb_per_s": nbytes / 1e6 / seconds if seconds else 0.0,
+            "wait_fraction": max(fractions),
+            "wait_fraction_mean": sum(fractions) / len(fractions),
+            "samples": float(samples),
+            "bytes": float(nbytes),
+            "seconds": seconds,
+        }

@@ -1,0 +1,427 @@
+"""
+Tests of heat.utils.data.StreamingDataLoader on small HDF5 files, under 1-4 processes.
+
+Oracles: the file's data read with h5py in one piece (NumPy), counts of the global row numbers
+gathered from all processes (every row exactly once, or per the tail policy), and the pure plan
+(``EpochPlan.simulate``), which the loader must follow batch by batch.
+"""
+
+import os
+import pickle
+import subprocess
+import sys
+import textwrap
+
+import h5py
+import numpy as np
+import pytest
+import torch
+
+import heat as ht
+from heat.utils.data import StreamingDataLoader
+from heat.utils.data.plan import EpochPlan
+from tests.helpers import assert_raises_then_collective_works, collective_assert
+from tests.utils.data._files import rows_data, shared_dir, write_h5  # noqa: F401 (fixture)
+
+COMM = ht.MPI_WORLD
+
+
+def run_epoch(loader, stop=None):
+    """The batches of one epoch (or its first ``stop``), as lists of NumPy arrays per element."""
+    batches = []
+    for i, batch in enumerate(loader):
+        batches.append([b.numpy() if isinstance(b, torch.Tensor) else b for b in batch])
+        if stop is not None and i + 1 == stop:
+            break
+    return batches
+
+
+def gathered_rows(batches, position=-1, comm=COMM):
+    """Every process's yielded row numbers (the ``return_indices`` element), concatenated."""
+    mine = [b[position] for b in batches]
+    mine = np.concatenate(mine) if mine else np.zeros(0, np.int64)
+    return np.concatenate(comm.allgather(mine))
+
+
+def check_counts(counts, loader):
+    if loader.tail == "short":
+        assert (counts == 1).all(), np.flatnonzero(counts != 1)
+    elif loader.tail == "drop":
+        assert counts.max(initial=0) <= 1 and (counts == 0).sum() == loader.dropped
+        assert loader.dropped < loader.batch_size * loader.comm.size
+    else:
+        assert counts.min(initial=1) >= 1 and counts.sum() - len(counts) == loader.wrapped
+
+
+@pytest.fixture(scope="module")
+def data_file(shared_dir):  # noqa: F811
+    """203 rows (uneven at every process count); x chunked and gzip-compressed."""
+    x, y = rows_data(203)
+    path = os.path.join(shared_dir, "data.h5")
+    if COMM.rank == 0:
+        with h5py.File(path, "w") as f:
+            f.create_dataset("x", data=x, chunks=(16, 3), compression="gzip")
+            f.create_dataset("y", data=y)
+    COMM.bcast(None)
+    return path, x, y
+
+
+def small_window(rows_per_window, features=3):
+    """``window_bytes`` that gives windows of about ``rows_per_window`` rows (x, y, numbers)."""
+    return 4 * rows_per_window * (4 * features + 8 + 8)
+
+
+# ---------------------------------------------------------------------------------------------
+# one epoch
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("tail", ["short", "drop", "wrap"])
+@pytest.mark.parametrize("shuffle", [True, False])
+def test_epoch_every_row_once_and_as_planned(data_file, tail, shuffle):
+    path, x, y = data_file
+    loader = StreamingDataLoader(
+        path, ["x", "y"], batch_size=6, shuffle=shuffle, seed=5, window_bytes=small_window(16),
+        tail=tail, return_indices=True,
+    )
+    assert loader.window_rows == 16  # aligned to the chunks of x
+    steps = len(loader)
+    batches = run_epoch(loader)
+    ok = len(batches) == steps
+    for bx, by, rows in batches:
+        ok &= np.array_equal(bx, x[rows]) and np.array_equal(by, y[rows])  # paired, right data
+        ok &= bx.dtype == np.float32 and by.dtype == np.int64
+    plan = EpochPlan(203, 16, COMM.size, 6, seed=5, epoch=0, shuffle=shuffle, tail=tail)
+    expected = plan.simulate(COMM.rank)
+    ok &= len(expected) == len(batches)
+    ok &= all(np.array_equal(e, b[2]) for e, b in zip(expected, batches))
+    collective_assert(ok, "batches differ from the file or from the plan")
+    counts = np.bincount(gathered_rows(batches), minlength=203)
+    check_counts(counts, loader)
+    assert len(set(COMM.allgather(len(batches)))) == 1
+    assert loader.epoch == 1  # a finished epoch moves on
+
+
+@pytest.mark.parametrize("n", [1, 2, 5])
+def test_fewer_rows_than_processes(shared_dir, n):  # noqa: F811
+    x, y = rows_data(n)
+    path = write_h5(shared_dir, f"tiny{n}.h5", {"x": x, "y": y})
+    for tail in ("short", "drop", "wrap"):
+        loader = StreamingDataLoader(path, batch_size=2, tail=tail, return_indices=True)
+        batches = run_epoch(loader)
+        assert len(set(COMM.allgather(len(batches)))) == 1
+        collective_assert(all(np.array_equal(b[0], x[b[2]]) for b in batches))
+        check_counts(np.bincount(gathered_rows(batches), minlength=n), loader)
+
+
+def test_datasets_in_one_and_in_two_files(shared_dir):  # noqa: F811
+    x, y = rows_data(57, features=2)
+    z = np.arange(57 * 6, dtype=np.int16).reshape(57, 2, 3)
+    first = write_h5(shared_dir, "features.h5", {"x": x, "z": z}, chunks=True)
+    second = write_h5(shared_dir, "labels.h5", {"y": y})
+    loader = StreamingDataLoader(
+        [first, second], ["y", "z", "x"], batch_size=4, window_bytes=600, return_indices=True
+    )
+    batches = run_epoch(loader)
+    ok = all(
+        np.array_equal(by, y[r]) and np.array_equal(bz, z[r]) and np.array_equal(bx, x[r])
+        for by, bz, bx, r in batches
+    )
+    ok &= all(bz.shape[1:] == (2, 3) and bz.dtype == np.int16 for _, bz, _, _ in batches)
+    collective_assert(ok, "datasets from two files are not paired")
+    assert (np.bincount(gathered_rows(batches), minlength=57) == 1).all()
+
+
+def test_same_seed_agrees_other_epochs_differ(data_file):
+    path, _, _ = data_file
+    make = lambda seed: StreamingDataLoader(  # noqa: E731
+        path, batch_size=5, seed=seed, window_bytes=small_window(16), return_indices=True
+    )
+    first, second = make(1), make(1)
+    a, b = run_epoch(first), run_epoch(second)
+    collective_assert(all(np.array_equal(p[2], q[2]) for p, q in zip(a, b)) and len(a) == len(b))
+    c = run_epoch(first)  # epoch 1 now
+    assert first.epoch == 2
+    second.set_epoch(1)
+    d = run_epoch(second)
+    collective_assert(all(np.array_equal(p[2], q[2]) for p, q in zip(c, d)))
+    every = lambda batches: gathered_rows(batches)  # noqa: E731
+    assert not np.array_equal(every(a), every(c))  # another epoch, another order
+    assert not np.array_equal(every(a), every(run_epoch(make(2))))  # another seed
+
+
+def test_break_continue_and_set_epoch(data_file):
+    path, _, _ = data_file
+    loader = StreamingDataLoader(path, batch_size=5, window_bytes=small_window(16), return_indices=True)
+    whole = run_epoch(StreamingDataLoader(path, batch_size=5, window_bytes=small_window(16), return_indices=True))
+    head = run_epoch(loader, stop=3)
+    assert loader.state_dict()["history"] == [[COMM.size, 5, 3]]
+    loader.set_epoch(0)  # the current epoch: the position is kept
+    rest = run_epoch(loader)
+    collective_assert(all(np.array_equal(p[2], q[2]) for p, q in zip(whole, head + rest)))
+    assert loader.epoch == 1 and loader.state_dict()["history"] == []
+    loader.set_epoch(0)  # another epoch than the current one: from its start
+    again = run_epoch(loader)
+    collective_assert(all(np.array_equal(p[2], q[2]) for p, q in zip(whole, again)))
+
+
+# ---------------------------------------------------------------------------------------------
+# resume
+# ---------------------------------------------------------------------------------------------
+def test_resume_same_processes_continues_identically(data_file):
+    path, _, _ = data_file
+    kwargs = dict(batch_size=4, seed=9, window_bytes=small_window(16), return_indices=True)
+    whole = run_epoch(StreamingDataLoader(path, **kwargs))
+    first = StreamingDataLoader(path, **kwargs)
+    head = run_epoch(first, stop=5)
+    state = pickle.loads(pickle.dumps(COMM.bcast(first.state_dict())))  # as saved by rank 0
+    second = StreamingDataLoader(path, **kwargs)
+    second.load_state_dict(state)
+    assert len(second) == len(whole)
+    rest = run_epoch(second)
+    assert len(head) + len(rest) == len(whole)
+    collective_assert(all(np.array_equal(p[2], q[2]) for p, q in zip(whole, head + rest)))
+
+
+def _resume_on(comm_first, comm_second, path, stop):
+    """Run ``stop`` batches on ``comm_first``, resume on ``comm_second``; all rows seen."""
+    kwargs = dict(batch_size=3, seed=4, window_bytes=small_window(16), return_indices=True)
+    seen, state = np.zeros(0, np.int64), None
+    if comm_first is not None:
+        loader = StreamingDataLoader(path, comm=comm_first, **kwargs)
+        loader.set_epoch(1)
+        head = run_epoch(loader, stop=stop)
+        seen = np.concatenate([b[2] for b in head])
+        state = loader.state_dict()
+    state = COMM.bcast(state)
+    if comm_second is not None:
+        loader = StreamingDataLoader(path, comm=comm_second, **kwargs)
+        loader.load_state_dict(state)
+        loader.set_epoch(1)
+        rest = run_epoch(loader)
+        seen = np.concatenate([seen] + [b[2] for b in rest])
+    return np.concatenate(COMM.allgather(seen))
+
+
+def test_resume_on_fewer_processes_with_split_communicators(data_file):
+    if COMM.size < 3:
+        pytest.skip("needs at least 3 processes (the mpiexec variant runs at 1)")
+    path, _, _ = data_file
+    three = COMM.Split(0 if COMM.rank < 3 else ht.MPI.UNDEFINED, COMM.rank)
+    two = COMM.Split(0 if COMM.rank < 2 else ht.MPI.UNDEFINED, COMM.rank)
+    for stop in (1, 7):
+        rows = _resume_on(three, two, path, stop)
+        assert (np.bincount(rows, minlength=203) == 1).all()
+    rows = _resume_on(two, three, path, 9)  # and on more processes
+    assert (np.bincount(rows, minlength=203) == 1).all()
+    for comm in (two, three):
+        if comm is not None:
+            comm.Free()
+
+
+_RESUME_SCRIPT = textwrap.dedent(
+    """
+    import pickle, sys
+    import numpy as np
+    import heat as ht
+    from heat.utils.data import StreamingDataLoader
+
+    path, phase, out = sys.argv[1], sys.argv[2], sys.argv[3]
+    comm = ht.MPI_WORLD
+    loader = StreamingDataLoader(path, ["x", "y"], batch_size=3, seed=4, window_bytes=640,
+                                 return_indices=True)
+    if phase == "second":
+        with open(out + ".state", "rb") as f:
+            loader.load_state_dict(pickle.load(f))
+    seen = []
+    for i, (x, y, rows) in enumerate(loader):
+        assert (y == rows).all() and (x[:, 0].long() == rows).all()
+        seen.append(rows.numpy())
+        if phase == "first" and i == 6:
+            break
+    seen = comm.gather(np.concatenate(seen))
+    if comm.rank == 0:
+        with open(out + "." + phase, "wb") as f:
+            pickle.dump(np.concatenate(seen), f)
+        if phase == "first":
+            with open(out + ".state", "wb") as f:
+                pickle.dump(loader.state_dict(), f)
+    """
+)
+
+
+def test_resume_3_to_2_processes_with_mpiexec(data_file, shared_dir):  # noqa: F811
+    if COMM.size != 1:
+        pytest.skip("starts its own mpiexec jobs: runs only at MPI size 1")
+    path, _, _ = data_file
+    script = os.path.join(shared_dir, "resume_job.py")
+    with open(script, "w") as f:
+        f.write(_RESUME_SCRIPT)
+    mpiexec = os.path.join(os.path.dirname(sys.executable), "mpiexec")
+    if not os.path.exists(mpiexec):
+        pytest.skip("no mpiexec beside the Python interpreter")
+    # a clean environment: no process-manager variables of the job this test runs in
+    env = {
+        k: v for k, v in os.environ.items()
+        if not k.startswith(("PMI_", "PMIX_", "HYDRA_", "HYDI_", "MPI_LOCAL", "OMPI_"))
+    }
+    env["PYTHONPATH"] = os.pathsep.join([os.getcwd(), env.get("PYTHONPATH", "")])
+    out = os.path.join(shared_dir, "resume")
+    for procs, phase in ((3, "first"), (2, "second")):
+        done = subprocess.run(
+            [mpiexec, "-n", str(procs), sys.executable, script, path, phase, out],
+            env=env, capture_output=True, text=True, timeout=180,
+        )
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    with open(out + ".first", "rb") as f:
+        first = pickle.load(f)
+    with open(out + ".second", "rb") as f:
+        second = pickle.load(f)
+    assert len(first) == 7 * 3 * 3
+    assert (np.bincount(np.concatenate([first, second]), minlength=203) == 1).all()
+
+
+def test_state_refuses_other_data_and_settings(data_file, shared_dir):  # noqa: F811
+    path, x, y = data_file
+    state = StreamingDataLoader(path, window_bytes=small_window(16)).state_dict()
+    assert set(state) >= {"fingerprint", "epoch", "history", "seed"}
+    other = write_h5(shared_dir, "other.h5", {"x": x[:-1], "y": y[:-1]})
+    loader = StreamingDataLoader(other, window_bytes=small_window(16))
+    assert_raises_then_collective_works(ValueError, loader.load_state_dict, state)
+    reseeded = StreamingDataLoader(path, seed=1, window_bytes=small_window(16))
+    assert_raises_then_collective_works(ValueError, reseeded.load_state_dict, state)
+    assert_raises_then_collective_works(TypeError, reseeded.load_state_dict, [1, 2])
+    same = StreamingDataLoader(path, window_bytes=small_window(16))
+    broken = dict(state, history=[[COMM.size, 32, 10**6]])
+    assert_raises_then_collective_works(ValueError, same.load_state_dict, broken)
+    same.load_state_dict(state)  # the right one is accepted
+
+
+# ---------------------------------------------------------------------------------------------
+# batches
+# ---------------------------------------------------------------------------------------------
+def test_views_without_shuffle_stay_valid(data_file):
+    # without shuffle, batches inside one window are views of the reader's buffers; a buffer
+    # that a kept batch still views must not be overwritten by the next window
+    path, x, _ = data_file
+    loader = StreamingDataLoader(
+        path, batch_size=4, shuffle=False, window_bytes=small_window(16), return_indices=True
+    )
+    kept = list(loader)  # every batch kept alive until the end
+    collective_assert(all(np.array_equal(b[0].numpy(), x[b[2].numpy()]) for b in kept))
+
+
+def test_transforms_get_keyed_generators(data_file):
+    path, x, _ = data_file
+
+    def noisy(row, generator):
+        return row + torch.rand(row.shape, generator=generator)
+
+    kwargs = dict(batch_size=5, window_bytes=small_window(16), return_indices=True,
+                  transforms=[noisy, None], seed=2)
+    a = run_epoch(StreamingDataLoader(path, **kwargs))
+    resumed = StreamingDataLoader(path, **kwargs)
+    head = run_epoch(resumed, stop=4)
+    rest = run_epoch(resumed)
+    ok = all(np.array_equal(p[0], q[0]) for p, q in zip(a, head + rest))
+    ok &= all(not np.array_equal(b[0], x[b[2]]) and np.allclose(b[0], x[b[2]], atol=1) for b in a)
+    collective_assert(ok, "transforms are not reproducible")
+    bad = StreamingDataLoader(path, transforms=[lambda r: r * 2, None], batch_size=5,
+                              window_bytes=small_window(16), return_indices=True)
+    doubled = run_epoch(bad)
+    collective_assert(all(np.array_equal(b[0], 2 * x[b[2]]) for b in doubled))
+
+
+def test_as_dndarray(data_file):
+    path, x, _ = data_file
+    loader = StreamingDataLoader(path, batch_size=7, as_dndarray=True, return_indices=True,
+                                 window_bytes=small_window(16))
+    for bx, by, rows in loader:
+        assert isinstance(bx, ht.DNDarray) and bx.split == 0
+        assert bx.gshape[0] == sum(COMM.allgather(bx.lshape[0]))
+        collective_assert(np.array_equal(bx.larray.numpy(), x[rows.larray.numpy()]))
+
+
+def test_stats_and_progress(data_file):
+    pytest.importorskip("tqdm", reason="progress=True needs tqdm (the progress extra)")
+    path, _, _ = data_file
+    loader = StreamingDataLoader(path, batch_size=8, progress=True, window_bytes=small_window(16))
+    run_epoch(loader)
+    stats = loader.stats()
+    assert stats["samples"] == 203 and stats["samples_per_s"] > 0 and stats["mb_per_s"] > 0
+    assert 0 <= stats["wait_fraction_mean"] <= stats["wait_fraction"] <= 1
+    assert stats["bytes"] == 203 * (12 + 8)
+
+
+def test_read_failure_raises_on_every_process(data_file, monkeypatch):
+    import heat.utils.data.reader as reader_module
+
+    path, _, _ = data_file
+    failing_rank = COMM.size - 1
+    original = reader_module._open
+
+    def broken_open(file_path, cache_bytes):
+        if COMM.rank == failing_rank:
+            raise OSError("simulated read failure")
+        return original(file_path, cache_bytes)
+
+    loader = StreamingDataLoader(path, batch_size=4, window_bytes=small_window(16))
+    monkeypatch.setattr(reader_module, "_open", broken_open)  # the files go bad after opening
+    expected = OSError if COMM.rank == failing_rank else RuntimeError
+    assert_raises_then_collective_works(expected, run_epoch, loader)
+
+
+# ---------------------------------------------------------------------------------------------
+# bad input
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        (dict(paths=3), TypeError, "paths"),
+        (dict(paths=[]), TypeError, "paths"),
+        (dict(datasets=["x", "x"]), ValueError, "datasets"),
+        (dict(datasets=[1]), TypeError, "datasets"),
+        (dict(batch_size=0), ValueError, "batch_size"),
+        (dict(batch_size=2.5), TypeError, "batch_size"),
+        (dict(shuffle="yes"), TypeError, "shuffle"),
+        (dict(seed=-3), ValueError, "seed"),
+        (dict(window_bytes=0), ValueError, "window_bytes"),
+        (dict(tail="pad"), ValueError, "tail"),
+        (dict(return_indices=1), TypeError, "return_indices"),
+        (dict(transforms=[None]), TypeError, "transforms"),
+        (dict(transforms=3), TypeError, "transforms"),
+        (dict(device="tpu"), ValueError, "device"),
+        (dict(comm="world"), TypeError, "comm"),
+        (dict(datasets=["x", "nothing"]), ValueError, "nothing"),
+    ],
+)
+def test_bad_arguments(data_file, kwargs, error, match):
+    path, _, _ = data_file
+    arguments = dict(paths=path)
+    arguments.update(kwargs)
+    with pytest.raises(error, match=match):
+        StreamingDataLoader(**arguments)
+    assert COMM.allreduce(1) == COMM.size  # the next collective still works
+
+
+def test_bad_files(shared_dir):  # noqa: F811
+    x, y = rows_data(10)
+    missing = os.path.join(shared_dir, "missing.h5")
+    assert_raises_then_collective_works(FileNotFoundError, StreamingDataLoader, missing)
+    text = os.path.join(shared_dir, "not_hdf5.h5")
+    if COMM.rank == 0:
+        with open(text, "w") as f:
+            f.write("not an HDF5 file")
+    COMM.bcast(None)
+    assert_raises_then_collective_works(ValueError, StreamingDataLoader, text)
+    uneven = write_h5(shared_dir, "uneven.h5", {"x": x, "y": y[:-2]})
+    with pytest.raises(ValueError, match="same number of rows"):
+        StreamingDataLoader(uneven)
+    twice = write_h5(shared_dir, "twice.h5", {"x": x, "y": y})
+    with pytest.raises(ValueError, match="several"):
+        StreamingDataLoader([uneven, twice], ["x", "y"])
+    strings = write_h5(shared_dir, "strings.h5", {"x": np.array([b"a", b"b"]), "y": y[:2]})
+    with pytest.raises(ValueError, match="torch cannot hold"):
+        StreamingDataLoader(strings)
+    scalar = write_h5(shared_dir, "scalar.h5", {"x": np.float32(1), "y": y})
+    with pytest.raises(ValueError, match="scalar"):
+        StreamingDataLoader(scalar)
+    assert COMM.allreduce(1) == COMM.size
