@@ -182,6 +182,8 @@ def _product_into(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor, accumulat
             out.addmm_(a, b)
         else:
             torch.mm(a, b, out=out)
+    elif not accumulate and out.is_contiguous():
+        torch.matmul(a, b, out=out)
     else:
         product = torch.matmul(a, b)
         out.add_(product) if accumulate else out.copy_(product)
