@@ -9,12 +9,14 @@ products    ``matmul`` (the ``@`` operator), ``dot``, ``vdot``, ``vecdot``, ``ou
 norms       ``vector_norm``, ``matrix_norm``, ``norm``
 solvers     ``det``, ``inv``, ``solve``, ``solve_triangular``, ``matrix_exp`` (``expm``),
             ``condest``; ``LinAlgError`` (a ValueError, as NumPy's)
+decompositions  ``qr`` (TSQR, block Gram-Schmidt), ``svd`` (tall-skinny via TSQR)
 ==========  ======================================================================================
 
 ``transpose`` (:func:`heat.transpose`) is here too, as in HeAT's ``linalg`` namespace.
 """
 
 from .basics import *  # noqa: F401,F403
+from .decompositions import *  # noqa: F401,F403
 from .norms import *  # noqa: F401,F403
 from .products import *  # noqa: F401,F403
 from .solvers import *  # noqa: F401,F403
@@ -22,6 +24,7 @@ from .solvers import LinAlgError  # noqa: F401
 from ..manipulations import transpose  # noqa: F401
 
 from . import basics as _basics
+from . import decompositions as _decompositions
 from . import norms as _norms
 from . import products as _products
 from . import solvers as _solvers
@@ -30,6 +33,7 @@ from . import solvers as _solvers
 # everything but LinAlgError is also exported as ht.* (as HeAT does)
 __all__ = (
     _basics.__all__
+    + _decompositions.__all__
     + _norms.__all__
     + _products.__all__
     + [name for name in _solvers.__all__ if name != "LinAlgError"]

@@ -1,0 +1,331 @@
+"""
+Matrix decompositions: ``qr`` and ``svd``.
+
+* **Tall-skinny QR (TSQR)** of a matrix split along its rows: every process factors its block,
+  ``A_r = Q_r R_r``; the small triangular factors (at most ``n x n`` each) are gathered on every
+  process (one Allgatherv) and factored once more, ``[R_0; ...; R_{p-1}] = Q' R``; each process's
+  block of ``Q`` is ``Q_r Q'_r``, a local product. ``R`` is replicated. This is the
+  communication-optimal QR of Demmel et al. (2012) with all factors merged at once, which for
+  ``p n x n`` stacks of the sizes this is meant for costs less than a merge tree's extra messages.
+* **Block Gram-Schmidt** of a matrix split along its columns (``m >= n``): the column blocks are
+  orthogonalized in process order; the owner factors its block and broadcasts its ``Q`` block,
+  the later processes project it out of theirs, twice (BCGS2, re-orthogonalization keeps ``Q``
+  orthonormal to working precision). ``Q`` and ``R`` are split along their columns.
+* **SVD** of a tall-skinny matrix (or, transposed, of a short-fat one): TSQR, then the SVD of the
+  small ``R`` on every process, ``U = Q U_R`` locally.
+
+Matrices that are neither (a distributed matrix with ``m < p n`` rows split along its rows, or
+``m < n`` split along its columns) are gathered on every process and factored there (memory: the
+whole matrix per process); stacks of matrices split along a batch axis are factored locally.
+"""
+
+from __future__ import annotations
+
+import collections
+from typing import Optional, Tuple, Union
+
+import torch
+from mpi4py import MPI
+
+from .. import types
+from .._redistribution import balanced_counts, displacements, resplit_tensor
+from ..dndarray import DNDarray
+from ..layout import resplit
+from ..sanitation import sanitize_in
+
+__all__ = ["qr", "svd"]
+
+QR = collections.namedtuple("QR", "Q, R")
+SVD = collections.namedtuple("SVD", "U, S, Vh")
+
+
+def _float_type(dtype, name: str):
+    if dtype in (types.float16, types.bfloat16):
+        raise TypeError(f"array type {dtype.__name__} of {name} is unsupported in linalg")
+    return dtype if types.heat_type_is_inexact(dtype) else types.float64
+
+
+def _check_matrix(A: DNDarray, name: str = "A") -> None:
+    sanitize_in(A, name)
+    if A.ndim < 2:
+        raise ValueError(f"{name} must be at least 2-D (a matrix or a stack), but is {A.ndim}-D")
+
+
+# ---------------------------------------------------------------------------------------------
+# the distributed kernels (on local tensors)
+# ---------------------------------------------------------------------------------------------
+def _tsqr(local: torch.Tensor, n: int, comm, want_q: bool):
+    """
+    TSQR of a matrix split along its rows: (this process's rows of Q or None, R replicated).
+    ``local`` is the process's ``m_r x n`` block.
+    """
+    q1, r1 = torch.linalg.qr(local, mode="reduced" if want_q else "r")
+    # every process's R factor (min(m_r, n) rows each) on every process
+    stacked = comm.allgather_tensors(r1, axis=0)
+    q2, r = torch.linalg.qr(stacked, mode="reduced" if want_q else "r")
+    if not want_q:
+        return None, r
+    sizes = comm.allgather(r1.shape[0])
+    start = sum(sizes[: comm.rank])
+    q = q1 @ q2[start : start + r1.shape[0]]
+    return q, r
+
+
+def _block_gram_schmidt(local: torch.Tensor, counts, comm):
+    """
+    BCGS2 of an ``m x n`` matrix (``m >= n``) split along its columns: this process's columns of
+    Q (``m x n_r``) and of R (``n x n_r``).
+    """
+    me = comm.rank
+    displs = displacements(counts)
+    n = sum(counts)
+    work = local.clone()
+    r_local = local.new_zeros((n, local.shape[1]))
+    for owner in range(comm.size):
+        width = counts[owner]
+        if width == 0:
+            continue
+        if me == owner:
+            q_block, r_block = torch.linalg.qr(work)
+            # one re-orthogonalization pass of the diagonal block keeps Q orthonormal
+            q_block, r_again = torch.linalg.qr(q_block)
+            r_block = r_again @ r_block
+            work = q_block
+            r_local[displs[owner] : displs[owner] + width] = r_block
+            shared = q_block.contiguous()
+        else:
+            shared = local.new_empty((local.shape[0], width))
+        shared = comm.Bcast(shared, root=owner)
+        if me > owner:
+            for _ in range(2):  # BCGS2: project twice
+                coefficients = shared.mH @ work
+                work = work - shared @ coefficients
+                r_local[displs[owner] : displs[owner] + width] += coefficients
+    return work, r_local
+
+
+def _gathered_matrices(A: DNDarray, torch_type) -> Tuple[torch.Tensor, Optional[int]]:
+    """Whole matrices of A on this process (see the module docstring) and the stack's split."""
+    split = A.split
+    if split is not None and split >= A.ndim - 2 and A.comm.size > 1:
+        if A.ndim > 2:
+            local, _ = resplit_tensor(A, 0)
+            return local.to(torch_type), 0
+        return resplit_tensor(A, None)[0].to(torch_type), None
+    return A.larray.to(torch_type), split
+
+
+def _wrap(local: torch.Tensor, gshape, dtype, split, A: DNDarray) -> DNDarray:
+    balanced = True
+    if split is not None:
+        counts = A.comm.allgather(local.shape[split]) if A.comm.size > 1 else [local.shape[split]]
+        balanced = tuple(counts) == balanced_counts(A.comm, gshape[split])
+    return DNDarray(local, tuple(gshape), dtype, split, A.device, A.comm, balanced)
+
+
+def _rows_of(full: torch.Tensor, axis: int, A: DNDarray, counts) -> torch.Tensor:
+    start = displacements(counts)[A.comm.rank]
+    return full.narrow(axis, start, counts[A.comm.rank]).contiguous()
+
+
+# ---------------------------------------------------------------------------------------------
+# qr
+# ---------------------------------------------------------------------------------------------
+def qr(A: DNDarray, mode: str = "reduced", procs_to_merge: int = 2) -> QR:
+    """
+    The QR decomposition ``A = Q R`` of a matrix or of each matrix of a stack: ``Q`` with
+    orthonormal columns, ``R`` upper triangular (HeAT's interface; NumPy's ``"reduced"`` shapes).
+
+    Layouts:
+
+    * ``A`` split along its rows and tall-skinny (``m >= p n``): TSQR (see the module docstring);
+      ``Q`` has ``A``'s layout, ``R`` is replicated.
+    * ``A`` split along its columns with ``m >= n``: block Gram-Schmidt; ``Q`` and ``R`` split
+      along their columns.
+    * otherwise a single distributed matrix is gathered on every process (memory: the whole
+      matrix per process) and ``Q`` and ``R`` are returned in ``A``'s split; stacks split along a
+      matrix axis are resplit along their first batch axis, factored locally, and the factors
+      resplit back to ``A``'s split axis.
+
+    The signs of ``R``'s rows (and of ``Q``'s columns) may differ from NumPy's; ``Q R`` is the
+    same.
+
+    Parameters
+    ----------
+    A : DNDarray
+        Shape ``(..., m, n)``.
+    mode : {"reduced", "r"}
+        ``"reduced"``: ``Q`` of shape ``(..., m, k)`` and ``R`` of shape ``(..., k, n)``,
+        ``k = min(m, n)``; ``"r"``: ``R`` only (``Q`` is None), as HeAT.
+    procs_to_merge : int
+        Accepted for HeAT compatibility; TSQR merges all factors at once.
+
+    Returns
+    -------
+    QR
+        The named tuple ``(Q, R)``.
+
+    Raises
+    ------
+    TypeError
+        If ``A`` is not a DNDarray, is half precision, or ``mode`` is not a string.
+    ValueError
+        If ``A`` has fewer than two dimensions or ``mode`` is unknown.
+
+    Examples
+    --------
+    >>> A = ht.random.randn(100, 4, split=0)
+    >>> Q, R = ht.linalg.qr(A)
+    >>> ht.allclose(Q @ R, A, atol=1e-5)
+    True
+    """
+    _check_matrix(A)
+    if not isinstance(mode, str):
+        raise TypeError(f"mode must be a string, but was {type(mode).__name__}")
+    if mode not in ("reduced", "r"):
+        raise ValueError(f"mode must be 'reduced' or 'r', but was {mode!r}")
+    if isinstance(procs_to_merge, bool) or not isinstance(procs_to_merge, int) or procs_to_merge < 0:
+        raise ValueError(f"procs_to_merge must be a non-negative integer, but was {procs_to_merge!r}")
+    dtype = _float_type(A.dtype, "A")
+    torch_type = dtype.torch_type()
+    want_q = mode == "reduced"
+    comm = A.comm
+    p = comm.size
+    m, n = A.gshape[-2], A.gshape[-1]
+    k = min(m, n)
+    batch = A.gshape[:-2]
+    q_shape, r_shape = batch + (m, k), batch + (k, n)
+    if A.ndim == 2 and p > 1 and A.split == 0 and m >= p * n and n > 0:
+        local = A.larray.to(torch_type)
+        q, r = _tsqr(local, n, comm, want_q)
+        Q = DNDarray(q, q_shape, dtype, 0, A.device, comm, A._balanced) if want_q else None
+        return QR(Q, DNDarray(r, r_shape, dtype, None, A.device, comm, True))
+    if A.ndim == 2 and p > 1 and A.split == 1 and m >= n:
+        counts = A.counts_displs()[0]
+        q, r = _block_gram_schmidt(A.larray.to(torch_type), counts, comm)
+        balanced = A._balanced
+        R = DNDarray(r, r_shape, dtype, 1, A.device, comm, balanced)
+        Q = DNDarray(q, q_shape, dtype, 1, A.device, comm, balanced) if want_q else None
+        return QR(Q, R)
+    local, split = _gathered_matrices(A, torch_type)
+    q, r = torch.linalg.qr(local, mode="reduced" if want_q else "r")
+    if split is None and A.split is not None and A.ndim == 2 and p > 1:
+        # a gathered matrix: back to A's split axis (balanced rows or columns)
+        axis = A.split
+        r_local = _rows_of(r, axis, A, balanced_counts(comm, r_shape[axis]))
+        R = DNDarray(r_local, r_shape, dtype, axis, A.device, comm, True)
+        Q = None
+        if want_q:
+            Q = DNDarray(_rows_of(q, axis, A, balanced_counts(comm, q_shape[axis])), q_shape, dtype,
+                         axis, A.device, comm, True)
+        return QR(Q, R)
+    R = _back_to_split(_wrap(r, r_shape, dtype, split, A), A.split)
+    Q = _back_to_split(_wrap(q, q_shape, dtype, split, A), A.split) if want_q else None
+    return QR(Q, R)
+
+
+def _back_to_split(x: DNDarray, split: Optional[int]) -> DNDarray:
+    """A stack factored along its first batch axis, back to the input's split (one all-to-all)."""
+    return x if x.split == split else resplit(x, split)
+
+
+# ---------------------------------------------------------------------------------------------
+# svd
+# ---------------------------------------------------------------------------------------------
+def svd(
+    A: DNDarray, full_matrices: bool = False, compute_uv: bool = True, qr_procs_to_merge: int = 2
+) -> Union[SVD, DNDarray]:
+    """
+    The singular value decomposition ``A = U diag(S) Vh``, as :func:`numpy.linalg.svd` with
+    ``full_matrices=False`` (HeAT's interface: the reduced factors only).
+
+    A tall-skinny matrix split along its rows (``m >= p n``) goes through TSQR and the SVD of the
+    small ``R`` (replicated); ``U`` keeps ``A``'s layout, ``S`` and ``Vh`` are replicated. A
+    short-fat matrix split along its columns (``n >= p m``) is the same transposed (``Vh`` split
+    along its columns). Other distributed matrices are gathered on every process (memory: the
+    whole matrix per process); stacks are worked on in whole matrices.
+
+    Parameters
+    ----------
+    A : DNDarray
+        Shape ``(..., m, n)``.
+    full_matrices : bool
+        Only False is supported (the complete factors can be far larger than ``A``).
+    compute_uv : bool
+        False: return ``S`` only.
+    qr_procs_to_merge : int
+        Accepted for HeAT compatibility.
+
+    Returns
+    -------
+    SVD or DNDarray
+        The named tuple ``(U, S, Vh)``, shapes ``(..., m, k)``, ``(..., k)``, ``(..., k, n)``
+        with ``k = min(m, n)``, singular values in descending order; or ``S``.
+
+    Raises
+    ------
+    TypeError
+        If ``A`` is not a DNDarray or is half precision.
+    ValueError
+        If ``A`` has fewer than two dimensions or ``full_matrices`` is True.
+
+    Examples
+    --------
+    >>> A = ht.random.randn(200, 3, split=0)
+    >>> U, S, Vh = ht.linalg.svd(A)
+    >>> ht.allclose(U @ ht.diag(S) @ Vh, A, atol=1e-4)
+    True
+    """
+    _check_matrix(A)
+    if full_matrices:
+        raise ValueError("svd: full_matrices=True is not supported (only the reduced factors)")
+    dtype = _float_type(A.dtype, "A")
+    real = types.real_type_of(dtype)
+    torch_type = dtype.torch_type()
+    comm = A.comm
+    p = comm.size
+    m, n = A.gshape[-2], A.gshape[-1]
+    k = min(m, n)
+    batch = A.gshape[:-2]
+    u_shape, s_shape, vh_shape = batch + (m, k), batch + (k,), batch + (k, n)
+    if A.ndim == 2 and p > 1 and A.split in (0, 1) and n > 0 and m > 0:
+        tall = A.split == 0 and m >= p * n
+        wide = A.split == 1 and n >= p * m
+        if tall or wide:
+            local = A.larray.to(torch_type)
+            if wide:
+                local = local.mH  # A^H is tall-skinny and split along its rows
+            q, r = _tsqr(local, local.shape[1], comm, compute_uv)
+            if not compute_uv:
+                s = torch.linalg.svdvals(r)
+                return DNDarray(s, s_shape, real, None, A.device, comm, True)
+            u_r, s, vh_r = torch.linalg.svd(r, full_matrices=False)
+            big = q @ u_r  # this process's rows of the tall factor
+            S = DNDarray(s, s_shape, real, None, A.device, comm, True)
+            if tall:
+                U = DNDarray(big, u_shape, dtype, 0, A.device, comm, A._balanced)
+                Vh = DNDarray(vh_r, vh_shape, dtype, None, A.device, comm, True)
+            else:
+                # A^H = (Q U_R) S Vh_R, so A = Vh_R^H S (Q U_R)^H
+                U = DNDarray(vh_r.mH.contiguous(), u_shape, dtype, None, A.device, comm, True)
+                Vh = DNDarray(big.mH.contiguous(), vh_shape, dtype, 1, A.device, comm, A._balanced)
+            return SVD(U, S, Vh)
+    local, split = _gathered_matrices(A, torch_type)
+    # the singular values have no matrix axes: split only along a batch axis
+    s_split = split if split is not None and split < A.ndim - 2 else None
+    if not compute_uv:
+        s = torch.linalg.svdvals(local)
+        return _wrap(s, s_shape, real, s_split, A)
+    u, s, vh = torch.linalg.svd(local, full_matrices=False)
+    if split is None and A.split is not None and A.ndim == 2 and p > 1:
+        # gathered: U keeps A's row split, Vh A's column split, S replicated
+        S = DNDarray(s, s_shape, real, None, A.device, comm, True)
+        if A.split == 0:
+            U = DNDarray(_rows_of(u, 0, A, balanced_counts(comm, m)), u_shape, dtype, 0, A.device, comm, True)
+            Vh = DNDarray(vh, vh_shape, dtype, None, A.device, comm, True)
+        else:
+            U = DNDarray(u, u_shape, dtype, None, A.device, comm, True)
+            Vh = DNDarray(_rows_of(vh, 1, A, balanced_counts(comm, n)), vh_shape, dtype, 1, A.device, comm, True)
+        return SVD(U, S, Vh)
+    return SVD(_wrap(u, u_shape, dtype, split, A), _wrap(s, s_shape, real, s_split, A),
+               _wrap(vh, vh_shape, dtype, split, A))

@@ -1,0 +1,152 @@
+"""
+Tests of heat/core/linalg/decompositions.py: qr (TSQR, block Gram-Schmidt, gathered fallback,
+stacks) and svd (tall-skinny, short-fat, general, stacks) on every split, float32/float64,
+uneven sizes and fewer rows than processes. The factors reconstruct their input, are
+orthonormal and triangular to float tolerance, and match NumPy's up to signs.
+"""
+
+import numpy as np
+import pytest
+
+import heat as ht
+from tests.helpers import assert_raises_then_collective_works, collective_assert, random_array, skewed
+
+TOL = {np.float32: 2e-5, np.float64: 1e-12}
+
+
+def splits(ndim):
+    return (None,) + tuple(range(ndim))
+
+
+def gathered(x):
+    return None if x is None else x.numpy()
+
+
+def qr_failures(A_np, Q, R, dtype, label):
+    """The properties a QR factorization must have, as failure messages."""
+    failures = []
+    q, r = gathered(Q), gathered(R)
+    tol = TOL[dtype] * max(1, np.abs(A_np).max()) * 10
+    m, n = A_np.shape[-2:]
+    k = min(m, n)
+    if r.shape != A_np.shape[:-2] + (k, n):
+        return [f"{label}: R shape {r.shape}"]
+    if not np.allclose(np.tril(r, -1), 0, atol=tol):
+        failures.append(f"{label}: R not upper triangular")
+    expected_r = np.linalg.qr(A_np.astype(np.float64), mode="r")
+    if not np.allclose(np.abs(np.diagonal(r, axis1=-2, axis2=-1)),
+                       np.abs(np.diagonal(expected_r, axis1=-2, axis2=-1)), atol=tol, rtol=1e-4):
+        failures.append(f"{label}: |diag R| differs from NumPy's")
+    if Q is not None:
+        if q.shape != A_np.shape[:-2] + (m, k):
+            return failures + [f"{label}: Q shape {q.shape}"]
+        if not np.allclose(q @ r, A_np, atol=tol):
+            failures.append(f"{label}: Q R != A (max diff {np.abs(q @ r - A_np).max():.3g})")
+        gram = np.swapaxes(q, -1, -2).conj() @ q
+        if not np.allclose(gram, np.eye(k), atol=100 * TOL[dtype]):
+            failures.append(f"{label}: Q not orthonormal (max diff {np.abs(gram - np.eye(k)).max():.3g})")
+    return failures
+
+
+QR_SHAPES = [(40, 3), (13, 4), (7, 5), (5, 7), (2, 2), (3, 6, 4), (2, 4, 6)]
+
+
+@pytest.mark.parametrize("shape", QR_SHAPES, ids=str)
+def test_qr(shape):
+    failures = []
+    for dtype in (np.float32, np.float64):
+        a = random_array(shape, dtype=dtype, seed=2)
+        for split in splits(len(shape)):
+            for x in (ht.array(a, split=split), skewed(ht.array(a, split=split))):
+                Q, R = ht.linalg.qr(x)
+                label = f"{dtype.__name__} split {split} counts {x.lshape}"
+                failures += qr_failures(a, Q, R, dtype, label)
+                if Q.split != x.split:
+                    failures.append(f"{label}: Q split {Q.split} != {x.split}")
+                Q_none, R_only = ht.linalg.qr(x, mode="r")
+                if Q_none is not None:
+                    failures.append(f"{label}: mode 'r' returned Q")
+                failures += qr_failures(a, None, R_only, dtype, label + " mode r")
+    collective_assert(not failures, "\n".join(failures[:10]))
+
+
+def test_qr_layouts():
+    p = ht.MPI_WORLD.size
+    tall = ht.random.randn(20 * max(p, 1), 3, split=0)
+    Q, R = ht.linalg.qr(tall)
+    wrong = []
+    if p > 1 and (Q.split != 0 or R.split is not None):
+        wrong.append(f"TSQR: Q split {Q.split}, R split {R.split}")
+    Q, R = ht.linalg.qr(ht.random.randn(12, 8, split=1))
+    if Q.split != 1 or R.split != 1:
+        wrong.append(f"block Gram-Schmidt: Q split {Q.split}, R split {R.split}")
+    collective_assert(not wrong, "\n".join(wrong))
+    # an integer matrix is factored in float64
+    Q, R = ht.linalg.qr(ht.arange(12, split=0).reshape((4, 3)))
+    collective_assert(Q.dtype is ht.float64 and R.dtype is ht.float64, "integer qr is not float64")
+
+
+def test_qr_ill_conditioned_columns_stay_orthonormal():
+    # nearly dependent columns: block Gram-Schmidt with re-orthogonalization keeps Q orthonormal
+    rng = np.random.default_rng(3)
+    base = rng.standard_normal((30, 1))
+    a = np.hstack([base + 1e-7 * rng.standard_normal((30, 1)) for _ in range(8)])
+    failures = []
+    for split in (0, 1):
+        Q, R = ht.linalg.qr(ht.array(a, split=split))
+        q = Q.numpy()
+        if not np.allclose(q.T @ q, np.eye(8), atol=1e-8):
+            failures.append(f"split {split}: Q^T Q off by {np.abs(q.T @ q - np.eye(8)).max():.3g}")
+    collective_assert(not failures, "\n".join(failures))
+
+
+def test_qr_errors():
+    assert_raises_then_collective_works(ValueError, ht.linalg.qr, ht.ones(4, split=0))
+    assert_raises_then_collective_works(ValueError, ht.linalg.qr, ht.ones((4, 3)), mode="complete")
+    assert_raises_then_collective_works(TypeError, ht.linalg.qr, ht.ones((4, 3)), mode=1)
+    assert_raises_then_collective_works(TypeError, ht.linalg.qr, np.ones((4, 3)))
+    assert_raises_then_collective_works(TypeError, ht.linalg.qr, ht.ones((4, 3), dtype=ht.float16))
+
+
+SVD_SHAPES = [(60, 4), (4, 60), (9, 7), (7, 9), (3, 8, 5), (1, 6)]
+
+
+@pytest.mark.parametrize("shape", SVD_SHAPES, ids=str)
+def test_svd(shape):
+    failures = []
+    for dtype in (np.float32, np.float64):
+        a = random_array(shape, dtype=dtype, seed=4)
+        s_expected = np.linalg.svd(a.astype(np.float64), compute_uv=False)
+        tol = TOL[dtype] * 1000
+        k = min(shape[-2:])
+        for split in splits(len(shape)):
+            x = skewed(ht.array(a, split=split))
+            label = f"{dtype.__name__} split {split}"
+            U, S, Vh = ht.linalg.svd(x)
+            u, s, vh = U.numpy(), S.numpy(), Vh.numpy()
+            if not np.allclose(s, s_expected, rtol=tol, atol=tol):
+                failures.append(f"{label}: S {s} != {s_expected}")
+            if not np.allclose((u * s[..., None, :]) @ vh, a, atol=tol * max(1, np.abs(a).max())):
+                failures.append(f"{label}: U S Vh != A")
+            if not np.allclose(np.swapaxes(u, -1, -2) @ u, np.eye(k), atol=tol):
+                failures.append(f"{label}: U not orthonormal")
+            if not np.allclose(vh @ np.swapaxes(vh, -1, -2), np.eye(k), atol=tol):
+                failures.append(f"{label}: Vh not orthonormal")
+            S_only = ht.linalg.svd(x, compute_uv=False)
+            if not np.allclose(S_only.numpy(), s_expected, rtol=tol, atol=tol):
+                failures.append(f"{label}: compute_uv=False gives {S_only.numpy()}")
+    collective_assert(not failures, "\n".join(failures[:10]))
+
+
+def test_svd_layouts_and_errors():
+    p = ht.MPI_WORLD.size
+    U, S, Vh = ht.linalg.svd(ht.random.randn(10 * max(p, 1), 3, split=0))
+    wrong = []
+    if p > 1 and (U.split != 0 or S.split is not None or Vh.split is not None):
+        wrong.append(f"tall-skinny: U {U.split}, S {S.split}, Vh {Vh.split}")
+    U, S, Vh = ht.linalg.svd(ht.random.randn(3, 10 * max(p, 1), split=1))
+    if p > 1 and (U.split is not None or Vh.split != 1):
+        wrong.append(f"short-fat: U {U.split}, Vh {Vh.split}")
+    collective_assert(not wrong, "\n".join(wrong))
+    assert_raises_then_collective_works(ValueError, ht.linalg.svd, ht.ones((4, 3)), full_matrices=True)
+    assert_raises_then_collective_works(ValueError, ht.linalg.svd, ht.ones(3, split=0))
