@@ -1,5 +1,5 @@
 """
-Matrix decompositions: ``qr`` and ``svd``.
+Matrix decompositions: ``qr``, ``svd``, ``eigh`` and ``polar``.
 
 * **Tall-skinny QR (TSQR)** of a matrix split along its rows: every process factors its block,
   ``A_r = Q_r R_r``; the small triangular factors (at most ``n x n`` each) are gathered on every
@@ -14,9 +14,14 @@ Matrix decompositions: ``qr`` and ``svd``.
 * **SVD** of a tall-skinny matrix (or, transposed, of a short-fat one): TSQR, then the SVD of the
   small ``R`` on every process, ``U = Q U_R`` locally.
 
+* **Polar decomposition** ``A = U H`` from the SVD: ``U = W Vh``, ``H = Vh^H diag(S) Vh``
+  (distributed as the SVD).
+
 Matrices that are neither (a distributed matrix with ``m < p n`` rows split along its rows, or
 ``m < n`` split along its columns) are gathered on every process and factored there (memory: the
-whole matrix per process); stacks of matrices split along a batch axis are factored locally.
+whole matrix per process); so is every distributed matrix given to ``eigh`` (the symmetric
+eigenproblem of a dense matrix of these sizes is faster replicated than distributed over a few
+processes). Stacks of matrices split along a batch axis are factored locally.
 """
 
 from __future__ import annotations
@@ -32,11 +37,13 @@ from .._redistribution import balanced_counts, displacements, resplit_tensor
 from ..dndarray import DNDarray
 from ..layout import resplit
 from ..sanitation import sanitize_in
+from .products import matmul
 
-__all__ = ["qr", "svd"]
+__all__ = ["eigh", "polar", "qr", "svd"]
 
 QR = collections.namedtuple("QR", "Q, R")
 SVD = collections.namedtuple("SVD", "U, S, Vh")
+Eigh = collections.namedtuple("Eigh", "eigenvalues, eigenvectors")
 
 
 def _float_type(dtype, name: str):
@@ -329,3 +336,125 @@ def svd(
         return SVD(U, S, Vh)
     return SVD(_wrap(u, u_shape, dtype, split, A), _wrap(s, s_shape, real, s_split, A),
                _wrap(vh, vh_shape, dtype, split, A))
+
+
+# ---------------------------------------------------------------------------------------------
+# eigh, polar
+# ---------------------------------------------------------------------------------------------
+def eigh(A: DNDarray, UPLO: str = "L", r_max_zolopd: int = 8, silent: bool = True) -> Eigh:
+    """
+    The eigenvalues and eigenvectors of a symmetric (Hermitian) matrix or stack, as
+    :func:`numpy.linalg.eigh`: ``A = V diag(w) V^H`` with ``w`` in ascending order (NumPy's
+    order; HeAT 1.8 returns them descending).
+
+    A single distributed matrix is gathered on every process (memory: the whole matrix per
+    process); the eigenvalues are replicated and the eigenvectors returned in ``A``'s split
+    (rows or columns of ``V``). Stacks are worked on in whole matrices.
+
+    Parameters
+    ----------
+    A : DNDarray
+        Shape ``(..., n, n)``; only the triangle ``UPLO`` is read.
+    UPLO : {"L", "U"}
+        Which triangle to read.
+    r_max_zolopd, silent
+        Accepted for HeAT compatibility (its algorithm's parameters).
+
+    Returns
+    -------
+    Eigh
+        The named tuple ``(eigenvalues, eigenvectors)``.
+
+    Raises
+    ------
+    TypeError
+        If ``A`` is not a DNDarray or is half precision.
+    ValueError
+        If the matrices are not square or ``UPLO`` is neither "L" nor "U".
+
+    Examples
+    --------
+    >>> w, V = ht.linalg.eigh(ht.array([[2.0, 1.0], [1.0, 2.0]], split=0))
+    >>> w
+    DNDarray([1., 3.], dtype=ht.float32, device=cpu:0, split=None)
+    """
+    _check_matrix(A)
+    if A.gshape[-1] != A.gshape[-2]:
+        raise ValueError(f"eigh needs square matrices, but A has shape {A.gshape}")
+    if UPLO not in ("L", "U"):
+        raise ValueError(f"UPLO must be 'L' or 'U', but was {UPLO!r}")
+    dtype = _float_type(A.dtype, "A")
+    real = types.real_type_of(dtype)
+    comm = A.comm
+    n = A.gshape[-1]
+    local, split = _gathered_matrices(A, dtype.torch_type())
+    w, v = torch.linalg.eigh(local, UPLO=UPLO)
+    if split is None and A.split is not None and A.ndim == 2 and comm.size > 1:
+        W = DNDarray(w, (n,), real, None, A.device, comm, True)
+        V = DNDarray(_rows_of(v, A.split, A, balanced_counts(comm, n)), A.gshape, dtype, A.split,
+                     A.device, comm, True)
+        return Eigh(W, V)
+    w_split = split if split is not None and split < A.ndim - 2 else None
+    W = _wrap(w, A.gshape[:-1], real, w_split, A)
+    V = _back_to_split(_wrap(v, A.gshape, dtype, split, A), A.split)
+    return Eigh(W, V)
+
+
+def polar(
+    A: DNDarray,
+    r: Optional[int] = None,
+    calcH: bool = True,
+    condition_estimate: float = 1.0e16,
+    silent: bool = True,
+    r_max: int = 8,
+) -> Union[Tuple[DNDarray, DNDarray], DNDarray]:
+    """
+    The polar decomposition ``A = U H`` of an ``m x n`` matrix with ``m >= n``: ``U`` with
+    orthonormal columns, ``H`` symmetric (Hermitian) positive semi-definite (HeAT's interface).
+
+    Computed from the SVD ``A = W diag(S) Vh`` as ``U = W Vh``, ``H = Vh^H diag(S) Vh``: a
+    tall-skinny matrix split along its rows stays distributed (TSQR-based SVD, ``U`` in ``A``'s
+    layout, the small ``H`` replicated); see :func:`svd` for the other layouts.
+
+    Parameters
+    ----------
+    A : DNDarray
+        A 2-D matrix with at least as many rows as columns.
+    r, condition_estimate, silent, r_max
+        Accepted for HeAT compatibility (parameters of its Zolotarev iteration).
+    calcH : bool
+        Also return ``H``.
+
+    Returns
+    -------
+    (DNDarray, DNDarray) or DNDarray
+        ``(U, H)``, or ``U`` alone if ``calcH`` is False.
+
+    Raises
+    ------
+    TypeError
+        If ``A`` is not a DNDarray or is half precision.
+    ValueError
+        If ``A`` is not 2-D or has fewer rows than columns.
+
+    Examples
+    --------
+    >>> U, H = ht.linalg.polar(ht.array([[2.0, 0.0], [0.0, -3.0]], split=0))
+    >>> H
+    DNDarray([[2., 0.],
+              [0., 3.]], dtype=ht.float32, device=cpu:0, split=None)
+    """
+    _check_matrix(A)
+    if A.ndim != 2 or A.gshape[0] < A.gshape[1]:
+        raise ValueError(
+            f"polar needs a 2-D matrix with at least as many rows as columns, but A has shape {A.gshape}"
+        )
+    W, S, Vh = svd(A)
+    U = matmul(W, Vh)
+    if not calcH:
+        return U
+    right = Vh if Vh.split is None else resplit(Vh, None)  # n x n: small next to A
+    v = right.larray
+    h = (v.mH * S.larray.to(v.dtype)) @ v  # S of a single matrix is replicated
+    H = DNDarray(h, (A.gshape[1], A.gshape[1]), Vh.dtype, None, A.device, A.comm, True)
+    return U, H

@@ -150,3 +150,49 @@ def test_svd_layouts_and_errors():
     collective_assert(not wrong, "\n".join(wrong))
     assert_raises_then_collective_works(ValueError, ht.linalg.svd, ht.ones((4, 3)), full_matrices=True)
     assert_raises_then_collective_works(ValueError, ht.linalg.svd, ht.ones(3, split=0))
+
+
+@pytest.mark.parametrize("shape", [(7, 7), (2, 2), (3, 5, 5)], ids=str)
+def test_eigh(shape):
+    failures = []
+    for dtype in (np.float32, np.float64):
+        m = random_array(shape, dtype=dtype, seed=5)
+        a = (m + np.swapaxes(m, -1, -2)) / 2
+        w_expected = np.linalg.eigvalsh(a.astype(np.float64))
+        tol = TOL[dtype] * 100
+        for split in splits(len(shape)):
+            x = ht.array(a, split=split)
+            w, V = ht.linalg.eigh(x)
+            v = V.numpy()
+            label = f"{dtype.__name__} split {split}"
+            if V.split != x.split:
+                failures.append(f"{label}: eigenvectors split {V.split}")
+            if not np.allclose(w.numpy(), w_expected, atol=tol * 10):
+                failures.append(f"{label}: eigenvalues {w.numpy()} != {w_expected}")
+            recon = (v * w.numpy()[..., None, :]) @ np.swapaxes(v, -1, -2)
+            if not np.allclose(recon, a, atol=tol * 10):
+                failures.append(f"{label}: V diag(w) V^T != A")
+    collective_assert(not failures, "\n".join(failures[:10]))
+    assert_raises_then_collective_works(ValueError, ht.linalg.eigh, ht.ones((3, 4), split=0))
+    assert_raises_then_collective_works(ValueError, ht.linalg.eigh, ht.ones((3, 3)), UPLO="X")
+
+
+@pytest.mark.parametrize("shape", [(40, 4), (6, 6), (9, 3)], ids=str)
+def test_polar(shape):
+    failures = []
+    a = random_array(shape, seed=6)
+    for split in splits(2):
+        U, H = ht.linalg.polar(ht.array(a, split=split))
+        u, h = U.numpy(), H.numpy()
+        n = shape[1]
+        if not np.allclose(u @ h, a, atol=1e-10):
+            failures.append(f"split {split}: U H != A")
+        if not np.allclose(u.T @ u, np.eye(n), atol=1e-10):
+            failures.append(f"split {split}: U not orthonormal")
+        if not np.allclose(h, h.T, atol=1e-10) or np.linalg.eigvalsh(h).min() < -1e-10:
+            failures.append(f"split {split}: H not symmetric positive semi-definite")
+        only_u = ht.linalg.polar(ht.array(a, split=split), calcH=False)
+        if not np.allclose(only_u.numpy(), u, atol=1e-10):
+            failures.append(f"split {split}: calcH=False gives another U")
+    collective_assert(not failures, "\n".join(failures))
+    assert_raises_then_collective_works(ValueError, ht.linalg.polar, ht.ones((3, 5), split=1))

@@ -1,0 +1,80 @@
+"""
+Tests of heat/core/linalg/svdtools.py: hsvd_rank, hsvd_rtol (the factors, the error estimate as
+an upper bound of the true error) and isvd (the SVD of the extended matrix), every layout.
+"""
+
+import numpy as np
+import pytest
+
+import heat as ht
+from tests.helpers import assert_raises_then_collective_works, collective_assert
+
+
+def data(m, n, seed=0):
+    rng = np.random.default_rng(seed)
+    # decaying spectrum: a few strong directions plus small noise
+    return (rng.standard_normal((m, 5)) * [20, 10, 5, 2, 1]) @ rng.standard_normal((5, n)) + 0.01 * rng.standard_normal((m, n))
+
+
+@pytest.mark.parametrize("shape", [(12, 60), (60, 12)], ids=str)
+def test_hsvd_rank(shape):
+    a = data(*shape)
+    s_expected = np.linalg.svd(a, compute_uv=False)
+    failures = []
+    for split in (None, 0, 1):
+        U, S, Vt, error = ht.linalg.hsvd_rank(ht.array(a, split=split), 3, compute_sv=True)
+        u, s, vt = U.numpy(), S.numpy(), Vt.numpy()
+        label = f"split {split}"
+        if u.shape != (shape[0], 3) or vt.shape != (3, shape[1]):
+            failures.append(f"{label}: shapes {u.shape} {vt.shape}")
+            continue
+        if not np.allclose(s, s_expected[:3], rtol=1e-3):
+            failures.append(f"{label}: S {s} != {s_expected[:3]}")
+        if not np.allclose(u.T @ u, np.eye(3), atol=1e-8):
+            failures.append(f"{label}: U not orthonormal")
+        true_error = np.linalg.norm(a - (u * s) @ vt) / np.linalg.norm(a)
+        if not true_error <= error * (1 + 1e-6) + 1e-12:
+            failures.append(f"{label}: error estimate {error} below the true error {true_error}")
+        U_only, error_only = ht.linalg.hsvd_rank(ht.array(a, split=split), 3)
+        if not np.allclose(np.abs(U_only.numpy()), np.abs(u), atol=1e-6) or abs(error_only - error) > 1e-10:
+            failures.append(f"{label}: compute_sv=False differs")
+    collective_assert(not failures, "\n".join(failures))
+
+
+def test_hsvd_rtol():
+    a = data(20, 50, seed=1)
+    failures = []
+    for split in (None, 0, 1):
+        for rtol in (0.2, 0.05, 1e-3):
+            U, S, Vt, error = ht.linalg.hsvd_rtol(ht.array(a, split=split), rtol, compute_sv=True)
+            approx = (U.numpy() * S.numpy()) @ Vt.numpy()
+            true_error = np.linalg.norm(a - approx) / np.linalg.norm(a)
+            if true_error > rtol or error > rtol:
+                failures.append(f"split {split} rtol {rtol}: error {true_error} (estimate {error})")
+    collective_assert(not failures, "\n".join(failures))
+    assert_raises_then_collective_works(ValueError, ht.linalg.hsvd_rtol, ht.ones((4, 5), split=1), 1.5)
+    assert_raises_then_collective_works(ValueError, ht.linalg.hsvd_rank, ht.ones((4, 5), split=1), 0)
+    assert_raises_then_collective_works(TypeError, ht.linalg.hsvd_rank, ht.ones((4, 5), split=1), 2.0)
+
+
+def test_isvd():
+    a = data(30, 12, seed=2)
+    new = np.random.default_rng(5).standard_normal((30, 4))
+    full = np.hstack([a, new])
+    s_expected = np.linalg.svd(full, compute_uv=False)
+    failures = []
+    for split in (None, 0):
+        U, S, Vt = ht.linalg.svd(ht.array(a, split=split))
+        U2, S2, Vt2 = ht.linalg.isvd(ht.array(new, split=split), U, S, Vt)
+        u, s, vt = U2.numpy(), S2.numpy(), Vt2.numpy()
+        if not np.allclose(s, s_expected, rtol=1e-8):
+            failures.append(f"split {split}: S {s} != {s_expected}")
+        if not np.allclose((u * s) @ vt, full, atol=1e-8):
+            failures.append(f"split {split}: U S Vt != [A | N]")
+        U3, S3, Vt3 = ht.linalg.isvd(ht.array(new, split=split), U, S, Vt, maxrank=5)
+        if S3.gshape != (5,) or not np.allclose(S3.numpy(), s_expected[:5], rtol=1e-8):
+            failures.append(f"split {split}: maxrank=5 gives {S3.numpy()}")
+    collective_assert(not failures, "\n".join(failures))
+    U, S, Vt = ht.linalg.svd(ht.array(a))
+    assert_raises_then_collective_works(ValueError, ht.linalg.isvd, ht.ones((29, 2)), U, S, Vt)
+    assert_raises_then_collective_works(ValueError, ht.linalg.isvd, ht.ones((30, 2)), U, S[:3], Vt)
