@@ -9,3 +9,15 @@ rows each process yields, pure), ``reader`` (windows from HDF5 on a background t
 
 from . import exchange, plan, reader  # noqa: F401
 from .streaming import StreamingDataLoader  # noqa: F401
+
+# in-memory datasets with the global shuffle, HeAT's PartialH5Dataset, and test-data generators
+from . import matrixgallery, spherical  # noqa: F401
+from .datatools import (  # noqa: F401
+    DataLoader,
+    Dataset,
+    DistributedSampler,
+    dataset_irecv,
+    dataset_ishuffle,
+    dataset_shuffle,
+)
+from .partial_dataset import PartialH5DataLoaderIter, PartialH5Dataset  # noqa: F401
