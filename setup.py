@@ -39,6 +39,8 @@ setup(
         "zarr": ["zarr"],
         # The progress bar of heat.utils.data.StreamingDataLoader(progress=True).
         "progress": ["tqdm"],
+        # The plots of benchmarks/ (daso_accuracy.py's loss-vs-time PNG).
+        "bench": ["matplotlib"],
         # What scripts/run_tests.py needs (pytest>=8 for new-style hook wrappers in conftest).
         # scipy is a test oracle (skew, kurtosis) only; netCDF4 and zarr so that the tests of
         # those formats run instead of being skipped.
