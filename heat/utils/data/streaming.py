@@ -13,10 +13,12 @@ The loader composes three parts, each in its own module:
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import inspect
 import json
 import os
+import sys
 import time
 import weakref
 from collections import deque
@@ -31,11 +33,13 @@ from .exchange import Exchanger
 from .plan import TAIL_POLICIES, EpochPlan, derive_key
 from .reader import DatasetInfo, WindowReader, inspect_datasets, window_rows_for
 
-__all__ = ["StreamingDataLoader"]
+__all__ = ["StreamingDataLoader", "WINDOW_BUFFERS"]
 
-#: Window-sized buffers a process holds at most: two in the reader's ring (one being consumed,
-#: one being read), and with several processes one outgoing and one incoming round.
-_BUFFERS = 4
+#: Window-sized buffers a process holds at most: the reader's ring (one window being read, one
+#: waiting), the shuffled rows of two rounds being yielded (the current and the previous one, which
+#: the last batches may still view), and with several processes the outgoing and incoming rows of
+#: a round as bytes and the incoming rows unpacked. One process needs only the first four.
+WINDOW_BUFFERS = 7
 _STATE_FORMAT = "heat.utils.data.StreamingDataLoader/1"
 _MASK63 = (1 << 63) - 1
 
@@ -118,36 +122,124 @@ def _check_transforms(transforms: Any, count: int) -> List[Optional[Tuple[Callab
 
 
 class _Round:
-    """The rows of one round this process yields: sources, and the order to take them in."""
+    """
+    The rows of one round this process yields, in yield order: one contiguous tensor per
+    dataset (batches are views of it), their global row numbers, and what to give back when the
+    last row is taken.
+    """
 
-    def __init__(self, sources, index, rows, release, monotone, holds_slot):
-        self.sources: List[torch.Tensor] = sources  # one per dataset
-        self.index = index  # int64 numpy: rows of the sources, in yield order
-        self.rows = rows  # int64 numpy: their global row numbers, in yield order
-        self.release = release  # gives the buffers back (None: nothing to give back)
-        self.monotone = monotone  # index is increasing (runs may be taken as views)
-        self.holds_slot = holds_slot  # the sources are a buffer of the reader's ring
+    def __init__(self, tensors: List[torch.Tensor], rows: np.ndarray, release, holds_slot: bool):
+        self.tensors = tensors
+        self.rows = rows
+        self.release = release
+        self.holds_slot = holds_slot  # the tensors view a buffer of the reader's ring
         self.at = 0
 
     @property
     def left(self) -> int:
-        return len(self.index) - self.at
+        return len(self.rows) - self.at
 
     def detach(self) -> None:
-        """Copy the rows still to be yielded out of the buffers and give the buffers back."""
-        index = torch.from_numpy(self.index[self.at :])
-        self.sources = [torch.index_select(s, 0, index) for s in self.sources]
-        self.index = np.arange(len(index), dtype=np.int64)
+        """Copy the rows still to be yielded out of the reader's buffer and give it back."""
+        self.tensors = [t[self.at :].clone() for t in self.tensors]
         self.rows = self.rows[self.at :]
         self.at = 0
         self.drop()
 
     def drop(self) -> None:
         # no reference to the buffers may remain: the reader checks that before reusing them
-        self.sources, self.holds_slot = [], False
+        self.holds_slot = False
         release, self.release = self.release, None
         if release is not None:
             release()
+
+
+class _OutputPool:
+    """
+    Buffers for the shuffled rows of a round, reused once no batch views them any more (the
+    NumPy array's reference count tells: every batch view holds a reference to it).
+    """
+
+    def __init__(self, infos: Sequence[DatasetInfo], pinned: bool):
+        self._infos = infos
+        self._pinned = pinned
+        self._free: List[List[np.ndarray]] = []
+
+    def take(self, rows: int) -> List[np.ndarray]:
+        for i, arrays in enumerate(self._free):
+            if arrays[0].shape[0] >= rows and all(sys.getrefcount(a) <= 3 for a in arrays):
+                return self._free.pop(i)
+        del self._free[2:]  # keep a few; the rest go to whoever still views them
+        capacity = max(rows, 1)
+        if self._pinned:
+            # a pinned buffer may still be read by a copy to the GPU
+            torch.cuda.current_stream().synchronize()
+            return [
+                torch.empty((capacity,) + info.row_shape, dtype=_torch_dtype(info), pin_memory=True).numpy()
+                for info in self._infos
+            ]
+        return [np.empty((capacity,) + info.row_shape, dtype=info.dtype) for info in self._infos]
+
+    def give_back(self, arrays: List[np.ndarray]) -> None:
+        self._free.append(arrays)
+
+
+def _torch_dtype(info: DatasetInfo) -> torch.dtype:
+    return torch.from_numpy(np.empty(0, dtype=info.dtype)).dtype
+
+
+def _gather(sources: Sequence[torch.Tensor], index: np.ndarray, pool: _OutputPool):
+    """The rows ``index`` of every source, into a pooled buffer: (tensors, release)."""
+    arrays = pool.take(len(index))
+    order = torch.from_numpy(index)
+    tensors = []
+    for source, array in zip(sources, arrays):
+        out = torch.from_numpy(array[: len(index)])
+        # rows as flat vectors: the gather is one memcpy per row whatever the row's shape
+        items = int(np.prod(array.shape[1:], dtype=np.int64))
+        torch.index_select(
+            source.reshape(source.shape[0], items), 0, order, out=out.view(len(index), items)
+        )
+        tensors.append(out)
+    return tensors, lambda: pool.give_back(arrays)
+
+
+class _Agreement:
+    """
+    Whether a window read failed anywhere, agreed on without making the processes wait for each
+    other in every round: a non-blocking allreduce of the flag, completed one round later (or at
+    the end). A process whose read failed completes its own at once and raises; the others learn
+    it when they complete theirs. Rounds that exchange rows carry the flag in the exchange.
+    """
+
+    def __init__(self, comm):
+        self.comm = comm
+        self._pending = None  # (request, result tensor)
+
+    def start(self, error: Optional[BaseException]) -> None:
+        if self.comm.size == 1:
+            if error is not None:
+                raise error
+            return
+        flag = torch.tensor([int(error is not None)], dtype=torch.int32)
+        self._pending = (self.comm.Iallreduce(flag, torch.empty(1, dtype=torch.int32)), flag)
+        if error is not None:
+            pending, self._pending = self._pending, None
+            pending[0].Wait()  # the others learn of it from this allreduce
+            raise error
+
+    def settle(self) -> None:
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            failed = int(pending[0].Wait()[0])
+            if failed:
+                _Agreement.fail(None)
+
+    @staticmethod
+    def fail(error: Optional[BaseException]) -> None:
+        if error is not None:
+            raise error
+        raise RuntimeError("reading a window failed on another process; see its error")
 
 
 class StreamingDataLoader:
@@ -179,10 +271,12 @@ class StreamingDataLoader:
     seed : int
         Non-negative.
     window_bytes : int
-        Memory budget of the loader's row buffers per process. A window is a quarter of it: the
-        reader's ring holds two windows (one consumed, one being read) and with several processes
-        one outgoing and one incoming round are held besides. Windows are aligned to the chunks
-        of the datasets (at least one chunk). The shuffle buffer is ``processes x window``.
+        Memory budget of the loader's row buffers per process. A window is a seventh of it: the
+        reader's ring holds two windows (one being read, one waiting), the shuffled rows of two
+        rounds are held while their batches are yielded, and with several processes a round's
+        outgoing and incoming rows take three more (one process uses four windows). Windows are
+        aligned to the chunks of the datasets (at least one chunk). The shuffle buffer is
+        ``processes x window`` rows.
     tail : {"short", "drop", "wrap"}
         What happens when the rows do not fill the last global batch (``processes x
         batch_size``): "short" -- every row exactly once, the last two batches of each process
@@ -271,6 +365,7 @@ class StreamingDataLoader:
         self.tail = tail
         self.return_indices = _check_flag(return_indices, "return_indices")
         self._transforms = _check_transforms(transforms, len(self.datasets))
+        self._any_transform = any(t is not None for t in self._transforms)
         self.progress = _check_flag(progress, "progress")
         self.as_dndarray = _check_flag(as_dndarray, "as_dndarray")
         self.device = ht.sanitize_device(device)
@@ -285,7 +380,7 @@ class StreamingDataLoader:
 
         self._infos = self._inspect_everywhere()
         self.rows = self._infos[0].rows
-        self.window_rows = window_rows_for(self._infos, self.window_bytes, _BUFFERS)
+        self.window_rows = window_rows_for(self._infos, self.window_bytes, WINDOW_BUFFERS)
         description = [info.describe() for info in self._infos]
         self._fingerprint = hashlib.sha256(json.dumps(description).encode()).hexdigest()
 
@@ -293,7 +388,7 @@ class StreamingDataLoader:
         self._history: List[List[int]] = []  # segments of the current epoch (see plan.EpochPlan)
         self._plan_cache: Optional[Tuple[Tuple, EpochPlan]] = None
         self._active = None
-        self._stats = dict(samples=0, batches=0, bytes=0, elapsed=0.0, waiting=0.0, reading=0.0)
+        self._stats = dict(samples=0, batches=0, bytes=0, elapsed=0.0, waiting=0.0)
 
     # -- files -------------------------------------------------------------------------------------
 
@@ -340,7 +435,9 @@ class StreamingDataLoader:
             self._plan_cache = (key, plan)
         plan = self._plan_cache[1]
         if self._history and tuple(self._history[-1][:2]) == (plan.process_count, plan.batch_size):
-            plan.start_step = self._history[-1][2]  # continuing the same segment: just the step
+            if plan.start_step != self._history[-1][2]:
+                plan = copy.copy(plan)  # the same segment at another step
+                plan.start_step = self._history[-1][2]
         return plan
 
     def __len__(self) -> int:
@@ -462,7 +559,7 @@ class StreamingDataLoader:
     def _iterate(self):
         plan = self._plan()
         segment, comm = plan.segment, self.comm
-        rank, size = comm.rank, comm.size
+        rank = comm.rank
         tasks = plan.tasks(rank)
         windows = [
             (int(segment.starts[t.window]), int(segment.stops[t.window]))
@@ -471,9 +568,10 @@ class StreamingDataLoader:
         ]
         reader = WindowReader(self._infos, windows, self.window_rows) if windows else None
         exchanger = Exchanger(
-            comm, [info.row_shape for info in self._infos],
-            [torch.from_numpy(np.empty(0, info.dtype)).dtype for info in self._infos],
+            comm, [info.row_shape for info in self._infos], [_torch_dtype(i) for i in self._infos]
         )
+        cuda = self.device.torch_device.startswith("cuda")
+        pool = _OutputPool(self._infos, pinned=cuda)
         bar = None
         if self.progress and rank == 0:
             from tqdm import tqdm
@@ -481,39 +579,50 @@ class StreamingDataLoader:
             bar = tqdm(total=plan.steps, initial=plan.steps_before + plan.start_step, unit="batch")
         rounds: deque = deque()
         pending: List[int] = []  # reader slots to give back at the next step
-        stats = self._stats = dict(samples=0, batches=0, bytes=0, elapsed=0.0, waiting=0.0, reading=0.0)
-        began = time.perf_counter()
+        stats = self._stats = dict(samples=0, batches=0, bytes=0, elapsed=0.0, waiting=0.0)
+        self._history = plan.history(plan.start_step)
+        position = self._history[-1]  # [processes, batch size, steps]: updated in place
+        full, last = segment.batch_sizes(rank)
+        batch_size = segment.batch_size
+        due = [t.due_step for t in tasks] + [segment.steps]
         next_task, step = 0, plan.start_step
         finished = False
+        self._agreement = _Agreement(comm)
+        began = time.perf_counter()
         try:
             while step < segment.steps:
                 entered = time.perf_counter()
-                if reader is not None:
-                    for slot in pending:
-                        reader.release(slot)
+                for slot in pending:
+                    reader.release(slot)
                 pending.clear()
-                while next_task < len(tasks) and tasks[next_task].due_step <= step:
-                    rounds.append(self._take_round(tasks[next_task], plan, reader, exchanger, rounds, pending))
+                while due[next_task] <= step:
+                    round_ = self._take_round(tasks[next_task], plan, reader, exchanger, pool, rounds, pending)
+                    rounds.append(round_)
                     next_task += 1
-                count = segment.batch_size_at(rank, step)
-                batch = self._assemble(rounds, count, plan.epoch)
+                count = batch_size if step < full else last[step - full]
+                batch = self._assemble(rounds, count, plan.epoch, cuda)
                 step += 1
-                self._history = plan.history(step)
+                position[2] = step
                 stats["samples"] += count
                 stats["batches"] += 1
                 now = time.perf_counter()
                 stats["waiting"] += now - entered
                 stats["elapsed"] = now - began
-                if reader is not None:
-                    stats["bytes"], stats["reading"] = reader.bytes_read, reader.wait_seconds
                 if bar is not None:
                     bar.update(1)
                 yield batch
-                stats["elapsed"] = time.perf_counter() - began
+            self._agreement.settle()
             # the epoch is complete: the next iteration is the next epoch
             self.epoch, self._history = plan.epoch + 1, []
             finished = True
         finally:
+            try:
+                self._agreement.settle()  # never leave a collective behind
+            except Exception:  # noqa: BLE001 - already failing or closing: the first error wins
+                pass
+            stats["elapsed"] = time.perf_counter() - began
+            if reader is not None:
+                stats["bytes"] = reader.bytes_read
             while rounds:
                 rounds.popleft().drop()
             if reader is not None:
@@ -523,7 +632,7 @@ class StreamingDataLoader:
             if bar is not None:
                 bar.close()
 
-    def _take_round(self, task, plan, reader, exchanger, rounds, pending) -> _Round:
+    def _take_round(self, task, plan, reader, exchanger, pool, rounds, pending) -> _Round:
         """Read (and exchange) one round; returns this process's rows of it, in yield order."""
         segment, comm = plan.segment, self.comm
         rank, j = comm.rank, task.round
@@ -544,78 +653,84 @@ class StreamingDataLoader:
                 slot, arrays = reader.get()
             except Exception as caught:  # noqa: BLE001 - every failure must reach all processes
                 error = caught
-        if comm.size > 1:
-            failed = comm.allreduce(int(error is not None))
-            if failed and error is None:
-                raise RuntimeError(
-                    f"reading a window failed on {failed} other process(es); see their error"
-                )
-        if error is not None:
-            raise error
+        self._agreement.settle()  # the previous round's verdict, before anything new
         start = int(segment.starts[task.window]) if task.window is not None else 0
         order = segment.yield_order(j, rank)[task.skip : task.skip + task.take]
         if segment.is_local(j):
+            # no rows move; the processes agree on failures one round later (no waiting here)
+            self._agreement.start(error)
             offsets, _ = segment.send_plan(j, rank)
             index = offsets[order]
             sources = [torch.from_numpy(a) for a in arrays] if arrays is not None else []
             del arrays
-
-            def release(slot=slot):
-                pending.append(slot)
-
-            return _Round(sources, index, start + index, release if slot is not None else None,
-                          monotone=not self.shuffle, holds_slot=slot is not None)
+            if len(index) and index[-1] - index[0] == len(index) - 1 and (
+                len(index) == 1 or (np.diff(index) == 1).all()
+            ):
+                # the rows in file order: batches are views of the reader's buffer
+                first = int(index[0])
+                tensors = [t[first : first + len(index)] for t in sources]
+                del sources
+                return _Round(tensors, start + index, lambda: pending.append(slot), True)
+            tensors, release = _gather(sources, index, pool)
+            del sources
+            if slot is not None:
+                reader.release(slot)  # copied out: the reader may refill it at once
+            return _Round(tensors, start + index, release, False)
         if task.window is not None:
             offsets, send_counts = segment.send_plan(j, rank)
         else:
             offsets, send_counts = np.zeros(0, np.int64), np.zeros(comm.size, np.int64)
         recv_counts = segment.recv_counts(j, rank)
         began = time.perf_counter()
-        received, numbers, handle = exchanger.exchange(arrays, start, offsets, send_counts, recv_counts)
+        received, numbers, handle, failed = exchanger.exchange(
+            arrays, start, offsets, send_counts, recv_counts, failed=error is not None
+        )
         exchanger.seconds += time.perf_counter() - began
         del arrays
         if slot is not None:
             reader.release(slot)
-        return _Round(received, order, numbers.numpy()[order], lambda: exchanger.give_back(handle),
-                      monotone=not self.shuffle, holds_slot=False)
+        if failed:
+            exchanger.give_back(handle)
+            _Agreement.fail(error)
+        tensors, release = _gather(received, order, pool)
+        rows = numbers.numpy()[order]
+        del received, numbers
+        exchanger.give_back(handle)
+        return _Round(tensors, rows, release, False)
 
-    def _assemble(self, rounds: deque, count: int, epoch: int):
+    def _assemble(self, rounds: deque, count: int, epoch: int, cuda: bool):
         """Take ``count`` rows from the front rounds and build the batch."""
-        pieces = []
-        need = count
-        while need:
-            current = rounds[0]
-            take = min(need, current.left)
-            pieces.append((current, current.at, current.at + take))
-            current.at += take
-            need -= take
-            if current.left == 0:
-                rounds.popleft()
-        # rounds emptied by this batch give their buffers back once the batch is built
-        rows = np.concatenate([r.rows[a:b] for r, a, b in pieces]) if pieces else np.zeros(0, np.int64)
-        cuda = self.device.torch_device.startswith("cuda")
-        tensors = []
-        for d, info in enumerate(self._infos):
-            tensor = None
-            if len(pieces) == 1 and not cuda:
-                r, a, b = pieces[0]
-                index = r.index[a:b]
-                if r.monotone and len(index) and index[-1] - index[0] == len(index) - 1:
-                    tensor = r.sources[d][int(index[0]) : int(index[-1]) + 1]  # a view, no copy
-            if tensor is None:
-                dtype = torch.from_numpy(np.empty(0, info.dtype)).dtype
-                tensor = torch.empty((count,) + info.row_shape, dtype=dtype, pin_memory=cuda)
-                at = 0
-                for r, a, b in pieces:
-                    torch.index_select(
-                        r.sources[d], 0, torch.from_numpy(r.index[a:b]), out=tensor[at : at + b - a]
-                    )
-                    at += b - a
-            tensors.append(tensor)
-        for r, a, b in pieces:
-            if r.left == 0:
-                r.drop()
-        tensors = self._apply_transforms(tensors, rows, epoch)
+        first = rounds[0] if rounds else None
+        if first is not None and first.left >= count:
+            # the common case: a slice of one round, no copy
+            a = first.at
+            first.at += count
+            tensors = [t[a : a + count] for t in first.tensors]
+            rows = first.rows[a : a + count]
+            if first.left == 0:
+                rounds.popleft().drop()
+        else:
+            pieces, need = [], count
+            while need:
+                current = rounds[0]
+                take = min(need, current.left)
+                pieces.append([t[current.at : current.at + take] for t in current.tensors])
+                pieces[-1].append(current.rows[current.at : current.at + take])
+                current.at += take
+                need -= take
+                if current.left == 0:
+                    rounds.popleft().drop()
+            if pieces:
+                tensors = [torch.cat([p[d] for p in pieces]) for d in range(len(self._infos))]
+                rows = np.concatenate([p[-1] for p in pieces])
+            else:  # an empty batch
+                tensors = [
+                    torch.empty((0,) + info.row_shape, dtype=_torch_dtype(info))
+                    for info in self._infos
+                ]
+                rows = np.zeros(0, np.int64)
+        if self._any_transform:
+            tensors = self._apply_transforms(tensors, rows, epoch)
         if self.return_indices:
             tensors.append(torch.from_numpy(rows))
         if cuda:
@@ -628,8 +743,6 @@ class StreamingDataLoader:
         return tuple(tensors)
 
     def _apply_transforms(self, tensors: List[torch.Tensor], rows: np.ndarray, epoch: int):
-        if all(t is None for t in self._transforms):
-            return tensors
         result = []
         for tensor, transform in zip(tensors, self._transforms):
             if transform is None:

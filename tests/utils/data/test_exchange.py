@@ -33,7 +33,10 @@ def exchange_epoch(plan, data, labels):
             start, arrays = 0, None
             offsets, send_counts = np.zeros(0, np.int64), np.zeros(COMM.size, np.int64)
         recv_counts = segment.recv_counts(j, rank)
-        received, numbers, handle = exchanger.exchange(arrays, start, offsets, send_counts, recv_counts)
+        received, numbers, handle, failed = exchanger.exchange(
+            arrays, start, offsets, send_counts, recv_counts
+        )
+        ok &= not failed
         expected = segment.received_rows(j, rank)
         ok &= np.array_equal(numbers.numpy(), expected)
         ok &= np.array_equal(received[0].numpy(), data[expected])
@@ -70,7 +73,23 @@ def test_rounds_after_a_resume_skip_yielded_rows():
 def test_receive_buffers_are_reused():
     exchanger = Exchanger(COMM, [(2,)], [torch.float32])
     counts = np.zeros(COMM.size, np.int64)
-    _, _, first = exchanger.exchange(None, 0, np.zeros(0, np.int64), counts, counts)
+    _, _, first, _ = exchanger.exchange(None, 0, np.zeros(0, np.int64), counts, counts)
     exchanger.give_back(first)
-    _, _, second = exchanger.exchange(None, 0, np.zeros(0, np.int64), counts, counts)
+    _, _, second, _ = exchanger.exchange(None, 0, np.zeros(0, np.int64), counts, counts)
     assert second is first
+
+
+def test_a_failed_read_is_known_everywhere():
+    # the process whose read failed still takes part; every process learns of the failure
+    plan = EpochPlan(20, 4, COMM.size, 2, seed=0)
+    segment = plan.segment
+    exchanger = Exchanger(COMM, [(1,)], [torch.float32])
+    w = COMM.rank if COMM.rank < segment.window_count else None
+    if w is not None:
+        offsets, send_counts = segment.send_plan(0, COMM.rank)
+    else:
+        offsets, send_counts = np.zeros(0, np.int64), np.zeros(COMM.size, np.int64)
+    recv_counts = segment.recv_counts(0, COMM.rank)
+    failing = COMM.rank == COMM.size - 1
+    *_, failed = exchanger.exchange(None, 0, offsets, send_counts, recv_counts, failed=failing)
+    assert failed == (COMM.size > 1 or failing)

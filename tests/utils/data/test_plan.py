@@ -74,7 +74,7 @@ def test_keyed_permutation_fixed_values():
     values = KeyedPermutation(10, derive_key(7))(np.arange(10))
     assert values.tolist() == [4, 0, 5, 2, 1, 8, 9, 7, 6, 3]  # explicit (small)
     large = KeyedPermutation(10000, derive_key(7))  # Feistel
-    assert large(np.array([0, 1, 9999])).tolist() == [6914, 55, 2150]
+    assert large(np.array([0, 1, 9999])).tolist() == [687, 4605, 1475]
     assert not np.array_equal(values, KeyedPermutation(10, derive_key(8))(np.arange(10)))
 
 

@@ -20,6 +20,7 @@ import torch
 import heat as ht
 from heat.utils.data import StreamingDataLoader
 from heat.utils.data.plan import EpochPlan
+from heat.utils.data.streaming import WINDOW_BUFFERS
 from tests.helpers import assert_raises_then_collective_works, collective_assert
 from tests.utils.data._files import rows_data, shared_dir, write_h5  # noqa: F401 (fixture)
 
@@ -68,7 +69,7 @@ def data_file(shared_dir):  # noqa: F811
 
 def small_window(rows_per_window, features=3):
     """``window_bytes`` that gives windows of about ``rows_per_window`` rows (x, y, numbers)."""
-    return 4 * rows_per_window * (4 * features + 8 + 8)
+    return WINDOW_BUFFERS * rows_per_window * (4 * features + 8 + 8)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -351,7 +352,8 @@ def test_stats_and_progress(data_file):
     assert stats["bytes"] == 203 * (12 + 8)
 
 
-def test_read_failure_raises_on_every_process(data_file, monkeypatch):
+@pytest.mark.parametrize("shuffle", [True, False])  # exchanged rounds, and rounds kept local
+def test_read_failure_raises_on_every_process(data_file, monkeypatch, shuffle):
     import heat.utils.data.reader as reader_module
 
     path, _, _ = data_file
@@ -363,7 +365,7 @@ def test_read_failure_raises_on_every_process(data_file, monkeypatch):
             raise OSError("simulated read failure")
         return original(file_path, cache_bytes)
 
-    loader = StreamingDataLoader(path, batch_size=4, window_bytes=small_window(16))
+    loader = StreamingDataLoader(path, batch_size=4, shuffle=shuffle, window_bytes=small_window(16))
     monkeypatch.setattr(reader_module, "_open", broken_open)  # the files go bad after opening
     expected = OSError if COMM.rank == failing_rank else RuntimeError
     assert_raises_then_collective_works(expected, run_epoch, loader)
