@@ -64,6 +64,9 @@ HIST_BINS = 100
 # the 1-D array of "max + argmax" holds BIG_FACTOR x as many values as x (2e7 at --scale 1, the
 # size issue 12 reported: a reduction that streams 80 MB, not one that fits in the caches)
 BIG_FACTOR = 5
+# issue 8: the tall-skinny matrix of "qr" and "svd", TALL_ROWS x TALL_COLS float32 at --scale 1
+TALL_ROWS = 200000
+TALL_COLS = 50
 # reshape (rows, COLS) -> (rows * COLS // RESHAPE_COLS, RESHAPE_COLS): the split axis changes
 # length (2000 -> 2500 rows), so rows really move between processes
 RESHAPE_COLS = COLS * 4 // 5
@@ -81,6 +84,7 @@ class Data:
     idx: np.ndarray  # int64 row indices for fancy indexing, length rows
     mask: np.ndarray  # x > 0.5
     big: np.ndarray  # 1-D float32, uniform in [0, 1), BIG_FACTOR * x.size values
+    tall: np.ndarray  # 2-D float32, standard normal, TALL_ROWS * scale x TALL_COLS
 
     @property
     def flat(self) -> np.ndarray:
@@ -95,7 +99,9 @@ def make_data(scale: float) -> Data:
     ints = rng.integers(0, UNIQUE_VALUES, size=x.size, dtype=np.int64)
     idx = rng.integers(0, rows, size=rows, dtype=np.int64)
     big = rng.random(BIG_FACTOR * x.size, dtype=np.float32)  # drawn last: the others stay as they were
-    return Data(x=x, y=y, ints=ints, idx=idx, mask=x > 0.5, big=big)
+    tall_rows = max(8, int(round(TALL_ROWS * scale / 8)) * 8)
+    tall = rng.standard_normal((tall_rows, TALL_COLS), dtype=np.float32)  # after big, for the same reason
+    return Data(x=x, y=y, ints=ints, idx=idx, mask=x > 0.5, big=big, tall=tall)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -127,6 +133,12 @@ class NumpyLib:
 
     def matmul(self, a, b):
         return a @ b
+
+    def qr(self, a):
+        return np.linalg.qr(a)
+
+    def svd(self, a):
+        return np.linalg.svd(a, full_matrices=False)
 
     def resplit(self, x, axis):
         return x.copy()  # NumPy has no layout: the equivalent work is one copy
@@ -218,6 +230,12 @@ class HeatLib(NumpyLib):
 
     def matmul(self, a, b):
         return self.ht.matmul(a, b)
+
+    def qr(self, a):
+        return self.ht.linalg.qr(a)
+
+    def svd(self, a):
+        return self.ht.linalg.svd(a)
 
     def resplit(self, x, axis):
         return self.ht.resplit(x, axis)
@@ -507,6 +525,30 @@ def _ops() -> List[Op]:
                 flops=2.0 * BASE_ROWS * COLS * BASE_ROWS,  # rescaled by the data below
             )
         )
+
+    # issue 8: tall-skinny QR and SVD of a (200000 x 50) matrix split along its rows
+    def tall(L, D, kind):
+        a = L.distribute(D.tall, 0)
+        return [a], lambda: getattr(L, kind)(a)
+
+    def abs_r(L, result):
+        # R is unique up to the signs of its rows (Q R is compared by the tests)
+        return np.abs(np.asarray(L.to_numpy(result[1]), dtype=np.float64))
+
+    def singular_values(L, result):
+        return np.asarray(L.to_numpy(result[1]), dtype=np.float64)
+
+    def expect_r(D):
+        return np.abs(np.linalg.qr(D.tall.astype(np.float64), mode="r"))
+
+    def expect_s(D):
+        return np.linalg.svd(D.tall.astype(np.float64), compute_uv=False)
+
+    n = TALL_COLS
+    ops.append(Op("qr tall-skinny split=0", "time", lambda L, D: tall(L, D, "qr"), expect_r,
+                  rtol=1e-3, atol=1e-2, convert=abs_r, flops=4.0 * TALL_ROWS * n * n - 4.0 * n**3 / 3))
+    ops.append(Op("svd tall-skinny split=0", "time", lambda L, D: tall(L, D, "svd"), expect_s,
+                  rtol=1e-4, atol=1e-3, convert=singular_values))
     return ops
 
 
@@ -804,8 +846,12 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         messages = agree.gather((error, local["mismatch"])) if (failed or mismatched) else []
         record = dict(event="result", index=index, op=op.name, group=op.group, processes=L.size)
         if op.flops:
-            rows = D.x.shape[0]
-            record["flops"] = op.flops * (rows / BASE_ROWS) ** 2
+            if op.name.startswith("qr"):
+                rows = D.tall.shape[0]  # 4 m n^2 - 4 n^3 / 3 (R and the reduced Q)
+                record["flops"] = 4.0 * rows * TALL_COLS**2 - 4.0 * TALL_COLS**3 / 3
+            else:
+                rows = D.x.shape[0]
+                record["flops"] = op.flops * (rows / BASE_ROWS) ** 2
         if failed:
             first = next(e for e, _ in messages if e)
             record.update(status="error", error=first)

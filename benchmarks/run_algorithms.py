@@ -472,15 +472,13 @@ def main() -> None:
     log(f"work dir {work}; load average at start {load_start[0]:.1f} {load_start[1]:.1f} {load_start[2]:.1f}")
     cores = os.cpu_count() or 1
     peak_threads = sorted({min(cores, p * (args.threads or max(1, cores // p))) for p in procs})
-    measure_peaks = args.ops == "" or any(word in args.ops for word in ("matmul",))
     peaks: Dict[int, float] = {}
 
     def measure() -> None:
-        if measure_peaks:
-            for t in peak_threads:
-                value = matmul_peak(args.ours_python, ours_env, int(2000 * args.scale ** 0.5), t)
-                if value == value:
-                    peaks[t] = max(peaks.get(t, 0.0), value)
+        for t in peak_threads:
+            value = matmul_peak(args.ours_python, ours_env, int(2000 * args.scale ** 0.5), t)
+            if value == value:
+                peaks[t] = max(peaks.get(t, 0.0), value)
 
     measure()
     runs: Dict[str, dict] = {}
