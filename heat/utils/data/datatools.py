@@ -490,7 +490,9 @@ class DataLoader:
     move into the layout of the epoch (:func:`dataset_shuffle`); with ``dataset.ishuffle`` the
     shuffle for the next epoch is started right away and runs during this epoch
     (:func:`dataset_ishuffle`), completed when the next epoch begins. Iterate on all processes
-    together.
+    together. Processes hold one sample more or less than others when the samples do not divide
+    evenly, so ``len()`` may differ by one batch between them: a training step that communicates
+    per batch needs a balanced count (or ``drop_last`` with samples a multiple of the batch).
 
     Parameters
     ----------
