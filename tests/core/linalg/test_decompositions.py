@@ -196,3 +196,24 @@ def test_polar(shape):
             failures.append(f"split {split}: calcH=False gives another U")
     collective_assert(not failures, "\n".join(failures))
     assert_raises_then_collective_works(ValueError, ht.linalg.polar, ht.ones((3, 5), split=1))
+
+
+def test_cache_blocked_local_qr(monkeypatch):
+    """The row-blocked local QR (blocks of 4 n rows here) gives the same factorization."""
+    from heat.core.linalg import decompositions
+
+    monkeypatch.setattr(decompositions, "_QR_BLOCK_BYTES", 1)
+    failures = []
+    for shape in ((203, 3), (64, 5)):
+        a = random_array(shape, seed=7)
+        for split in splits(2):
+            x = ht.array(a, split=split)
+            Q, R = ht.linalg.qr(x)
+            failures += qr_failures(a, Q, R, np.float64, f"{shape} split {split}")
+            U, S, Vh = ht.linalg.svd(x)
+            if not np.allclose((U.numpy() * S.numpy()) @ Vh.numpy(), a, atol=1e-10):
+                failures.append(f"{shape} split {split}: U S Vh != A")
+            S_wide = ht.linalg.svd(ht.array(a.T.copy(), split=split)).S
+            if not np.allclose(S_wide.numpy(), np.linalg.svd(a, compute_uv=False)):
+                failures.append(f"{shape} split {split}: singular values of A^T differ")
+    collective_assert(not failures, "\n".join(failures[:10]))
