@@ -49,7 +49,7 @@ from ..factories import array
 from ..layout import resplit
 from ..manipulations import expand_dims, flatten, moveaxis, reshape
 from ..sanitation import broadcast_shapes, sanitize_axis, sanitize_in
-from ._matmul import distributed_matmul, matmul_result_layout
+from ._matmul import distributed_matmul
 
 __all__ = ["cross", "dot", "matmul", "outer", "projection", "vdot", "vecdot"]
 
@@ -80,12 +80,12 @@ def _as_array(value, other, name: str) -> DNDarray:
 
 
 def _check_pair(x1: DNDarray, x2: DNDarray, names=("x1", "x2")) -> None:
-    if x1.comm.size != x2.comm.size:
+    if x1.comm is not x2.comm and x1.comm.size != x2.comm.size:
         raise ValueError(
             f"{names[0]} and {names[1]} live on communicators of different sizes "
             f"({x1.comm.size} and {x2.comm.size})"
         )
-    if x1.device != x2.device:
+    if x1.device is not x2.device and x1.device != x2.device:
         raise ValueError(
             f"{names[0]} and {names[1]} are on different devices ({x1.device} and {x2.device})"
         )
@@ -136,7 +136,7 @@ def matmul(x1: DNDarray, x2: DNDarray, /, out: Optional[DNDarray] = None) -> DND
     x1 = _as_array(x1, x2, "x1")
     x2 = _as_array(x2, x1, "x2")
     _check_pair(x1, x2)
-    matmul_result_layout(x1.gshape, x2.gshape)  # raises for shapes that do not conform
+    # distributed_matmul validates the shapes first, before any communication
     result = distributed_matmul(x1, x2, types.promote_types(x1.dtype, x2.dtype))
     return result if out is None else write_out(result, out)
 
