@@ -42,9 +42,9 @@ setup(
         # The plots of benchmarks/ (daso_accuracy.py's loss-vs-time PNG).
         "bench": ["matplotlib"],
         # What scripts/run_tests.py needs (pytest>=8 for new-style hook wrappers in conftest).
-        # scipy is a test oracle (skew, kurtosis) only; netCDF4 and zarr so that the tests of
-        # those formats run instead of being skipped.
-        "dev": ["pytest>=8", "pytest-timeout>=2.1", "mpich", "scipy", "netCDF4", "zarr"],
+        # scipy (skew, kurtosis, cdist) and scikit-learn (scalers, k-means) are test oracles only;
+        # netCDF4 and zarr so that the tests of those formats run instead of being skipped.
+        "dev": ["pytest>=8", "pytest-timeout>=2.1", "mpich", "scipy", "scikit-learn", "netCDF4", "zarr"],
     },
     classifiers=[
         "Programming Language :: Python :: 3",

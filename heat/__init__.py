@@ -12,3 +12,6 @@ from .core import *  # noqa: F401,F403
 from .core import linalg, random  # noqa: F401
 from . import utils  # noqa: F401,E402
 from . import nn, optim  # noqa: F401,E402
+from . import preprocessing  # noqa: F401,E402
+from . import spatial  # noqa: F401,E402
+from . import cluster  # noqa: F401,E402

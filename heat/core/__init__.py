@@ -8,6 +8,7 @@ from .types import *  # noqa: F401,F403
 from .types import finfo, iinfo  # noqa: F401
 from .constants import *  # noqa: F401,F403
 from .dndarray import DNDarray  # noqa: F401
+from .base import *  # noqa: F401,F403
 from .sanitation import broadcast_shapes  # noqa: F401
 from .factories import *  # noqa: F401,F403
 from .layout import *  # noqa: F401,F403

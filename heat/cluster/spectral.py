@@ -1,0 +1,310 @@
+"""
+Spectral clustering of distributed samples.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Optional
+
+import numpy as np
+import torch
+
+import heat as ht
+from heat.core.base import BaseEstimator, ClusteringMixin, validate_samples
+
+from .kmeans import KMeans
+
+__all__ = ["Spectral"]
+
+_METRICS = ("rbf", "euclidean")
+_LAPLACIANS = ("fully_connected", "eNeighbour")
+_BOUNDARIES = ("upper", "lower")
+# eigenvalues the eigengap heuristic looks at when n_clusters is None
+_EIGENGAP_WINDOW = 20
+
+
+class Spectral(ClusteringMixin, BaseEstimator):
+    """
+    Spectral clustering (Ng, Jordan and Weiss): the samples are the nodes of a similarity
+    graph; the eigenvectors of its normalized Laplacian ``L = I - D^-1/2 W D^-1/2`` that belong
+    to the ``n_clusters`` smallest eigenvalues embed the samples in ``n_clusters`` dimensions,
+    where :class:`KMeans` clusters them. Finds clusters of any shape that are separated by
+    gaps, where k-means alone needs convex clusters.
+
+    The similarity matrix is computed distributed (:func:`heat.spatial.rbf` or
+    :func:`heat.spatial.cdist`, split along the rows like the samples). For up to
+    ``n_lanczos`` samples the eigenvectors come from a dense symmetric eigensolver
+    (``torch.linalg.eigh``, float64) on process 0, to which the matrix is gathered; for more,
+    from ``n_lanczos`` steps of the Lanczos method on the distributed matrix.
+
+    Parameters
+    ----------
+    n_clusters : int, optional
+        The number of clusters; None picks it from the largest gap among the smallest 20
+        eigenvalues of the Laplacian (the eigengap heuristic).
+    gamma : float
+        Width of the RBF similarity ``exp(-gamma ||x - y||^2)``, > 0.
+    metric : {"rbf", "euclidean"}
+        The pairwise measure the graph is built from: the RBF similarity, or the euclidean
+        distance (only with ``laplacian="eNeighbour"``).
+    laplacian : {"fully_connected", "eNeighbour"}
+        "fully_connected": every pair is connected with its RBF similarity as the weight.
+        "eNeighbour": pairs are connected with weight 1 where the metric is below
+        ``threshold`` (``boundary="upper"``) or above it (``boundary="lower"``), else not.
+    threshold : float
+        The threshold of "eNeighbour".
+    boundary : {"upper", "lower"}
+        Whether ``threshold`` bounds the metric from above or from below.
+    n_lanczos : int
+        For more samples than this, the eigenvectors are approximated from this many Lanczos
+        vectors (:func:`heat.linalg.lanczos`: distributed matrix-vector products, nothing
+        gathered); up to this many samples they are computed exactly.
+    assign_labels : {"kmeans"}
+        How the embedded samples are clustered.
+    random_state : int, optional
+        Seed of the k-means initialization.
+
+    Attributes
+    ----------
+    labels_ : DNDarray
+        int64 cluster of every sample, split along the rows like the data.
+    n_clusters_ : int
+        The number of clusters used.
+    eigenvalues_ : DNDarray
+        The smallest eigenvalues of the Laplacian, ascending (at least ``n_clusters_``).
+    embedding_ : DNDarray
+        ``(n_samples, n_clusters_)`` spectral embedding (rows of unit length), split like the
+        data's rows.
+    n_features_in_ : int
+        Number of features.
+
+    Examples
+    --------
+    >>> import heat as ht
+    >>> angles = ht.linspace(0, 6.283, 40)
+    >>> inner = ht.stack([ht.cos(angles), ht.sin(angles)], axis=1)
+    >>> x = ht.concatenate([inner, 4 * inner]).resplit_(0)  # two rings, not convex
+    >>> labels = ht.cluster.Spectral(n_clusters=2, gamma=2.0, random_state=0).fit_predict(x)
+    >>> labels[:40].min().item() == labels[:40].max().item() != labels[40:].min().item()
+    True
+    """
+
+    def __init__(
+        self,
+        n_clusters: Optional[int] = None,
+        gamma: float = 1.0,
+        metric: str = "rbf",
+        laplacian: str = "fully_connected",
+        threshold: float = 1.0,
+        boundary: str = "upper",
+        n_lanczos: int = 300,
+        assign_labels: str = "kmeans",
+        random_state: Optional[int] = None,
+    ):
+        self.n_clusters = n_clusters
+        self.gamma = gamma
+        self.metric = metric
+        self.laplacian = laplacian
+        self.threshold = threshold
+        self.boundary = boundary
+        self.n_lanczos = n_lanczos
+        self.assign_labels = assign_labels
+        self.random_state = random_state
+
+    def _check_params(self) -> None:
+        k = self.n_clusters
+        if k is not None and (isinstance(k, bool) or not isinstance(k, numbers.Integral)):
+            raise TypeError(f"n_clusters must be None or an integer, but was {type(k).__name__}")
+        if k is not None and k < 1:
+            raise ValueError(f"n_clusters must be >= 1, but was {k}")
+        for name in ("gamma", "threshold"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise TypeError(f"{name} must be a real number, but was {type(value).__name__}")
+        if not self.gamma > 0:
+            raise ValueError(f"gamma must be > 0, but was {self.gamma}")
+        for name, allowed in (
+            ("metric", _METRICS),
+            ("laplacian", _LAPLACIANS),
+            ("boundary", _BOUNDARIES),
+            ("assign_labels", ("kmeans",)),
+        ):
+            if getattr(self, name) not in allowed:
+                raise ValueError(
+                    f"{name} must be one of {allowed}, but was {getattr(self, name)!r}"
+                )
+        if self.metric == "euclidean" and self.laplacian == "fully_connected":
+            raise ValueError(
+                'metric="euclidean" needs laplacian="eNeighbour" (distances are no similarities)'
+            )
+
+    def fit(self, x, y=None) -> "Spectral":
+        """
+        Cluster the samples ``x``. Collective.
+
+        Parameters
+        ----------
+        x : DNDarray
+            Samples, shape ``(n_samples, n_features)``.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        TypeError, ValueError
+            For bad parameters, data that is not 2-D or holds NaN or infinity, or
+            ``n_clusters`` larger than the number of samples; on every process alike.
+        """
+        self._check_params()
+        x = validate_samples(x, name="x", ensure_finite=False)
+        n = x.shape[0]
+        if isinstance(self.n_lanczos, bool) or not isinstance(self.n_lanczos, numbers.Integral):
+            raise TypeError(
+                f"n_lanczos must be an integer, but was {type(self.n_lanczos).__name__}"
+            )
+        if self.n_lanczos < 1:
+            raise ValueError(f"n_lanczos must be >= 1, but was {self.n_lanczos}")
+        if self.n_clusters is not None and n < self.n_clusters:
+            raise ValueError(f"n_samples={n} should be >= n_clusters={self.n_clusters}")
+        if n == 0:
+            raise ValueError("x has no samples")
+        x = validate_samples(x, name="x")
+        if x.split == 1:
+            x = ht.resplit(x, 0)
+        comm = x.comm
+        weights = self._graph(x)  # (n, n), split along the rows like x
+        block = weights.larray.double()
+        # no self-loops; the diagonal of the local rows starts at their first global row
+        first = _first_row(x)
+        rows = torch.arange(block.shape[0], device=block.device)
+        block[rows, rows + first] = 0.0
+        degrees = block.sum(1)
+        if weights.split == 0 and comm.size > 1:
+            all_degrees = comm.allgather_tensors(degrees, axis=0)
+        else:
+            all_degrees = degrees
+        # D^-1/2 W D^-1/2 (isolated samples: 0); its largest eigenvalues are L's smallest
+        scale = torch.where(all_degrees > 0, all_degrees.rsqrt(), torch.zeros_like(all_degrees))
+        normalized = block * scale[first : first + block.shape[0]].unsqueeze(1) * scale.unsqueeze(0)
+        normalized = ht.DNDarray(
+            normalized,
+            (n, n),
+            ht.float64,
+            weights.split,
+            weights.device,
+            comm,
+            weights.balanced if weights.split is not None else True,
+        )
+        if n > self.n_lanczos:
+            eigenvalues, vectors, rows = self._lanczos(normalized, n)
+        else:
+            eigenvalues, vectors, rows = self._dense(normalized, n)
+        k = vectors.shape[1]
+        norms = vectors.norm(dim=1, keepdim=True)
+        vectors = vectors / torch.where(norms > 0, norms, torch.ones_like(norms))
+        embedded = ht.DNDarray(
+            vectors.to(x.larray.dtype).contiguous(),
+            (n, k),
+            x.dtype,
+            rows.split,
+            x.device,
+            comm,
+            rows.balanced if rows.split is not None else True,
+        )
+        kmeans = KMeans(n_clusters=k, init="k-means++", random_state=self.random_state)
+        self.labels_ = kmeans.fit(embedded).labels_
+        self.n_clusters_ = k
+        self.eigenvalues_ = ht.array(eigenvalues, comm=comm)
+        self.embedding_ = embedded
+        self.n_features_in_ = x.shape[1]
+        return self
+
+    def _graph(self, x) -> "ht.DNDarray":
+        """The weights of the similarity graph, split along the rows like ``x``."""
+        if self.metric == "rbf":
+            sigma = float(np.sqrt(1.0 / (2.0 * self.gamma)))
+            measure = ht.spatial.rbf(x, sigma=sigma, quadratic_expansion=True)
+        else:
+            measure = ht.spatial.cdist(x, quadratic_expansion=True)
+        if self.laplacian == "fully_connected":
+            return measure
+        local = measure.larray
+        if self.boundary == "upper":
+            connected = local < self.threshold
+        else:
+            connected = local > self.threshold
+        return ht.DNDarray(
+            connected.to(local.dtype),
+            measure.gshape,
+            measure.dtype,
+            measure.split,
+            measure.device,
+            measure.comm,
+            measure.balanced if measure.split is not None else True,
+        )
+
+    def _choose_k(self, laplacian_values: torch.Tensor, n: int) -> int:
+        """``n_clusters``, or the eigengap heuristic's choice."""
+        if self.n_clusters is not None:
+            return self.n_clusters
+        window = laplacian_values[: min(n, _EIGENGAP_WINDOW)]
+        return int(torch.argmax(torch.diff(window))) + 1 if len(window) > 1 else 1
+
+    def _dense(self, normalized, n: int):
+        """
+        Exact eigenpairs: the matrix gathered on process 0, ``torch.linalg.eigh`` there, the
+        chosen eigenvectors broadcast (every process then takes its rows).
+        """
+        comm = normalized.comm
+        distributed = normalized.split == 0 and comm.size > 1
+        block = normalized.larray
+        whole = comm.gather_tensors(block, root=0, axis=0) if distributed else block
+        result = None
+        if not distributed or comm.rank == 0:
+            values, vectors = torch.linalg.eigh(whole)
+            laplacian_values = (1.0 - values).flip(0)  # L = I - M, ascending
+            k = self._choose_k(laplacian_values, n)
+            shown = laplacian_values[: max(k, min(n, _EIGENGAP_WINDOW))].clone()
+            result = (shown, vectors.flip(1)[:, :k].contiguous())
+        if distributed:
+            result = (
+                comm.bcast_tensor(result and result[0]),
+                comm.bcast_tensor(result and result[1]),
+            )
+            first = _first_row(normalized)
+            return result[0], result[1][first : first + block.shape[0]], normalized
+        return result[0], result[1], normalized
+
+    def _lanczos(self, normalized, n: int):
+        """
+        Approximate eigenpairs from ``n_lanczos`` Lanczos vectors (:func:`heat.linalg.lanczos`,
+        distributed matrix-vector products): the Ritz pairs of the small tridiagonal matrix,
+        computed on process 0 and broadcast; every process forms its rows of the Ritz vectors.
+        """
+        comm = normalized.comm
+        basis, tridiagonal = ht.linalg.lanczos(normalized, self.n_lanczos)
+        if tridiagonal.split is not None:
+            tridiagonal = ht.resplit(tridiagonal, None)
+        result = None
+        if comm.rank == 0:
+            values, vectors = torch.linalg.eigh(tridiagonal.larray.double())
+            laplacian_values = (1.0 - values).flip(0)
+            k = self._choose_k(laplacian_values, n)
+            shown = laplacian_values[: max(k, min(len(values), _EIGENGAP_WINDOW))].clone()
+            result = (shown, vectors.flip(1)[:, :k].contiguous())
+        shown = comm.bcast_tensor(result and result[0])
+        ritz = comm.bcast_tensor(result and result[1])
+        return shown, basis.larray.double() @ ritz, basis
+
+
+def _first_row(x) -> int:
+    """The global index of the first local row."""
+    if x.split != 0 or x.comm.size == 1:
+        return 0
+    _, displs = x.counts_displs()
+    return displs[x.comm.rank]

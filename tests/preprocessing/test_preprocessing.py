@@ -1,0 +1,215 @@
+"""
+Tests of heat/preprocessing/preprocessing.py; the oracle is scikit-learn's sklearn.preprocessing
+on the same data. Every split (samples, features, none), float32, float64 and integers, uneven
+sizes and fewer rows than processes.
+"""
+
+import numpy as np
+import pytest
+import torch
+
+import heat as ht
+from tests.helpers import assert_array_equal, assert_raises_then_collective_works, collective_assert
+
+sklearn_preprocessing = pytest.importorskip("sklearn.preprocessing")
+
+SCALERS = [
+    ("StandardScaler", {}),
+    ("StandardScaler", {"with_mean": False}),
+    ("StandardScaler", {"with_std": False}),
+    ("MinMaxScaler", {}),
+    ("MinMaxScaler", {"feature_range": (-2, 3), "clip": True}),
+    ("MaxAbsScaler", {}),
+    ("RobustScaler", {}),
+    ("RobustScaler", {"quantile_range": (10.0, 80.0), "unit_variance": True}),
+    ("RobustScaler", {"with_centering": False}),
+    ("Normalizer", {}),
+    ("Normalizer", {"norm": "l1"}),
+    ("Normalizer", {"norm": "max"}),
+]
+SCALER_IDS = [
+    f"{name}-{'-'.join(map(str, kwargs.values())) or 'default'}" for name, kwargs in SCALERS
+]
+# uneven at 2-4 processes, and fewer rows than processes
+SHAPES = [(11, 4), (2, 3)]
+DTYPES = [np.float32, np.float64, np.int64]
+
+
+def _data(shape, dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    data = rng.normal(3.0, 2.0, size=shape) * rng.uniform(0.5, 5.0, size=shape[1])
+    data[:, 0] = 7.0  # a constant feature
+    if np.dtype(dtype).kind in "iu":
+        data = np.round(data * 3)
+    return data.astype(dtype)
+
+
+def _tolerance(dtype):
+    return (2e-5, 2e-5) if dtype == np.float32 else (1e-10, 1e-10)
+
+
+def _fitted_attributes(estimator):
+    return {
+        name: value
+        for name, value in vars(estimator).items()
+        if name.endswith("_") and not name.startswith("_")
+    }
+
+
+@pytest.mark.parametrize("name,kwargs", SCALERS, ids=SCALER_IDS)
+@pytest.mark.parametrize("split", [None, 0, 1])
+def test_scalers_match_sklearn(name, kwargs, split):
+    for shape in SHAPES:
+        for dtype in DTYPES:
+            data = _data(shape, dtype)
+            x = ht.array(data, split=split)
+            ours = getattr(ht.preprocessing, name)(**kwargs).fit(x)
+            reference = getattr(sklearn_preprocessing, name)(**kwargs).fit(data)
+            rtol, atol = _tolerance(np.result_type(dtype, np.float32))
+            expected = reference.transform(data)
+            transformed = ours.transform(x)
+            # floats keep their type, integers become floating point
+            float_type = np.float32 if dtype == np.float32 else np.float64
+            assert_array_equal(transformed, expected.astype(float_type), rtol=rtol, atol=atol)
+            assert transformed.split == split
+            ok = ours.n_features_in_ == reference.n_features_in_
+            for attribute, value in _fitted_attributes(reference).items():
+                if attribute == "n_samples_seen_":
+                    ok = ok and int(np.max(value)) == ours.n_samples_seen_
+                elif isinstance(value, np.ndarray):
+                    ours_value = getattr(ours, attribute)
+                    ok = ok and np.allclose(ours_value.numpy(), value, rtol=rtol, atol=atol)
+                    ok = ok and ours_value.split is None
+            collective_assert(ok, f"fitted attributes differ from scikit-learn's for {name}")
+            if hasattr(reference, "inverse_transform") and name != "Normalizer":
+                back = ours.inverse_transform(transformed)
+                assert_array_equal(
+                    back,
+                    reference.inverse_transform(expected).astype(float_type),
+                    rtol=rtol,
+                    atol=max(atol, 1e-4 if dtype == np.float32 else 1e-9),
+                )
+
+
+@pytest.mark.parametrize("name", ["StandardScaler", "MinMaxScaler", "MaxAbsScaler"])
+@pytest.mark.parametrize("split", [None, 0, 1])
+def test_partial_fit_windows_match_sklearn(name, split):
+    # windows of a "file": the running statistics after every window match scikit-learn's
+    data = _data((23, 5), np.float64, seed=4)
+    data[:, 2] += 1e6  # a large offset: the textbook variance formula would cancel here
+    ours = getattr(ht.preprocessing, name)()
+    reference = getattr(sklearn_preprocessing, name)()
+    for start in range(0, 23, 6):
+        window = data[start : start + 6]
+        ours.partial_fit(ht.array(window, split=split))
+        reference.partial_fit(window)
+        assert ours.n_samples_seen_ == int(np.max(reference.n_samples_seen_))
+        for attribute, value in _fitted_attributes(reference).items():
+            if isinstance(value, np.ndarray):
+                ok = np.allclose(getattr(ours, attribute).numpy(), value, rtol=1e-12, atol=1e-9)
+                collective_assert(ok, f"{attribute} after the window at {start}")
+    # fit starts over
+    ours.fit(ht.array(data[:5], split=split))
+    assert ours.n_samples_seen_ == 5
+
+
+def test_partial_fit_of_windows_each_process_read():
+    # every process streams its own window (possibly empty) and joins them with is_split
+    comm = ht.MPI_WORLD
+    data = _data((37, 3), np.float32, seed=5)
+    scaler = ht.preprocessing.StandardScaler()
+    for window in range(3):
+        rows = np.arange(37)[
+            (np.arange(37) // 4) % (3 * comm.size) == window * comm.size + comm.rank
+        ]
+        local = torch.from_numpy(data[rows])
+        scaler.partial_fit(ht.array(local, is_split=0))
+    assert scaler.n_samples_seen_ == sum(
+        1 for i in range(37) if (i // 4) % (3 * comm.size) < 3 * comm.size
+    )
+    seen = np.concatenate(
+        [
+            data[np.arange(37)[(np.arange(37) // 4) % (3 * comm.size) == w * comm.size + r]]
+            for w in range(3)
+            for r in range(comm.size)
+        ]
+    )
+    reference = sklearn_preprocessing.StandardScaler().fit(seen.astype(np.float64))
+    assert np.allclose(scaler.mean_.numpy(), reference.mean_, rtol=1e-6)
+    assert np.allclose(scaler.var_.numpy(), reference.var_, rtol=1e-5)
+
+
+def test_transform_of_local_numpy_and_torch_data():
+    data = _data((9, 3), np.float32, seed=6)
+    scaler = ht.preprocessing.StandardScaler().fit(ht.array(data, split=0))
+    reference = sklearn_preprocessing.StandardScaler().fit(data)
+    batch = data[ht.MPI_WORLD.rank % 9 :][:4]  # a different batch on every process
+    for local, kind in ((batch.copy(), np.ndarray), (torch.from_numpy(batch.copy()), torch.Tensor)):
+        result = scaler.transform(local)
+        assert isinstance(result, kind)
+        assert np.allclose(np.asarray(result), reference.transform(batch), rtol=1e-5, atol=1e-5)
+        back = scaler.inverse_transform(result)
+        assert isinstance(back, kind) and np.allclose(np.asarray(back), batch, rtol=1e-5, atol=1e-4)
+
+
+def test_copy_false_writes_in_place():
+    data = _data((6, 3), np.float64, seed=7)
+    x = ht.array(data, split=0)
+    scaler = ht.preprocessing.MinMaxScaler(copy=False).fit(x)
+    result = scaler.transform(x)
+    assert result.larray.data_ptr() == x.larray.data_ptr()
+    assert_array_equal(x, sklearn_preprocessing.MinMaxScaler().fit_transform(data))
+    local = data.copy()
+    scaler.transform(local)
+    assert np.allclose(local, sklearn_preprocessing.MinMaxScaler().fit_transform(data))
+    # copy=True leaves the input alone
+    y = ht.array(data, split=0)
+    ht.preprocessing.MinMaxScaler().fit(y).transform(y)
+    assert_array_equal(y, data)
+
+
+def test_fit_transform_and_params():
+    data = _data((8, 3), np.float32, seed=8)
+    x = ht.array(data, split=0)
+    scaler = ht.preprocessing.RobustScaler(quantile_range=(20.0, 70.0))
+    assert_array_equal(
+        scaler.fit_transform(x),
+        sklearn_preprocessing.RobustScaler(quantile_range=(20.0, 70.0)).fit_transform(data),
+        rtol=1e-5,
+        atol=1e-5,
+    )
+    assert scaler.get_params()["quantile_range"] == (20.0, 70.0)
+    assert ht.is_transformer(scaler)
+
+
+@pytest.mark.parametrize(
+    "name", ["StandardScaler", "MinMaxScaler", "MaxAbsScaler", "RobustScaler", "Normalizer"]
+)
+def test_errors_raise_on_every_process(name):
+    x = ht.array(_data((5, 3), np.float32), split=0)
+    scaler = getattr(ht.preprocessing, name)()
+    assert_raises_then_collective_works(ht.NotFittedError, scaler.transform, x)
+    bad = _data((5, 3), np.float64)
+    bad[4, 1] = np.nan  # only the last process holds it
+    assert_raises_then_collective_works(ValueError, scaler.fit, ht.array(bad, split=0))
+    scaler.fit(x)
+    assert_raises_then_collective_works(ValueError, scaler.transform, ht.ones((4, 2), split=0))
+    if hasattr(scaler, "partial_fit"):
+        assert_raises_then_collective_works(
+            ValueError, scaler.partial_fit, ht.ones((3, 4), split=0)
+        )
+    assert_raises_then_collective_works(ValueError, scaler.fit, ht.ones(5, split=0))
+    assert_raises_then_collective_works(TypeError, scaler.fit, "x")
+
+
+def test_bad_parameters():
+    x = ht.ones((4, 2), split=0)
+    assert_raises_then_collective_works(ValueError, ht.preprocessing.MinMaxScaler((1, 0)).fit, x)
+    assert_raises_then_collective_works(TypeError, ht.preprocessing.MinMaxScaler("ab").fit, x)
+    assert_raises_then_collective_works(
+        ValueError, ht.preprocessing.RobustScaler(quantile_range=(80, 20)).fit, x
+    )
+    assert_raises_then_collective_works(
+        TypeError, ht.preprocessing.RobustScaler(quantile_range=None).fit, x
+    )
+    assert_raises_then_collective_works(ValueError, ht.preprocessing.Normalizer("l3").fit, x)
