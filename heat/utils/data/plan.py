@@ -42,10 +42,10 @@ Guarantees
   with exactly ``wrapped`` rows yielded twice (``"wrap"``). This holds for an epoch that is
   interrupted and resumed any number of times, on any process counts and batch sizes.
 * **Shuffle quality.** Rows that are in the same round end up in a uniformly shuffled order and
-  uniformly spread over the processes -- up to the quality of the keyed permutation, a 4-round
+  uniformly spread over the processes -- up to the quality of the keyed permutation: up to 4096
+  elements the order of keyed 64-bit hashes (uniform up to hash collisions), above a 4-round
   Feistel network with multiply-xorshift round functions (cycle-walked to the exact size), which
-  is statistically indistinguishable from uniform for data shuffling but is not a cryptographic
-  permutation. The shuffle buffer is therefore ``p x window_rows`` rows: when the whole file fits
+  passes chi-square tests of uniformity but is not a cryptographic permutation. The shuffle buffer is therefore ``p x window_rows`` rows: when the whole file fits
   in one round (``n_rows <= p * window_rows``) each epoch is a uniform permutation of the file;
   otherwise two rows can only meet in a batch if their windows fall into the same round, and
   which windows do is re-drawn every epoch.

@@ -304,6 +304,12 @@ class WindowReader:
         slot, count = item
         return slot, [buffer[:count] for buffer in self._buffers[slot]]
 
+    def in_use(self, slot: int) -> bool:
+        """Whether a buffer of the slot is still referenced elsewhere (a batch that views it)."""
+        buffers = self._buffers[slot]
+        # references: the list and getrefcount's argument; more means someone holds a view
+        return any(sys.getrefcount(buffers[d]) > 2 for d in range(len(buffers)))
+
     def release(self, slot: int) -> None:
         """
         Give a slot back for the next window. Call it after dropping every own reference to the
@@ -311,7 +317,6 @@ class WindowReader:
         """
         buffers = self._buffers[slot]
         for d in range(len(buffers)):
-            # references: the list and getrefcount's argument; more means someone holds a view
             if sys.getrefcount(buffers[d]) > 2:
                 buffers[d] = np.empty_like(buffers[d])
         self.slots_out -= 1

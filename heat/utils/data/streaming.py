@@ -144,10 +144,14 @@ class _Round:
         self.tensors = [t[self.at :].clone() for t in self.tensors]
         self.rows = self.rows[self.at :]
         self.at = 0
-        self.drop()
+        self._give_back()
 
     def drop(self) -> None:
-        # no reference to the buffers may remain: the reader checks that before reusing them
+        """All rows taken: no reference to the buffers may remain (the reader checks that)."""
+        self.tensors = []
+        self._give_back()
+
+    def _give_back(self) -> None:
         self.holds_slot = False
         release, self.release = self.release, None
         if release is not None:
@@ -168,12 +172,13 @@ class _OutputPool:
     def take(self, rows: int) -> List[np.ndarray]:
         for i, arrays in enumerate(self._free):
             if arrays[0].shape[0] >= rows and all(sys.getrefcount(a) <= 3 for a in arrays):
+                if self._pinned:
+                    # no batch views it any more, but a copy to the GPU may still read it
+                    torch.cuda.current_stream().synchronize()
                 return self._free.pop(i)
-        del self._free[2:]  # keep a few; the rest go to whoever still views them
+        del self._free[3:]  # keep a few; the rest go to whoever still views them
         capacity = max(rows, 1)
         if self._pinned:
-            # a pinned buffer may still be read by a copy to the GPU
-            torch.cuda.current_stream().synchronize()
             return [
                 torch.empty((capacity,) + info.row_shape, dtype=_torch_dtype(info), pin_memory=True).numpy()
                 for info in self._infos
@@ -571,14 +576,15 @@ class StreamingDataLoader:
             comm, [info.row_shape for info in self._infos], [_torch_dtype(i) for i in self._infos]
         )
         cuda = self.device.torch_device.startswith("cuda")
-        pool = _OutputPool(self._infos, pinned=cuda)
+        pool = _OutputPool(self._infos, pinned=cuda)  # the shuffled rows of rounds
+        self._batch_pool = _OutputPool(self._infos, pinned=cuda)  # batches across two rounds
         bar = None
         if self.progress and rank == 0:
             from tqdm import tqdm
 
             bar = tqdm(total=plan.steps, initial=plan.steps_before + plan.start_step, unit="batch")
         rounds: deque = deque()
-        pending: List[int] = []  # reader slots to give back at the next step
+        pending: List[int] = []  # reader slots to give back once no batch views them
         stats = self._stats = dict(samples=0, batches=0, bytes=0, elapsed=0.0, waiting=0.0)
         self._history = plan.history(plan.start_step)
         position = self._history[-1]  # [processes, batch size, steps]: updated in place
@@ -592,9 +598,12 @@ class StreamingDataLoader:
         try:
             while step < segment.steps:
                 entered = time.perf_counter()
-                for slot in pending:
-                    reader.release(slot)
-                pending.clear()
+                # slots whose batches are gone go back to the reader; one that the batch yielded
+                # last may still view (a loop variable) waits a step rather than being replaced
+                for slot in list(pending):
+                    if not reader.in_use(slot):
+                        reader.release(slot)
+                        pending.remove(slot)
                 while due[next_task] <= step:
                     round_ = self._take_round(tasks[next_task], plan, reader, exchanger, pool, rounds, pending)
                     rounds.append(round_)
@@ -721,7 +730,19 @@ class StreamingDataLoader:
                 if current.left == 0:
                     rounds.popleft().drop()
             if pieces:
-                tensors = [torch.cat([p[d] for p in pieces]) for d in range(len(self._infos))]
+                # the batch across rounds: into a pooled buffer (fresh pages cost more than the copy)
+                arrays = self._batch_pool.take(count)
+                tensors = []
+                for d, array in enumerate(arrays):
+                    at = 0
+                    for piece in pieces:
+                        # a plain memcpy: torch's copies run in its thread pool, whose threads
+                        # wait for each other (and the reader thread) on a busy machine
+                        n = len(piece[d])
+                        np.copyto(array[at : at + n], piece[d].numpy())
+                        at += n
+                    tensors.append(torch.from_numpy(array[:count]))
+                self._batch_pool.give_back(arrays)  # reused once the batch is gone
                 rows = np.concatenate([p[-1] for p in pieces])
             else:  # an empty batch
                 tensors = [

@@ -113,6 +113,20 @@ def test_fewer_rows_than_processes(shared_dir, n):  # noqa: F811
         check_counts(np.bincount(gathered_rows(batches), minlength=n), loader)
 
 
+@pytest.mark.parametrize("shuffle", [True, False])
+def test_windows_smaller_than_a_batch(shared_dir, shuffle):  # noqa: F811
+    # a batch spans many rounds: the reader's buffers must be freed (rows copied out) on the way
+    x, y = rows_data(97)
+    features = write_h5(shared_dir, "chunky_x.h5", {"x": x}, chunks=(2, 3))
+    labels = write_h5(shared_dir, "chunky_y.h5", {"y": y}, chunks=(2,))
+    loader = StreamingDataLoader([features, labels], batch_size=16, shuffle=shuffle,
+                                 return_indices=True, window_bytes=small_window(2))
+    assert loader.window_rows == 2
+    batches = run_epoch(loader)
+    collective_assert(all(np.array_equal(b[0], x[b[2]]) for b in batches))
+    assert (np.bincount(gathered_rows(batches), minlength=97) == 1).all()
+
+
 def test_datasets_in_one_and_in_two_files(shared_dir):  # noqa: F811
     x, y = rows_data(57, features=2)
     z = np.arange(57 * 6, dtype=np.int16).reshape(57, 2, 3)

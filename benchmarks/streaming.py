@@ -1,0 +1,283 @@
+"""
+Throughput and memory of heat.utils.data.StreamingDataLoader against what a script would do by hand.
+
+Usage::
+
+    python benchmarks/streaming.py                   # one process
+    mpiexec -n 2 python benchmarks/streaming.py      # two processes, each its share of the file
+    python benchmarks/streaming.py --file-mb 32 --repeat 2 --no-memory   # a quick check
+
+For small rows (64 float32) and large rows (3 x 64 x 64 float32), uncompressed and gzip-compressed
+(chunks of about 1 MiB), a file of ``--file-mb`` MB of features ``x`` plus int64 labels ``y`` is
+streamed once per repetition by every method below, interleaved, best repetition kept; the time
+of a pass is the slowest process's:
+
+* ``plain``: a sequential ``read_direct`` of consecutive windows (the loader's window size; window
+  k on process k mod p) into reused buffers -- the cost of reading alone;
+* ``perm``: the same reads, then each window permuted in memory (``torch.randperm`` and a gather
+  of x and y) -- a hand-written shuffle within windows;
+* ``off`` / ``on``: the loader with ``shuffle=False`` / ``shuffle=True`` (batches of
+  ``--batch`` rows; the consumer does nothing with them);
+* ``torch``: a torch ``DataLoader`` over an h5py-backed map-style Dataset with torch's
+  ``DistributedSampler`` (one h5py read per sample), timed for ``--torch-seconds``.
+
+Targets (issue 7): off/plain >= 0.8, on/perm >= 0.8, on/torch >= 10 (samples/s).
+
+Memory: the peak resident memory of one process over an epoch (VmHWM after resetting it, minus
+the resident memory before), streaming files 5x and 20x the window with shuffle on: flat.
+
+Files go to a temporary folder (``--folder``, default the system's) and are deleted at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from typing import Callable, Dict, List
+
+import h5py
+import numpy as np
+import torch
+
+import heat as ht
+from heat.utils.data import StreamingDataLoader
+from heat.utils.data.reader import DatasetInfo, window_rows_for
+from heat.utils.data.streaming import WINDOW_BUFFERS
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from algorithms import _proc_status_kb, _reset_peak, _trim_heap  # noqa: E402
+
+COMM = ht.MPI_WORLD
+ROWS = {"small": (64,), "large": (3, 64, 64)}
+
+
+def log(message: str) -> None:
+    if COMM.rank == 0:
+        print(message, flush=True)
+
+
+def write_file(path: str, rows: int, row_shape, compression) -> None:
+    """Image-like features (8-bit values scaled to [0, 1] as float32) and int64 labels."""
+    row_items = int(np.prod(row_shape))
+    chunk_rows = max(1, min(rows, (1 << 20) // (4 * row_items)))
+    rng = np.random.default_rng(0)
+    with h5py.File(path, "w") as f:
+        x = f.create_dataset(
+            "x", (rows,) + row_shape, np.float32, chunks=(chunk_rows,) + row_shape,
+            compression=compression,
+        )
+        y = f.create_dataset(
+            "y", (rows,), np.int64, chunks=(min(rows, chunk_rows * 16),), compression=compression
+        )
+        step = chunk_rows * 16
+        for start in range(0, rows, step):
+            count = min(step, rows - start)
+            values = rng.integers(0, 256, (count,) + row_shape, dtype=np.uint8)
+            x[start : start + count] = values.astype(np.float32) / 255
+            y[start : start + count] = rng.integers(0, 1000, count)
+
+
+def windows_of(rows: int, window: int) -> List[range]:
+    """The windows process ``COMM.rank`` reads: window k on process k mod p."""
+    starts = list(range(0, rows, window))[COMM.rank :: COMM.size]
+    return [range(s, min(s + window, rows)) for s in starts]
+
+
+def plain_pass(path: str, window: int, permute: bool) -> Callable[[], int]:
+    def run() -> int:
+        count = 0
+        with h5py.File(path, "r") as f:
+            x, y = f["x"], f["y"]
+            bx = np.empty((window,) + x.shape[1:], np.float32)
+            by = np.empty(window, np.int64)
+            if permute:
+                ox, oy = torch.empty(bx.shape), torch.empty(window, dtype=torch.int64)
+            for rows in windows_of(x.shape[0], window):
+                n = len(rows)
+                x.read_direct(bx, np.s_[rows.start : rows.stop], np.s_[0:n])
+                y.read_direct(by, np.s_[rows.start : rows.stop], np.s_[0:n])
+                if permute:
+                    perm = torch.randperm(n)
+                    torch.index_select(torch.from_numpy(bx[:n]), 0, perm, out=ox[:n])
+                    torch.index_select(torch.from_numpy(by[:n]), 0, perm, out=oy[:n])
+                count += n
+        return count
+
+    return run
+
+
+def loader_pass(loader: StreamingDataLoader) -> Callable[[], int]:
+    def run() -> int:
+        count = 0
+        for x, _ in loader:
+            count += len(x)
+        return count
+
+    return run
+
+
+class _H5Rows(torch.utils.data.Dataset):
+    """What users write today: a map-style Dataset reading one row per ``__getitem__``."""
+
+    def __init__(self, path: str):
+        self.path, self.file = path, None
+        with h5py.File(path, "r") as f:
+            self.length = f["x"].shape[0]
+
+    def __len__(self) -> int:
+        return self.length
+
+    def __getitem__(self, index: int):
+        if self.file is None:  # opened in the process that reads (a worker, after the fork)
+            self.file = h5py.File(self.path, "r")
+        return torch.from_numpy(self.file["x"][index]), int(self.file["y"][index])
+
+
+def torch_pass(path: str, batch: int, seconds: float) -> Callable[[], int]:
+    dataset = _H5Rows(path)
+    sampler = torch.utils.data.distributed.DistributedSampler(
+        dataset, num_replicas=COMM.size, rank=COMM.rank, shuffle=True, seed=0
+    )
+    loader = torch.utils.data.DataLoader(dataset, batch_size=batch, sampler=sampler)
+
+    def run() -> int:
+        count, began = 0, time.perf_counter()
+        for x, _ in loader:
+            count += len(x)
+            if time.perf_counter() - began > seconds:
+                break
+        return count
+
+    return run
+
+
+def timed(function: Callable[[], int]) -> float:
+    """Samples per second of one pass, all processes together (the slowest process's time)."""
+    COMM.handle.Barrier()
+    began = time.perf_counter()
+    count = function()
+    seconds = COMM.allreduce(time.perf_counter() - began, op=ht.MPI.MAX)
+    return COMM.allreduce(count) / seconds
+
+
+def throughput(args, folder: str) -> List[Dict]:
+    results = []
+    for kind, row_shape in ROWS.items():
+        row_bytes = 4 * int(np.prod(row_shape))
+        rows = int(args.file_mb * 1e6) // row_bytes
+        for compression in (None, "gzip"):
+            path = os.path.join(folder, f"{kind}-{compression}.h5")
+            if COMM.rank == 0:
+                write_file(path, rows, row_shape, compression)
+            COMM.handle.Barrier()
+            batch = args.batch if kind == "small" else max(1, args.batch // 8)
+            common = dict(batch_size=batch, window_bytes=int(args.window_mb * 2**20))
+            off = StreamingDataLoader(path, ["x", "y"], shuffle=False, **common)
+            on = StreamingDataLoader(path, ["x", "y"], shuffle=True, **common)
+            window = off.window_rows
+            methods = {
+                "plain": plain_pass(path, window, permute=False),
+                "perm": plain_pass(path, window, permute=True),
+                "off": loader_pass(off),
+                "on": loader_pass(on),
+            }
+            best = {name: 0.0 for name in methods}
+            for _ in range(args.repeat):
+                for name, function in methods.items():
+                    best[name] = max(best[name], timed(function))
+            best["torch"] = timed(torch_pass(path, batch, args.torch_seconds))
+            record = dict(
+                rows=kind, compression=compression or "none", procs=COMM.size,
+                file_mb=round(rows * (row_bytes + 8) / 1e6, 1), window_rows=window,
+                batch=batch, **{k: round(v) for k, v in best.items()},
+                off_plain=round(best["off"] / best["plain"], 2),
+                on_perm=round(best["on"] / best["perm"], 2),
+                on_torch=round(best["on"] / best["torch"], 1),
+            )
+            results.append(record)
+            log(json.dumps(record))
+            if COMM.rank == 0:
+                os.remove(path)
+    return results
+
+
+def memory(args, folder: str) -> List[Dict]:
+    """Peak resident memory of an epoch, files 5x and 20x the window (shuffle on)."""
+    results = []
+    window_bytes = int(args.memory_window_mb * 2**20)
+    row_shape = ROWS["small"]
+    row_bytes = 4 * int(np.prod(row_shape))
+    # the window in rows for the layout write_file makes (x in chunks of 1 MiB, y of 16 of them)
+    chunk_rows = (1 << 20) // row_bytes
+    infos = [
+        DatasetInfo("", "x", (1 << 40,) + row_shape, np.dtype("f4"), chunk_rows, 1 << 20, 0),
+        DatasetInfo("", "y", (1 << 40,), np.dtype("i8"), 16 * chunk_rows, 128 * chunk_rows, 0),
+    ]
+    window = window_rows_for(infos, window_bytes, WINDOW_BUFFERS)
+    for factor in (5, 20):
+        rows = factor * window * COMM.size  # every process streams ``factor`` windows
+        path = os.path.join(folder, f"memory-{factor}.h5")
+        if COMM.rank == 0:
+            write_file(path, rows, row_shape, None)
+        COMM.handle.Barrier()
+        loader = StreamingDataLoader(path, ["x", "y"], batch_size=args.batch, window_bytes=window_bytes)
+        assert loader.window_rows == window
+        for _ in loader:  # a first epoch: pools, libraries and the page cache warmed up
+            pass
+        _trim_heap()
+        before = _proc_status_kb("VmRSS")
+        exact = _reset_peak()
+        for _ in loader:
+            pass
+        peak = COMM.allreduce((_proc_status_kb("VmHWM") - before) / 1024, op=ht.MPI.MAX)
+        window_mb = window * (row_bytes + 8) / 2**20
+        record = dict(
+            procs=COMM.size, factor=factor, window_rows=window, window_mb=round(window_mb, 1),
+            budget_mb=round(window_bytes / 2**20, 1),
+            file_mb=round(rows * (row_bytes + 8) / 2**20, 1),
+            peak_extra_mb=round(peak, 1), exact=exact,
+        )
+        results.append(record)
+        log(json.dumps(record))
+        if COMM.rank == 0:
+            os.remove(path)
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
+    parser.add_argument("--file-mb", type=float, default=128.0, help="features per file, MB")
+    parser.add_argument("--window-mb", type=float, default=128.0, help="the loader's window_bytes, MiB")
+    parser.add_argument("--batch", type=int, default=256, help="rows per batch (small rows; /8 large)")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--torch-seconds", type=float, default=3.0)
+    parser.add_argument("--folder", default=None)
+    parser.add_argument("--memory-window-mb", type=float, default=16.0,
+                        help="the loader's window_bytes in the memory test, MiB")
+    parser.add_argument("--no-memory", action="store_true")
+    parser.add_argument("--out", default=None, help="write the records as JSON")
+    args = parser.parse_args()
+    folder = tempfile.mkdtemp(prefix="heat-streaming-", dir=args.folder) if COMM.rank == 0 else None
+    folder = COMM.bcast(folder)
+    try:
+        log(f"# {COMM.size} process(es), torch threads {torch.get_num_threads()}, load {os.getloadavg()}")
+        records = throughput(args, folder)
+        if not args.no_memory:
+            records += memory(args, folder)
+        log(f"# load at end {os.getloadavg()}")
+        if args.out and COMM.rank == 0:
+            with open(args.out, "w") as f:
+                json.dump(records, f, indent=1)
+    finally:
+        COMM.handle.Barrier()
+        if COMM.rank == 0:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
