@@ -20,9 +20,11 @@ Four executions cover every combination:
   multiplies the block it holds, in row chunks with a ``Test`` of the transfers in between (MPI
   progresses mostly inside its calls). A process holds its share of the result, its own block
   and at most two blocks of the circulating operand.
-* **reduce** -- both operands split along ``k``: every process computes partial products of the
-  result's blocks, one destination at a time, and each block is summed onto its owner by a
-  non-blocking ``Ireduce`` that overlaps with the next partial product (at most two in flight).
+* **reduce** -- both operands split along ``k`` and a result smaller than half of the operands:
+  every process computes partial products of the result's blocks, one destination at a time,
+  and each block is summed onto its owner by a non-blocking ``Ireduce`` that overlaps with the
+  next partial product (at most two in flight). With a larger result, the smaller operand is
+  instead resplit along its free axis (one all-to-all) and the other circulates in a ring.
 * **allreduce** -- the same for a 0-d result (the dot product of two vectors): one Allreduce.
 
 When the leading operand is ``B`` the product is computed as ``C^T = B^T A^T`` on transposed views
@@ -44,6 +46,7 @@ from mpi4py import MPI
 
 from .. import types
 from .._operations import align_local
+from .. import _redistribution
 from .._redistribution import balanced_counts, displacements, redistribute_tensor
 from ..dndarray import DNDarray
 from ..sanitation import broadcast_shapes
@@ -137,6 +140,17 @@ def _plan(a: _Operand, b: _Operand, c_shape, removed, nprocs: int) -> Tuple:
     if b_leads:
         return ("ring", True)
     if ka == "k" and kb == "k":
+        # both split along k: sum partial products onto their owners (moves the result, and
+        # reads it once more to add), or resplit one operand along its free axis (one
+        # all-to-all) and circulate the other (moves both operands); the latter when the result
+        # is at least half as large as the operands together
+        if 2 * math.prod(c_shape) >= a.size + b.size:
+            can_a = (R - 2) not in removed and c_shape[R - 2] >= nprocs
+            can_b = (R - 1) not in removed and c_shape[R - 1] >= nprocs
+            if can_a and (not can_b or a.size <= b.size):
+                return ("ring", False, "resplit")
+            if can_b:
+                return ("ring", True, "resplit")
         return _reduce_plan(c_shape, removed)
     # one operand split along k, the other replicated: circulate the split one (the replicated
     # one is sliced to the rows or columns this process owns), or reduce partial products,
@@ -393,6 +407,10 @@ def distributed_matmul(x1: DNDarray, x2: DNDarray, result_type) -> DNDarray:
             op.local, op.split, op.counts = full, None, None
     plan = _plan(a, b, c_shape, removed, p)
     kind = plan[0]
+    if kind == "ring" and len(plan) > 2:
+        # the leading operand is split along k: move it to its free axis first (on one process
+        # nothing moves, but the result's layout is the same)
+        _resplit_free_axis(b if plan[1] else a, plan[1], c_shape, comm)
 
     split, counts = None, None
     if kind == "local":
@@ -460,6 +478,17 @@ def distributed_matmul(x1: DNDarray, x2: DNDarray, result_type) -> DNDarray:
     if split is not None:
         balanced = tuple(counts) == balanced_counts(comm, gshape[split])
     return DNDarray(out, tuple(gshape), result_type, split, x1.device, comm, balanced)
+
+
+def _resplit_free_axis(op: _Operand, is_b: bool, c_shape, comm) -> None:
+    """Resplit ``op`` (at least 2-D) along its free axis: m for A, n for B (one all-to-all)."""
+    array = op.array
+    R = len(c_shape)
+    local, _ = _redistribution.resplit_tensor(array, array.ndim - 1 if is_b else array.ndim - 2)
+    local = local.to(op.local.dtype) if local.dtype != op.local.dtype else local
+    op.local = local.reshape((1,) * op.lead + tuple(local.shape)) if op.lead else local
+    op.split = R - 1 if is_b else R - 2
+    op.counts = balanced_counts(comm, c_shape[op.split])
 
 
 def _gathered(op: _Operand) -> torch.Tensor:

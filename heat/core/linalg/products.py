@@ -6,20 +6,23 @@ Products of DNDarrays: ``matmul`` (the ``@`` operator), ``dot``, ``vdot``, ``vec
 :mod:`heat.core.linalg._matmul` for the executions). The layout of the result, for 2-D operands
 ``A`` (m x k) and ``B`` (k x n) split along ``None``, ``0`` or ``1``:
 
-=========  =========  ===========  =====================================================
-A.split    B.split    result       how
-=========  =========  ===========  =====================================================
-None       None       None         local product on every process
-0          None       0            local product of A's rows
-None       1          1            local product with B's columns
-0          0          0            ring: B's row blocks circulate, products accumulate
-0          1          0 or 1       ring of the smaller operand (B's column blocks: 0;
-                                   A's row blocks: 1); equal sizes give 0
-1          1          1            ring: A's column blocks circulate
-None       0          0 (or 0*)    ring of B with A's rows sliced, or reduce*
-1          None       1 (or 0*)    ring of A with B's columns sliced, or reduce*
-1          0          0*           reduce: partial products summed onto their owners
-=========  =========  ===========  =====================================================
+=========  =========  =============  ===================================================
+A.split    B.split    result         how
+=========  =========  =============  ===================================================
+None       None       None           local product on every process
+0          None       0              local product of A's rows
+None       1          1              local product with B's columns
+0          0          0              ring: B's row blocks circulate, products accumulate
+0          1          0 or 1         ring of the smaller operand (B's column blocks: 0;
+                                     A's row blocks: 1); equal sizes give 0
+1          1          1              ring: A's column blocks circulate
+None       0          0 (or 0*)      ring of B with A's rows sliced, or reduce*
+1          None       1 (or 0*)      ring of A with B's columns sliced, or reduce*
+1          0          0 (or 1, 0*)   the smaller operand resplit along its free axis (one
+                                     all-to-all: A along its rows gives 0, B along its
+                                     columns 1), then the ring of the other; reduce* when
+                                     the result is below half the size of the operands
+=========  =========  =============  ===================================================
 
 ``*`` reduce: every process multiplies its part of the contracted axis; each block of the result
 is summed onto its owner (``Ireduce``, overlapped with the next partial product); the result is
