@@ -67,6 +67,15 @@ BIG_FACTOR = 5
 # issue 8: the tall-skinny matrix of "qr" and "svd", TALL_ROWS x TALL_COLS float32 at --scale 1
 TALL_ROWS = 200000
 TALL_COLS = 50
+# issue 8: cdist of CDIST_ROWS x CDIST_COLS float32 with itself; k-means of KMEANS_ROWS x
+# KMEANS_COLS float32 (uniform: Lloyd's iterations do not converge within KMEANS_ITER, so every
+# library runs all of them, scikit-learn included) into KMEANS_K clusters from the first rows
+CDIST_ROWS = 10000
+CDIST_COLS = 16
+KMEANS_ROWS = 1_000_000
+KMEANS_COLS = 8
+KMEANS_K = 8
+KMEANS_ITER = 20
 # reshape (rows, COLS) -> (rows * COLS // RESHAPE_COLS, RESHAPE_COLS): the split axis changes
 # length (2000 -> 2500 rows), so rows really move between processes
 RESHAPE_COLS = COLS * 4 // 5
@@ -85,6 +94,8 @@ class Data:
     mask: np.ndarray  # x > 0.5
     big: np.ndarray  # 1-D float32, uniform in [0, 1), BIG_FACTOR * x.size values
     tall: np.ndarray  # 2-D float32, standard normal, TALL_ROWS * scale x TALL_COLS
+    samples: np.ndarray  # 2-D float32, uniform in [0, 1), CDIST_ROWS * scale x CDIST_COLS
+    points: np.ndarray  # 2-D float32, uniform in [0, 1), KMEANS_ROWS * scale x KMEANS_COLS
 
     @property
     def flat(self) -> np.ndarray:
@@ -101,7 +112,9 @@ def make_data(scale: float) -> Data:
     big = rng.random(BIG_FACTOR * x.size, dtype=np.float32)  # drawn last: the others stay as they were
     tall_rows = max(8, int(round(TALL_ROWS * scale / 8)) * 8)
     tall = rng.standard_normal((tall_rows, TALL_COLS), dtype=np.float32)  # after big, for the same reason
-    return Data(x=x, y=y, ints=ints, idx=idx, mask=x > 0.5, big=big, tall=tall)
+    samples = rng.random((max(8, int(CDIST_ROWS * scale)), CDIST_COLS), dtype=np.float32)
+    points = rng.random((max(KMEANS_K, int(KMEANS_ROWS * scale)), KMEANS_COLS), dtype=np.float32)
+    return Data(x=x, y=y, ints=ints, idx=idx, mask=x > 0.5, big=big, tall=tall, samples=samples, points=points)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -139,6 +152,24 @@ class NumpyLib:
 
     def svd(self, a):
         return np.linalg.svd(a, full_matrices=False)
+
+    def cdist(self, x, quadratic_expansion):
+        from scipy.spatial.distance import cdist
+
+        return cdist(x, x)  # the serial reference has one method (float64 result)
+
+    def kmeans(self, x, init):
+        # the serial baseline is scikit-learn's KMeans (its own threads), where installed
+        try:
+            from sklearn.cluster import KMeans
+        except ImportError:
+            return _lloyd(x, init, KMEANS_ITER)
+        # tol=0: scikit-learn's only way not to stop on tolerance (and the data does not converge)
+        model = KMeans(len(init), init=init, n_init=1, max_iter=KMEANS_ITER, tol=0.0, algorithm="lloyd")
+        return model.fit(x)
+
+    def centres(self, model) -> np.ndarray:
+        return np.asarray(model.cluster_centers_) if hasattr(model, "cluster_centers_") else model
 
     def resplit(self, x, axis):
         return x.copy()  # NumPy has no layout: the equivalent work is one copy
@@ -237,6 +268,17 @@ class HeatLib(NumpyLib):
     def svd(self, a):
         return self.ht.linalg.svd(a)
 
+    def cdist(self, x, quadratic_expansion):
+        return self.ht.spatial.cdist(x, quadratic_expansion=quadratic_expansion)
+
+    def kmeans(self, x, init):
+        init = self.ht.array(init, split=None)
+        model = self.ht.cluster.KMeans(len(init), init=init, max_iter=KMEANS_ITER, tol=-1.0)
+        return model.fit(x)
+
+    def centres(self, model) -> np.ndarray:
+        return self.to_numpy(model.cluster_centers_)
+
     def resplit(self, x, axis):
         return self.ht.resplit(x, axis)
 
@@ -316,8 +358,9 @@ class Op:
     checked: Optional[Callable[[List[Any]], Any]] = None
     # for results of several arrays: (lib, result) -> the one array compared with ``expect``
     convert: Optional[Callable[[Any, Any], np.ndarray]] = None
-    # floating point operations of one call (issue 8: the table reports GFLOP/s for these)
-    flops: float = 0.0
+    # floating point operations of one call (issue 8: the table reports GFLOP/s for these), or a
+    # function of the data that gives them
+    flops: Any = 0.0
 
 
 def _reduction(kind: str, axis, split: int) -> Op:
@@ -549,7 +592,47 @@ def _ops() -> List[Op]:
                   rtol=1e-3, atol=1e-2, convert=abs_r, flops=4.0 * TALL_ROWS * n * n - 4.0 * n**3 / 3))
     ops.append(Op("svd tall-skinny split=0", "time", lambda L, D: tall(L, D, "svd"), expect_s,
                   rtol=1e-4, atol=1e-3, convert=singular_values))
+
+    # issue 8: euclidean distances of 10000 x 16 samples to themselves (ring exchange at p > 1)
+    for quadratic in (False, True):
+
+        def cdist(L, D, quadratic=quadratic):
+            x = L.distribute(D.samples, 0)
+            return [x], lambda: L.cdist(x, quadratic)
+
+        def expect_cdist(D):
+            squared = (D.samples.astype(np.float64) ** 2).sum(1)
+            products = D.samples.astype(np.float64) @ D.samples.T.astype(np.float64)
+            return np.sqrt(np.maximum(squared[:, None] + squared[None, :] - 2 * products, 0))
+
+        ops.append(Op(f"cdist{' quadratic_expansion' if quadratic else ''} split=0", "time", cdist,
+                      expect_cdist, rtol=1e-3, atol=2e-3,
+                      flops=lambda D: 2.0 * D.samples.shape[0] ** 2 * D.samples.shape[1]))
+
+    # issue 8: 20 Lloyd iterations (k-means, k = 8) of 1e6 x 8 samples from the first 8 samples
+    def kmeans(L, D):
+        x = L.distribute(D.points, 0)
+        return [x], lambda: L.kmeans(x, D.points[:KMEANS_K])
+
+    ops.append(Op("kmeans 20 iterations split=0", "kmeans", kmeans,
+                  lambda D: _lloyd(D.points, D.points[:KMEANS_K], KMEANS_ITER),
+                  rtol=1e-3, atol=1e-3, convert=lambda L, model: L.centres(model)))
     return ops
+
+
+def _lloyd(points: np.ndarray, init: np.ndarray, iterations: int) -> np.ndarray:
+    """Lloyd's iterations in float64 NumPy: the reference centres (an empty cluster stays)."""
+    x = points.astype(np.float64)
+    centres = init.astype(np.float64).copy()
+    k = len(centres)
+    for _ in range(iterations):
+        squared = (centres**2).sum(1)[None, :] - 2.0 * (x @ centres.T)
+        labels = squared.argmin(1)
+        counts = np.bincount(labels, minlength=k)
+        sums = np.stack([np.bincount(labels, weights=x[:, j], minlength=k) for j in range(x.shape[1])], 1)
+        nonempty = counts > 0
+        centres[nonempty] = sums[nonempty] / counts[nonempty, None]
+    return centres
 
 
 _WRITTEN_FILES: set = set()
@@ -845,7 +928,9 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         failed, mismatched = agreed[0] > 0, agreed[1] > 0
         messages = agree.gather((error, local["mismatch"])) if (failed or mismatched) else []
         record = dict(event="result", index=index, op=op.name, group=op.group, processes=L.size)
-        if op.flops:
+        if callable(op.flops):
+            record["flops"] = op.flops(D)
+        elif op.flops:
             if op.name.startswith("qr"):
                 rows = D.tall.shape[0]  # 4 m n^2 - 4 n^3 / 3 (R and the reduced Q)
                 record["flops"] = 4.0 * rows * TALL_COLS**2 - 4.0 * TALL_COLS**3 / 3

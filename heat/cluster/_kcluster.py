@@ -10,6 +10,7 @@ stream that all processes seed identically, so that they stay in step without ex
 
 from __future__ import annotations
 
+import contextlib
 import math
 import numbers
 import secrets
@@ -151,6 +152,10 @@ class _KCluster(ClusteringMixin, BaseEstimator):
             any communication except the agreement on finiteness.
         """
         x = self._check_fit_data(x)
+        with self._threads():
+            return self._fit(x)
+
+    def _fit(self, x) -> "_KCluster":
         rng = np.random.default_rng(_shared_seed(self.random_state, x.comm))
         shift, mean_variance = _column_moments(x)  # raises for NaN or infinity
         # scikit-learn's convergence threshold: tol relative to the data's mean feature variance
@@ -191,11 +196,19 @@ class _KCluster(ClusteringMixin, BaseEstimator):
             If ``x`` has another number of features than the fitted data, or NaN or infinity.
         """
         x = self._check_predict_data(x)
-        local = self._local_data(x, for_fit=False)
-        labels, _ = self._labels_inertia(x, local, self.cluster_centers_.larray, self._shift)
+        with self._threads():
+            local = self._local_data(x, for_fit=False)
+            labels, _ = self._labels_inertia(x, local, self.cluster_centers_.larray, self._shift)
         return labels
 
+    def _threads(self):
+        """The thread section of fit and predict: see ``_kernels.own_threads``."""
+        return _kernels.own_threads() if self._threaded_kernels else contextlib.nullcontext()
+
     # ------------------------------------------------------------------- subclass interface
+    # whether the kernels share their passes over threads of their own (see _kernels)
+    _threaded_kernels = False
+
     def _cost(self, rows: torch.Tensor, centres: torch.Tensor) -> torch.Tensor:
         """``(len(rows), len(centres))`` costs that the seeding strategies sample by."""
         raise NotImplementedError
@@ -265,12 +278,17 @@ def _column_moments(x) -> Tuple[torch.Tensor, float]:
     """
     block = x.larray
     features = x.shape[1]
-    packed = torch.zeros(2 * features + 1, dtype=torch.float64, device=block.device)
+
+    def work(start: int, stop: int) -> torch.Tensor:
+        part = torch.zeros(2 * features + 1, dtype=torch.float64, device=block.device)
+        for begin in range(start, stop, 1 << 14):  # small float64 copies, in the caches
+            rows = block[begin : min(begin + (1 << 14), stop)].to(torch.float64, copy=True)
+            part[:features] += rows.sum(0)
+            part[features:-1] += rows.square_().sum(0)
+        return part
+
+    packed = sum(_kernels.in_threads(work, block.shape[0], block.device, features))
     packed[-1] = block.shape[0]
-    for start in range(0, block.shape[0], 1 << 16):  # bounded float64 temporaries
-        rows = block[start : start + (1 << 16)].double()
-        packed[:features] += rows.sum(0)
-        packed[features:-1] += (rows * rows).sum(0)  # (rows may be the block itself)
     if x.split == 0 and x.comm.size > 1:
         packed = x.comm.allreduce_tensor(packed)
     if not torch.isfinite(packed[:features]).all():
@@ -451,7 +469,7 @@ def _local_lloyd(
     (Weighted) Lloyd iterations on the points of one process, no communication; they stop when
     the centres no longer change or their squared movement is at most ``tolerance``.
     """
-    columns = points.T.contiguous()
+    columns = _kernels.with_ones(points)
     for iteration in range(1, max_iter + 1):
         sums, counts = _kernels.sums_and_counts(columns, centres, shift, weights)
         updated = _new_centres(sums, counts, centres)

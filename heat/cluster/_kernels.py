@@ -58,7 +58,7 @@ def chunk_size(n_centres: int, device: torch.device) -> int:
 @contextmanager
 def _single_threaded_torch(threads: int) -> Iterator[None]:
     """torch uses one thread per operation inside (our own threads share the work)."""
-    if threads <= 1:
+    if threads <= 1 or torch.get_num_threads() == 1:
         yield
         return
     previous = torch.get_num_threads()
@@ -69,16 +69,43 @@ def _single_threaded_torch(threads: int) -> Iterator[None]:
         torch.set_num_threads(previous)
 
 
-def _thread_count(points: int, n_centres: int, device: torch.device) -> int:
+# the thread budgets of the open own_threads sections (innermost last)
+_budgets: List[int] = []
+
+
+@contextmanager
+def own_threads() -> Iterator[None]:
+    """
+    A section (a whole fit) in which torch runs single-threaded and the kernels share their
+    passes over ``torch.get_num_threads()`` Python threads of their own: torch's thread setting
+    changes once, not twice per pass, and no torch operation in between opens a parallel region
+    whose threads would then spin (which costs a lot when the cores are shared).
+    """
+    budget = _budgets[-1] if _budgets else torch.get_num_threads()
+    _budgets.append(budget)
+    try:
+        with _single_threaded_torch(budget):
+            yield
+    finally:
+        _budgets.pop()
+
+
+def _thread_count(points: int, entries_per_point: int, device: torch.device) -> int:
     """How many threads share a pass over ``points`` points (1 for small blocks and GPUs)."""
-    if device.type != "cpu" or points * n_centres < _MIN_THREADED_ENTRIES:
+    if device.type != "cpu" or points * entries_per_point < _MIN_THREADED_ENTRIES:
         return 1
-    return max(1, min(torch.get_num_threads(), points // _MIN_CHUNK))
+    budget = _budgets[-1] if _budgets else torch.get_num_threads()
+    return max(1, min(budget, points // _MIN_CHUNK))
 
 
-def _in_threads(work: Callable[[int, int], object], points: int, n_centres: int, device) -> list:
-    """``work(start, stop)`` on consecutive ranges covering ``range(points)``, one per thread."""
-    threads = _thread_count(points, n_centres, device)
+def in_threads(
+    work: Callable[[int, int], object], points: int, device, entries_per_point: int = 1
+) -> list:
+    """
+    ``work(start, stop)`` on consecutive ranges covering ``range(points)``, one per thread (a
+    single call for small work or on GPUs); the list of what the calls returned.
+    """
+    threads = _thread_count(points, entries_per_point, device)
     bounds = [(points * i // threads, points * (i + 1) // threads) for i in range(threads)]
     if threads <= 1:
         return [work(*bounds[0])]
@@ -109,44 +136,79 @@ def distance_offsets(
 class _Chunks:
     """Per-thread buffers for chunks of ``width`` points, reused (``out=``) chunk after chunk."""
 
-    def __init__(self, centres: torch.Tensor, shift: torch.Tensor, width: int):
+    def __init__(self, centres: torch.Tensor, shift: torch.Tensor, width: int, rows: int):
         k = centres.shape[0]
         self.width = width
         self.shifted, self.offsets = distance_offsets(centres, shift)
-        # labels and multiplicities of all points in one product with the 0/1 matrix
-        self.weights = centres.new_ones((2, k))
-        self.weights[0] = torch.arange(k, dtype=centres.dtype, device=centres.device)
         self.distances = centres.new_empty((k, width))
         self.minima = centres.new_empty(width)
         self.onehot = centres.new_empty((k, width))
+        self.products = centres.new_empty((rows, k))
+        # labels and multiplicities of all points in one product with the 0/1 matrix
+        self.weights = centres.new_ones((2, k))
+        self.weights[0] = torch.arange(k, dtype=centres.dtype, device=centres.device)
         self.labels = centres.new_empty((2, width))
 
-    def assign(self, block: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+    def nearest(self, block: torch.Tensor) -> torch.Tensor:
         """
-        The nearest centre of every column of ``block`` ``(f, n)``: as a 0/1 matrix ``(k, n)``
-        and as labels ``(n,)`` (exact small integers in the data's type). Ties: lowest index.
+        The 0/1 matrix ``(k, n)`` of the nearest centres of the columns of ``block`` ``(f, n)``:
+        ``distance == column minimum``, so a point equally near to two centres has two ones
+        (see :meth:`resolve_ties`).
         """
-        if block.shape[1] == self.width:
+        if block.shape[1] == self.width:  # a full chunk: no allocations
             distances = torch.addmm(
                 self.offsets, self.shifted, block, alpha=-2.0, out=self.distances
             )
-            onehot = torch.eq(distances, torch.amin(distances, 0, out=self.minima), out=self.onehot)
+            return torch.eq(distances, torch.amin(distances, 0, out=self.minima), out=self.onehot)
+        distances = torch.addmm(self.offsets, self.shifted, block, alpha=-2.0)
+        return (distances == distances.amin(0)).to(block.dtype)
+
+    @staticmethod
+    def resolve_ties(onehot: torch.Tensor) -> None:
+        """Keep only the first one of every column, as ``argmin`` picks the lowest index."""
+        tied = (onehot.sum(0) > 1).nonzero().squeeze(1)
+        columns = onehot[:, tied]
+        columns *= columns.cumsum(0) <= 1
+        onehot[:, tied] = columns
+
+    def products_with(self, onehot: torch.Tensor, block: torch.Tensor) -> torch.Tensor:
+        """``block @ onehot.T``: per-cluster sums of the rows of ``block``."""
+        if onehot.shape[1] == self.width:
+            return torch.mm(block, onehot.T, out=self.products)
+        return block @ onehot.T
+
+    def assign(self, block: torch.Tensor) -> torch.Tensor:
+        """The nearest centre of every column of ``block`` (labels in the data's type)."""
+        onehot = self.nearest(block)
+        if onehot.shape[1] == self.width:
             labels = torch.mm(self.weights, onehot, out=self.labels)
         else:
-            distances = torch.addmm(self.offsets, self.shifted, block, alpha=-2.0)
-            onehot = (distances == distances.amin(0)).to(block.dtype)
             labels = self.weights @ onehot
-        if labels[1].sum().item() != block.shape[1]:  # a point equally near to two centres
-            nearest = distances.argmin(0)
-            onehot.zero_()
-            onehot.scatter_(0, nearest.unsqueeze(0), 1.0)
-            labels[0] = nearest
-        return onehot, labels[0]
+        if labels[1].sum().item() != block.shape[1]:  # ties
+            self.resolve_ties(onehot)
+            labels[0] = self.weights[0] @ onehot
+        return labels[0]
 
 
 # ---------------------------------------------------------------------------------------------
 # k-means
 # ---------------------------------------------------------------------------------------------
+def with_ones(points: torch.Tensor) -> torch.Tensor:
+    """
+    The points as the columns of a ``(features + 1, points)`` matrix whose last row is ones:
+    the layout :func:`sums_and_counts` works on (one copy of the points). With the ones row,
+    one matrix product gives the per-cluster sums and the counts together.
+    """
+    columns = points.new_empty((points.shape[1] + 1, points.shape[0]))
+    columns[-1] = 1
+
+    def work(start: int, stop: int) -> None:
+        columns[:-1, start:stop] = points[start:stop].T
+
+    in_threads(work, points.shape[0], points.device, points.shape[1])
+    return columns
+
+
 def sums_and_counts(
     columns: torch.Tensor,
     centres: torch.Tensor,
@@ -155,27 +217,34 @@ def sums_and_counts(
 ) -> Tuple[torch.Tensor, torch.Tensor]:
     """
     One assignment pass: the float64 per-cluster sums ``(k, f)`` and counts ``(k,)`` of the
-    points (columns of ``columns``) assigned to their nearest centre, weighted by ``weights``
-    if given.
+    points assigned to their nearest centre, weighted by ``weights`` if given. ``columns`` is
+    the ``(f + 1, n)`` layout of :func:`with_ones`.
     """
     k = centres.shape[0]
+    rows, points = columns.shape
+    coordinates = columns[:-1]
     chunk = chunk_size(k, columns.device)
 
     def work(start: int, stop: int):
-        sums = torch.zeros((columns.shape[0], k), dtype=torch.float64, device=columns.device)
-        counts = torch.zeros(k, dtype=torch.float64, device=columns.device)
-        chunks = _Chunks(centres, shift, min(chunk, max(stop - start, 1)))
+        totals = torch.zeros((rows, k), dtype=torch.float64, device=columns.device)
+        chunks = _Chunks(centres, shift, min(chunk, max(stop - start, 1)), rows)
         for begin in range(start, stop, chunk):
-            block = columns[:, begin : min(begin + chunk, stop)]
-            onehot, _ = chunks.assign(block)
+            end = min(begin + chunk, stop)
+            onehot = chunks.nearest(coordinates[:, begin:end])
             if weights is not None:
-                onehot = onehot * weights[begin : begin + block.shape[1]]
-            counts += onehot.sum(1)
-            sums += block @ onehot.T
-        return sums, counts
+                if onehot.sum().item() != end - begin:
+                    chunks.resolve_ties(onehot)
+                onehot *= weights[begin:end]
+            products = chunks.products_with(onehot, columns[:, begin:end])
+            # the ones row counts the points: more than the chunk's means ties (rare)
+            if weights is None and products[-1].sum().item() != end - begin:
+                chunks.resolve_ties(onehot)
+                products = chunks.products_with(onehot, columns[:, begin:end])
+            totals += products
+        return totals
 
-    parts = _in_threads(work, columns.shape[1], k, columns.device)
-    return sum(part[0] for part in parts).T, sum(part[1] for part in parts)
+    totals = sum(in_threads(work, points, columns.device, k))
+    return totals[:-1].T, totals[-1]
 
 
 def labels_and_inertia(
@@ -185,30 +254,31 @@ def labels_and_inertia(
     with_inertia: bool = True,
 ) -> Tuple[torch.Tensor, float]:
     """
-    The nearest centre of every point (column of ``columns``; int64) and the sum of squared
-    distances to it, computed from the differences (exact, unlike the expansion used for the
-    assignment); 0.0 without ``with_inertia``.
+    The nearest centre of every point (column of ``columns`` ``(f, n)``, or the first ``f``
+    rows of a :func:`with_ones` layout; int64) and the sum of squared distances to it, computed
+    from the differences (exact, unlike the expansion used for the assignment); 0.0 without
+    ``with_inertia``.
     """
-    k = centres.shape[0]
-    points = columns.shape[1]
+    k, features = centres.shape
+    coordinates = columns[:features]
+    points = coordinates.shape[1]
     labels = torch.empty(points, dtype=torch.int64, device=columns.device)
     chunk = chunk_size(k, columns.device)
     centre_columns = centres.T.contiguous()
 
     def work(start: int, stop: int):
         inertia = torch.zeros((), dtype=torch.float64, device=columns.device)
-        chunks = _Chunks(centres, shift, min(chunk, max(stop - start, 1)))
+        chunks = _Chunks(centres, shift, min(chunk, max(stop - start, 1)), features)
         for begin in range(start, stop, chunk):
-            block = columns[:, begin : min(begin + chunk, stop)]
-            _, nearest = chunks.assign(block)
+            block = coordinates[:, begin : min(begin + chunk, stop)]
             chunk_labels = labels[begin : begin + block.shape[1]]
-            chunk_labels.copy_(nearest)
+            chunk_labels.copy_(chunks.assign(block))
             if with_inertia:
                 differences = block - torch.index_select(centre_columns, 1, chunk_labels)
                 inertia += differences.square_().sum(0).sum(dtype=torch.float64)
         return inertia
 
-    parts = _in_threads(work, points, k, columns.device)
+    parts = in_threads(work, points, columns.device, k)
     return labels, float(sum(part.item() for part in parts))
 
 

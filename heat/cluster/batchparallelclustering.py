@@ -54,6 +54,10 @@ class _BatchParallel:
             As :meth:`heat.cluster.KMeans.fit`.
         """
         x = self._check_fit_data(x)
+        with self._threads():
+            return self._fit(x)
+
+    def _fit(self, x):
         comm = x.comm
         distributed = x.split == 0 and comm.size > 1
         seed = _shared_seed(self.random_state, comm)
@@ -152,7 +156,7 @@ class BatchParallelKMeans(_BatchParallel, KMeans):
         """Local (weighted) Lloyd iterations; the centres, their cluster sizes, iterations."""
         tolerance = self._tolerance if self.tol >= 0 else -1.0
         centres, n_iter = _local_lloyd(points, centres, weights, shift, self.max_iter, tolerance)
-        _, sizes = _kernels.sums_and_counts(points.T, centres, shift, weights)
+        _, sizes = _kernels.sums_and_counts(_kernels.with_ones(points), centres, shift, weights)
         return centres, sizes, n_iter
 
 

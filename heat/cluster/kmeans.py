@@ -76,15 +76,17 @@ class KMeans(_KCluster):
     DNDarray([1, 0], dtype=ht.int64, device=cpu:0, split=None)
     """
 
+    _threaded_kernels = True
+
     def _cost(self, rows: torch.Tensor, centres: torch.Tensor) -> torch.Tensor:
         return _kernels.squared_distances(rows, centres)
 
     def _local_data(self, x, for_fit: bool) -> torch.Tensor:
         # the points as columns: the kernels' matrix products then read memory contiguously.
-        # fit iterates over them many times and copies them once (as scikit-learn copies
-        # its data to center it); predict passes over them once, as a view
-        columns = x.larray.T
-        return columns.contiguous() if for_fit else columns
+        # fit passes over them many times and copies them once, with a row of ones that
+        # counts the points in the product that sums them (scikit-learn copies its data once
+        # too, to center it); predict passes over them once, as a view
+        return _kernels.with_ones(x.larray) if for_fit else x.larray.T
 
     def _iterate(
         self, x, columns: torch.Tensor, centres: torch.Tensor, shift: torch.Tensor

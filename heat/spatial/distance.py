@@ -19,7 +19,7 @@ How the work is distributed (``X`` is ``n x f``, ``Y`` is ``m x f``, the result 
 
 from __future__ import annotations
 
-from typing import Callable, Tuple
+from typing import Callable, Optional, Tuple
 
 import torch
 
@@ -30,6 +30,8 @@ __all__ = ["cdist", "manhattan", "rbf"]
 
 # elements of the broadcast difference tensor that manhattan(expand=True) builds at a time
 _EXPAND_BUDGET = 1 << 22
+# result entries the ring computes per kernel call (bounds the kernels' temporaries)
+_PIECE_ENTRIES = 1 << 22
 
 
 def _check_operands(X, Y, name: str) -> Tuple["ht.DNDarray", "ht.DNDarray"]:
@@ -55,17 +57,18 @@ def _check_operands(X, Y, name: str) -> Tuple["ht.DNDarray", "ht.DNDarray"]:
     return X, Y
 
 
-def _pairwise(X, Y, kernel: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], name: str):
+def _pairwise(X, Y, kernel: Callable[..., torch.Tensor], name: str):
     """
-    ``kernel(x_rows, y_rows) -> (len(x_rows), len(y_rows))`` applied to all row pairs of ``X``
-    and ``Y``, distributed as the module docstring says. Collective.
+    ``kernel(x_rows, y_rows, out)`` applied to all row pairs of ``X`` and ``Y``, distributed as
+    the module docstring says. Collective. A kernel writes its ``(len(x_rows), len(y_rows))``
+    values into ``out`` (a view of the result) or, for ``out=None``, returns a new tensor.
     """
     X, Y = _check_operands(X, Y, name)
     shape = (X.shape[0], Y.shape[0])
     if X.split == 0 and Y.split == 0 and X.comm.size > 1:
         result = _ring(X.larray, Y, kernel)
     else:
-        result = kernel(X.larray, Y.larray)
+        result = kernel(X.larray, Y.larray, None)
     # the result's rows are X's rows, its columns Y's rows
     if X.split == 0:
         split, balanced = 0, X.balanced
@@ -96,8 +99,11 @@ def _ring(x_rows: torch.Tensor, Y: "ht.DNDarray", kernel) -> torch.Tensor:
             if counts[owner]:
                 requests.append(comm.Isend(block, dest=send_to, tag=step))
         if counts[owner] and x_rows.shape[0]:
-            start = displs[owner]
-            result[:, start : start + counts[owner]] = kernel(x_rows, block)
+            columns = result[:, displs[owner] : displs[owner] + counts[owner]]
+            # in pieces of rows: a kernel's temporaries stay small next to the result
+            rows = max(1, _PIECE_ENTRIES // counts[owner])
+            for first in range(0, x_rows.shape[0], rows):
+                kernel(x_rows[first : first + rows], block, columns[first : first + rows])
         for request in requests:
             request.Wait()
         if incoming is not None:
@@ -106,29 +112,63 @@ def _ring(x_rows: torch.Tensor, Y: "ht.DNDarray", kernel) -> torch.Tensor:
 
 
 # ---------------------------------------------------------------------------------------------
-# local kernels
+# local kernels: (x, y, out) -> out, or a new tensor for out=None
 # ---------------------------------------------------------------------------------------------
-def _squared_euclidean_expanded(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """``||x||^2 - 2 x.y + ||y||^2``: one matrix product, clamped at 0 against rounding."""
-    x_norms = (x * x).sum(dim=1, keepdim=True)
+def _into(out: Optional[torch.Tensor], values: torch.Tensor) -> torch.Tensor:
+    """``values`` written into ``out`` (if given)."""
+    if out is None:
+        return values
+    return out.copy_(values)
+
+
+def _squared_euclidean_expanded(
+    x: torch.Tensor, y: torch.Tensor, out: Optional[torch.Tensor]
+) -> torch.Tensor:
+    """
+    ``||x||^2 - 2 x.y + ||y||^2``: one matrix product, written straight into ``out`` (a
+    column block of the result is a strided view that the product can fill without a copy),
+    clamped at 0 against rounding.
+    """
     y_norms = (y * y).sum(dim=1).unsqueeze(0)
-    squared = torch.addmm(y_norms, x, y.T, alpha=-2.0)
-    squared += x_norms
+    if out is None:
+        squared = torch.addmm(y_norms, x, y.T, alpha=-2.0)
+    else:
+        squared = torch.addmm(y_norms, x, y.T, alpha=-2.0, out=out)
+    squared += (x * x).sum(dim=1, keepdim=True)
     return squared.clamp_(min=0.0)
 
 
-def _euclidean_exact(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """Distances from the differences themselves: no cancellation, about twice the time."""
-    return torch.cdist(x, y, p=2.0, compute_mode="donot_use_mm_for_euclid_dist")
+def _squared_euclidean_centred(
+    x: torch.Tensor, y: torch.Tensor, out: Optional[torch.Tensor]
+) -> torch.Tensor:
+    """
+    Squared distances from torch's ``cdist`` (for more than 25 rows a matrix-product
+    formulation too) of ``x`` and ``y`` shifted by a common centre, the mean of ``x``:
+    distances do not change under a shift, and the norms that the product formulation
+    subtracts shrink to the spread of the data.
+    """
+    centre = x.mean(0) if x.shape[0] else x.new_zeros(x.shape[1])
+    return _into(out, torch.cdist(x - centre, y - centre).square_())
 
 
-def _manhattan_expanded(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+def _euclidean_centred(x: torch.Tensor, y: torch.Tensor, out: Optional[torch.Tensor]) -> torch.Tensor:
+    """Distances, as :func:`_squared_euclidean_centred` without the square."""
+    centre = x.mean(0) if x.shape[0] else x.new_zeros(x.shape[1])
+    return _into(out, torch.cdist(x - centre, y - centre))
+
+
+def _manhattan_pairwise(x: torch.Tensor, y: torch.Tensor, out: Optional[torch.Tensor]) -> torch.Tensor:
+    """torch's pairwise L1 kernel."""
+    return _into(out, torch.cdist(x, y, p=1.0))
+
+
+def _manhattan_expanded(x: torch.Tensor, y: torch.Tensor, out: Optional[torch.Tensor]) -> torch.Tensor:
     """``sum(|x_i - y_j|)`` from the broadcast differences, a bounded number of rows at a time."""
-    result = torch.empty((x.shape[0], y.shape[0]), dtype=x.dtype, device=x.device)
+    result = out if out is not None else x.new_empty((x.shape[0], y.shape[0]))
     rows = max(1, _EXPAND_BUDGET // max(1, y.shape[0] * y.shape[1]))
     for start in range(0, x.shape[0], rows):
         differences = x[start : start + rows].unsqueeze(1) - y.unsqueeze(0)
-        torch.sum(differences.abs_(), dim=2, out=result[start : start + rows])
+        result[start : start + rows] = differences.abs_().sum(dim=2)
     return result
 
 
@@ -148,9 +188,12 @@ def cdist(X, Y=None, quadratic_expansion: bool = False) -> "ht.DNDarray":
     Y : DNDarray, optional
         ``m x f`` samples; ``X`` itself if None.
     quadratic_expansion : bool
-        Compute ``||x||^2 - 2 x.y + ||y||^2`` with one matrix product: faster, but it loses
-        precision for distances much smaller than the norms of the rows (cancellation). By
-        default the distances are computed from the differences.
+        True: compute ``||x||^2 - 2 x.y + ||y||^2`` with one matrix product written straight
+        into the result, the fastest way; it loses precision for distances much smaller than
+        the norms of the rows (cancellation). False (default): torch's ``cdist`` of the rows
+        shifted by a common centre (the mean of the local rows of ``X``), which keeps the norms
+        small and the cancellation with them (torch itself also uses a matrix product for
+        more than 25 rows, differences for fewer).
 
     Returns
     -------
@@ -175,8 +218,12 @@ def cdist(X, Y=None, quadratic_expansion: bool = False) -> "ht.DNDarray":
               [5., 0.]], dtype=ht.float32, device=cpu:0, split=0)
     """
     if quadratic_expansion:
-        return _pairwise(X, Y, lambda x, y: _squared_euclidean_expanded(x, y).sqrt_(), "cdist")
-    return _pairwise(X, Y, _euclidean_exact, "cdist")
+
+        def expanded(x, y, out):
+            return _squared_euclidean_expanded(x, y, out).sqrt_()
+
+        return _pairwise(X, Y, expanded, "cdist")
+    return _pairwise(X, Y, _euclidean_centred, "cdist")
 
 
 def rbf(X, Y=None, sigma: float = 1.0, quadratic_expansion: bool = False) -> "ht.DNDarray":
@@ -221,12 +268,12 @@ def rbf(X, Y=None, sigma: float = 1.0, quadratic_expansion: bool = False) -> "ht
         raise ValueError(f"sigma must be > 0, but was {sigma}")
     factor = -1.0 / (2.0 * float(sigma) ** 2)
 
-    def kernel(x, y):
-        if quadratic_expansion:
-            squared = _squared_euclidean_expanded(x, y)
-        else:
-            squared = _euclidean_exact(x, y).square_()
-        return squared.mul_(factor).exp_()
+    squared_distances = (
+        _squared_euclidean_expanded if quadratic_expansion else _squared_euclidean_centred
+    )
+
+    def kernel(x, y, out):
+        return squared_distances(x, y, out).mul_(factor).exp_()
 
     return _pairwise(X, Y, kernel, "rbf")
 
@@ -270,4 +317,4 @@ def manhattan(X, Y=None, expand: bool = False) -> "ht.DNDarray":
     """
     if expand:
         return _pairwise(X, Y, _manhattan_expanded, "manhattan")
-    return _pairwise(X, Y, lambda x, y: torch.cdist(x, y, p=1.0), "manhattan")
+    return _pairwise(X, Y, _manhattan_pairwise, "manhattan")
