@@ -34,9 +34,9 @@ an error and the run is restarted after it. Columns of the table:
 Operations that count their floating point work (``Op.flops``: the matrix products of issue 8)
 get a second table: GFLOP/s of every library and process count, the speed-up of ours from 1 to
 2 processes (target >= 1.7x, meaningful with one thread per process: ``--threads 1``), and the
-share of this machine's matmul peak, measured by the driver before and after the runs (torch's
-float32 matrix product of the same size on one process with as many threads as the run uses in
-all, best of several).
+share of this machine's matmul peak: threads x the single-thread peak the driver measures before
+and after the runs (torch's float32 matrix product of the same size, best of 7; the product with
+several threads is measured and printed too, but other jobs' load depresses it).
 
 ``--rounds N`` runs every library N times, one after the other in turn, and keeps each
 operation's best repetition over the rounds: on a shared machine load comes and goes, and
@@ -391,8 +391,9 @@ def flops_table(runs: Dict[str, dict], procs: List[int], peaks: Dict[int, float]
     header += [f"ours p={p} % peak" for p in procs] + ["result"]
     lines = [
         "",
-        "Compute-bound operations, GFLOP/s (best repetition; % peak: of torch's matrix product "
-        "with as many threads as the run uses in all, "
+        "Compute-bound operations, GFLOP/s (best repetition; % peak: of the machine's peak for as "
+        "many threads as the run uses in all, taken as threads x torch's single-thread matrix "
+        "product; measured products: "
         + ", ".join(f"{t} thread(s) {v:.1f} GFLOP/s" for t, v in sorted(peaks.items()))
         + ")",
         "",
@@ -421,7 +422,11 @@ def flops_table(runs: Dict[str, dict], procs: List[int], peaks: Dict[int, float]
             if ratio is not None and ratio < SCALING_TARGET:
                 problems.append(f"2/1 procs {ratio:.2f} < {SCALING_TARGET:g}")
         for p in procs:
-            peak = peaks.get(min(cores, p * (threads or max(1, cores // p))))
+            # the machine's peak for t threads: t x the single-thread peak (a measured t-thread
+            # product is depressed by other jobs' load, and can be no higher anyway)
+            used = min(cores, p * (threads or max(1, cores // p)))
+            single = peaks.get(1)
+            peak = max(peaks.get(used, 0.0), used * single) if single else peaks.get(used)
             share = 100.0 * ours_rates[p] / peak if ours_rates[p] and peak and peak == peak else None
             row.append(f"{share:.0f}%" if share is not None else "-")
         row.append("FAIL (" + "; ".join(problems) + ")" if problems else "PASS")
@@ -480,7 +485,7 @@ def main() -> None:
     started = time.strftime("%Y-%m-%d %H:%M:%S")
     log(f"work dir {work}; load average at start {load_start[0]:.1f} {load_start[1]:.1f} {load_start[2]:.1f}")
     cores = os.cpu_count() or 1
-    peak_threads = sorted({min(cores, p * (args.threads or max(1, cores // p))) for p in procs})
+    peak_threads = sorted({1} | {min(cores, p * (args.threads or max(1, cores // p))) for p in procs})
     peaks: Dict[int, float] = {}
 
     def measure() -> None:
