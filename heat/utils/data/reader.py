@@ -17,16 +17,25 @@ consumer's work (shared/notes/streaming-facts.md). The reader therefore
 
 A buffer still referenced by the consumer (a batch that is a view of it) is replaced by a fresh
 one instead of being overwritten.
+
+The threads are daemons (an abandoned iterator must never keep a script from ending), but a
+daemon thread frozen by the interpreter's shutdown in the middle of a read would hold h5py's lock
+for ever, and the h5py objects finalised after it would wait for that lock (a hang) or HDF5 would
+be torn down under the read (a segfault) -- seen after ``break`` out of a loader's epoch in the
+last lines of a script. So every reader still running at exit is stopped and joined by an
+:mod:`atexit` hook, which runs before that shutdown.
 """
 
 from __future__ import annotations
 
+import atexit
 import math
 import os
 import queue
 import sys
 import threading
 import time
+import weakref
 from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple
 
@@ -204,6 +213,18 @@ def _open(path: str, cache_bytes: int = 1 << 20) -> h5py.File:
 
 _STOP = object()
 
+#: readers whose thread may still run (a thread references its reader, so it stays in here)
+_RUNNING_READERS: "weakref.WeakSet[WindowReader]" = weakref.WeakSet()
+#: how long the exit hook waits for one reader's thread (it ends after the window being read)
+EXIT_JOIN_TIMEOUT_S = 60.0
+
+
+@atexit.register
+def _stop_readers_at_exit() -> None:
+    """Stop and join every reader thread before the interpreter shuts down (module docstring)."""
+    for reader in list(_RUNNING_READERS):
+        reader.close(wait=True, timeout=EXIT_JOIN_TIMEOUT_S)
+
 
 class WindowReader:
     """
@@ -251,6 +272,7 @@ class WindowReader:
         self.wait_seconds = 0.0
         self._next = 0
         self._thread = threading.Thread(target=self._run, name="heat-window-reader", daemon=True)
+        _RUNNING_READERS.add(self)
         self._thread.start()
 
     def _allocate(self) -> List[np.ndarray]:
@@ -285,6 +307,7 @@ class WindowReader:
                     f.close()
                 except Exception:  # closing after a failure must not hide the failure
                     pass
+            _RUNNING_READERS.discard(self)
 
     def get(self) -> Tuple[int, List[np.ndarray]]:
         """
@@ -322,9 +345,10 @@ class WindowReader:
         self.slots_out -= 1
         self._free.put(slot)
 
-    def close(self, wait: bool = True) -> None:
+    def close(self, wait: bool = True, timeout: Optional[float] = None) -> None:
         """
-        Stop the thread (at the latest after the window being read); ``wait`` for it to end.
+        Stop the thread (at the latest after the window being read); ``wait`` for it to end, at
+        most ``timeout`` seconds (None: as long as it takes).
 
         Do not wait where the caller may hold h5py's lock (a finaliser can run inside any h5py
         call): the thread needs that lock to close its files.
@@ -332,4 +356,6 @@ class WindowReader:
         self._stopping.set()
         self._free.put(_STOP)
         if wait:
-            self._thread.join()
+            self._thread.join(timeout)
+            if not self._thread.is_alive():
+                _RUNNING_READERS.discard(self)
