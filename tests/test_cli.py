@@ -1,0 +1,249 @@
+"""
+Tests of heat/cli.py: ``python -m heat info`` in a fresh interpreter (at one process: it starts its
+own), ``heat -i`` / ``heat info`` / ``--json`` through ``main(argv)``, and the answers of the
+CUDA-awareness query and the GPU lines under a patched MPI and torch.
+"""
+
+import importlib.metadata
+import json
+import os
+import platform
+import subprocess
+import sys
+
+import h5py
+import mpi4py
+import numpy as np
+import pytest
+import torch
+from mpi4py import MPI
+
+import heat as ht
+from heat import cli
+
+WORLD = ht.MPI_WORLD
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+LABELS = [
+    "heat",
+    "Python",
+    "platform",
+    "torch",
+    "NumPy",
+    "mpi4py",
+    "MPI library",
+    "MPI processes",
+    "h5py",
+    "netCDF4",
+    "zarr",
+    "scikit-learn",
+    "tqdm",
+    "torch build",
+    "GPUs",
+]
+
+
+def clean_environment():
+    """This job's environment without the process manager's variables (a fresh singleton)."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("PMI_", "PMIX_", "HYDRA_", "HYDI_", "MPI_LOCAL", "OMPI_"))
+    }
+    env["PYTHONPATH"] = os.pathsep.join([ROOT, env.get("PYTHONPATH", "")])
+    return env
+
+
+def parse_report(text):
+    """``label: value`` lines -> list of (label, value); every line must have that form."""
+    pairs = []
+    for line in text.strip().splitlines():
+        label, separator, value = line.partition(":")
+        assert separator and value.startswith(" "), f"not a 'label: value' line: {line!r}"
+        pairs.append((label, value.strip()))
+    return pairs
+
+
+def optional_version(distribution):
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def check_report(pairs, processes):
+    """Every line's content against what this interpreter sees."""
+    labels = [label for label, _ in pairs]
+    gpu_labels = [label for label in labels if label.startswith("  GPU ")]
+    expected = LABELS + gpu_labels + ["CUDA-aware MPI", "heat GPU buffers"]
+    assert labels == expected, labels
+    info = dict(pairs)
+    heat_dir = os.path.dirname(os.path.abspath(ht.__file__))
+    assert info["heat"] == f"{ht.__version__} ({heat_dir})"
+    assert info["Python"].startswith(platform.python_version() + " (")
+    assert platform.python_implementation() in info["Python"]
+    assert info["platform"] == platform.platform()
+    assert info["torch"].startswith(torch.__version__ + " (") and "threads" in info["torch"]
+    assert info["NumPy"] == np.__version__
+    assert info["mpi4py"] == mpi4py.__version__
+    first_line = " ".join(MPI.Get_library_version().strip().splitlines()[0].split())
+    standard = ".".join(map(str, MPI.Get_version()))
+    assert info["MPI library"] == f"{first_line} (MPI {standard})"
+    assert info["MPI processes"] == str(processes)
+    parallel = "yes" if h5py.get_config().mpi else "no"
+    assert info["h5py"] == (
+        f"{h5py.version.version} (HDF5 {h5py.version.hdf5_version}, built with MPI: {parallel})"
+    )
+    for distribution in ("netCDF4", "zarr", "scikit-learn", "tqdm"):
+        version = optional_version(distribution)
+        if version is None:
+            assert info[distribution] == "not installed"
+        else:
+            assert info[distribution].startswith(version + " (")
+    if torch.version.cuda:
+        assert info["torch build"] == f"CUDA {torch.version.cuda}"
+    elif not getattr(torch.version, "hip", None):
+        assert info["torch build"] == "CPU only"
+    if torch.cuda.is_available():
+        assert info["GPUs"].startswith(f"{torch.cuda.device_count()} seen by torch")
+        assert len(gpu_labels) == torch.cuda.device_count()
+        for index, label in enumerate(gpu_labels):
+            assert label == f"  GPU {index}"
+            assert info[label].startswith(torch.cuda.get_device_name(index) + " (")
+    else:
+        assert info["GPUs"].startswith("none seen by torch") and not gpu_labels
+    supported, how = cli.mpi_cuda_support()
+    answer = {True: "yes", False: "no", None: "unknown"}[supported]
+    assert info["CUDA-aware MPI"] == f"{answer} ({how})"
+    route = "directly" if ht.communication.CUDA_AWARE_MPI else "staged through host memory"
+    assert route in info["heat GPU buffers"] and "HEAT_CUDA_AWARE_MPI" in info["heat GPU buffers"]
+
+
+def test_python_m_heat_info_in_a_fresh_interpreter():
+    if WORLD.size != 1:
+        pytest.skip("starts its own interpreter: runs only at MPI size 1")
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "heat", "info"],
+            env=clean_environment(),
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=90,
+        )
+    except subprocess.TimeoutExpired as expired:
+        pytest.fail(f"python -m heat info hung: {expired.stdout!r} {expired.stderr!r}")
+    assert done.returncode == 0, done.stdout + done.stderr
+    check_report(parse_report(done.stdout), processes=1)
+
+
+def test_i_flag_and_info_command_print_the_same_report(capsys):
+    assert cli.main(["-i"]) == 0
+    short = capsys.readouterr().out
+    assert cli.main(["info"]) == 0
+    long = capsys.readouterr().out
+    if WORLD.rank == 0:
+        assert short == long
+        check_report(parse_report(short), processes=WORLD.size)
+    else:  # one report per job: only rank 0 prints
+        assert short == long == ""
+
+
+def test_json_report(capsys):
+    assert cli.main(["info", "--json"]) == 0
+    from_command = capsys.readouterr().out
+    assert cli.main(["--json", "-i"]) == 0
+    from_flag = capsys.readouterr().out
+    if WORLD.rank == 0:
+        report = json.loads(from_command)
+        assert report == json.loads(from_flag) == dict(cli.collect_info())
+        assert list(report) == [label for label, _ in cli.collect_info()]
+
+
+def test_help_version_and_bad_arguments(capsys):
+    assert cli.main([]) == 0
+    text = capsys.readouterr().out
+    assert cli.main(["--version"]) == 0
+    version = capsys.readouterr().out
+    if WORLD.rank == 0:
+        assert "usage: heat" in text and "info" in text and "-i, --info" in text
+        assert version.strip() == ht.__version__
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["bogus"])
+    assert stop.value.code == 2
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["info", "--bogus"])
+    assert stop.value.code == 2
+    capsys.readouterr()
+
+
+def test_format_info_aligns_values():
+    text = cli.format_info([("a", "1"), ("longer", "two words")])
+    assert text == "a:      1\nlonger: two words"
+    assert cli.format_info([]) == ""
+
+
+@pytest.fixture
+def no_cuda_hints(monkeypatch):
+    for name, _ in cli._CUDA_HINTS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delattr(MPI, "Query_cuda_support", raising=False)
+
+
+def test_cuda_support_from_mpi4py_query(monkeypatch, no_cuda_hints):
+    monkeypatch.setattr(MPI, "Query_cuda_support", lambda: 1, raising=False)
+    assert cli.mpi_cuda_support() == (True, "MPI.Query_cuda_support()")
+    monkeypatch.setattr(MPI, "Query_cuda_support", lambda: 0, raising=False)
+    assert cli.mpi_cuda_support() == (False, "MPI.Query_cuda_support()")
+
+
+def test_cuda_support_from_the_loaded_library(no_cuda_hints):
+    libraries = cli._loaded_mpi_libraries()
+    if not libraries:
+        pytest.skip("no libmpi mapped into this process (not Linux, or a static MPI)")
+    supported, how = cli.mpi_cuda_support()
+    if "MPIX_Query_cuda_support" in how:  # MPICH >= 4 and Open MPI have it
+        assert supported in (True, False)
+        assert how.endswith(tuple(os.path.basename(path) for path in libraries))
+    else:
+        assert supported is None
+
+
+def test_cuda_support_hints_and_unknown(monkeypatch, no_cuda_hints):
+    monkeypatch.setattr(cli, "_loaded_mpi_libraries", lambda: [])
+    supported, how = cli.mpi_cuda_support()
+    assert supported is None and "cannot be asked" in how
+    monkeypatch.setattr(cli, "mpi_cuda_support", lambda: (None, "nothing to ask"))
+    assert dict(cli.collect_info())["CUDA-aware MPI"] == "unknown (nothing to ask)"
+    monkeypatch.undo()
+    monkeypatch.setattr(cli, "_loaded_mpi_libraries", lambda: [])
+    monkeypatch.delattr(MPI, "Query_cuda_support", raising=False)
+    monkeypatch.setenv("OMPI_MCA_opal_cuda_support", "true")
+    assert cli.mpi_cuda_support() == (True, "hint only: OMPI_MCA_opal_cuda_support=true")
+    monkeypatch.setenv("OMPI_MCA_opal_cuda_support", "false")
+    assert cli.mpi_cuda_support()[0] is None
+
+
+def test_gpu_lines_with_two_gpus(monkeypatch):
+    class Properties:
+        def __init__(self, name):
+            self.name, self.total_memory = name, 80 * 2**30
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda i: Properties(f"Fake {i}"))
+    monkeypatch.setattr(torch.version, "cuda", "12.8")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2,3")
+    assert cli._gpu_lines() == [
+        ("torch build", "CUDA 12.8"),
+        ("GPUs", "2 seen by torch; CUDA_VISIBLE_DEVICES=2,3"),
+        ("  GPU 0", "Fake 0 (80.0 GiB)"),
+        ("  GPU 1", "Fake 1 (80.0 GiB)"),
+    ]
+
+
+def test_missing_optional_package_is_reported(monkeypatch):
+    absent = ("heat-no-such-package", "heat_no_such_module", "nothing")
+    monkeypatch.setattr(cli, "OPTIONAL_PACKAGES", cli.OPTIONAL_PACKAGES + (absent,))
+    info = dict(cli.collect_info())
+    assert info["heat-no-such-package"] == "not installed"
