@@ -1,0 +1,51 @@
+"""
+Discrete Fourier transforms of distributed arrays, as :mod:`numpy.fft`.
+
+>>> x = ht.random.randn(64, 32, split=0)
+>>> y = ht.fft.fft2(x)              # complex64, still split along axis 0
+
+Functions
+---------
+- complex: :func:`fft`, :func:`ifft`, :func:`fft2`, :func:`ifft2`, :func:`fftn`, :func:`ifftn`
+- real input / real output: :func:`rfft`, :func:`irfft`, :func:`rfft2`, :func:`irfft2`,
+  :func:`rfftn`, :func:`irfftn`
+- Hermitian: :func:`hfft`, :func:`ihfft`, :func:`hfft2`, :func:`ihfft2`, :func:`hfftn`,
+  :func:`ihfftn` (the n-D ones as :mod:`scipy.fft`; NumPy has only the 1-D ones)
+- helpers: :func:`fftfreq`, :func:`rfftfreq`, :func:`fftshift`, :func:`ifftshift`
+
+Signatures, lengths (``n``/``s`` cut or zero-pad the input; ``-1`` in ``s`` keeps a length),
+axes, normalizations (``norm`` in None, "backward", "ortho", "forward") and result types follow
+NumPy 2: float32 input gives complex64 (and complex-to-real transforms float32), float64,
+integer and bool input complex128 (float64); real-input transforms reject complex input.
+
+How the work is distributed
+---------------------------
+An n-D transform is a chain of 1-D transforms along its axes. Each process holds a block of the
+array, split along one axis ``s``:
+
+- Transforms along axes other than ``s`` run on every process's local block (``torch.fft``),
+  without communication; so does everything for ``split=None`` or on one process.
+- When a transform is along ``s``, the array is resplit to another axis ``t`` (one
+  all-to-all; ``t`` is preferably an axis that is not transformed at all, else the longest
+  other axis), the transforms that are local in that layout are done, and the array is resplit
+  back to ``s`` (a second all-to-all), where any transforms along ``t`` that are left are done.
+  Transforms along different axes commute, so this never needs more than the two
+  all-to-alls; the real-to-complex step of ``rfftn`` stays first and the complex-to-real step of
+  ``irfftn`` last. The data is never collected on one process.
+- A split 1-D array has no other axis to move the split to. It is resplit to None (every
+  process holds the whole vector, one all-gather), transformed, and each process keeps its
+  block of the result. Memory per process is then the whole vector; a distributed 1-D
+  ("four-step") transform is not implemented yet.
+
+The result has the split of the input. When the split axis was transformed it is in the
+balanced layout; otherwise the input's layout (per-process lengths) is kept.
+
+:func:`fftshift` and :func:`ifftshift` along the split axis use :func:`heat.roll`, which sends
+only the rows that change process.
+"""
+
+from ._helpers import *  # noqa: F401,F403
+from ._transforms import *  # noqa: F401,F403
+from . import _helpers, _transforms
+
+__all__ = list(_transforms.__all__) + list(_helpers.__all__)

@@ -1,0 +1,262 @@
+"""
+Validation of the transforms' arguments and the distributed execution of a chain of 1-D
+transforms (the machinery behind every function of :mod:`heat.fft`).
+
+A transform is described as a list of *groups*, each ``(kind, [(axis, n), ...])`` in the order of
+application, where ``kind`` is ``"fft"``/``"ifft"`` (complex-to-complex; the 1-D transforms of one
+group commute, except two along the same axis, which keep their order), ``"rfft"`` (real to
+complex, a single axis) or ``"irfft"`` (complex to real, a single axis). ``n`` is the length the
+input is cut or zero-padded to along ``axis`` before the 1-D transform.
+
+Execution (:func:`execute`) alternates between two layouts, split along the input's split axis
+``s`` and along a target axis ``t``: every transform along an axis that is not split in the
+current layout runs on the local block (``torch.fft``); when the next transform is along the
+split axis, the array is resplit (one all-to-all) to the other layout. For every transform
+NumPy offers that is at most two all-to-alls (``s -> t`` and back).
+"""
+
+from __future__ import annotations
+
+from typing import List, Optional, Sequence, Tuple
+
+import torch
+
+from ..core import types
+from ..core.dndarray import DNDarray
+from ..core.layout import resplit
+from ..core.sanitation import sanitize_axis, sanitize_in
+
+__all__ = ["check_input", "check_n", "check_norm", "cook_nd", "execute", "swap_norm"]
+
+NORMS = (None, "backward", "ortho", "forward")
+_SWAPPED = {None: "forward", "backward": "forward", "ortho": "ortho", "forward": "backward"}
+
+Group = Tuple[str, List[Tuple[int, int]]]
+
+
+# ---------------------------------------------------------------------------------------------
+# argument validation (global information only: raises alike on every rank, before any
+# communication)
+# ---------------------------------------------------------------------------------------------
+def check_input(x, real: bool = False) -> None:
+    """``x`` must be a DNDarray of at least one dimension (and real when ``real``)."""
+    sanitize_in(x, "x")
+    if x.ndim == 0:
+        raise ValueError("x must have at least one dimension, but is 0-dimensional")
+    if real and types.heat_type_is_complexfloating(x.dtype):
+        raise TypeError(f"x must be real for this transform, but has dtype {x.dtype.__name__}")
+
+
+def check_norm(norm) -> None:
+    if norm not in NORMS:
+        raise ValueError(
+            f'norm must be None, "backward", "ortho" or "forward", but was {norm!r}'
+        )
+
+
+def swap_norm(norm: Optional[str]) -> str:
+    """The norm of the opposite direction (``hfft`` is an ``irfft`` with swapped norm)."""
+    return _SWAPPED[norm]
+
+
+def check_n(n, default: int, name: str = "n") -> int:
+    """The number of points of a 1-D transform: ``n`` or ``default``, an integer >= 1."""
+    if n is None:
+        n = default
+    elif isinstance(n, bool) or not hasattr(n, "__index__"):
+        raise TypeError(f"{name} must be None or an integer, but was {type(n).__name__}")
+    n = n.__index__()
+    if n < 1:
+        raise ValueError(f"{name} must be at least 1 (the number of FFT data points), but is {n}")
+    return n
+
+
+def check_axis(x: DNDarray, axis, name: str = "axis") -> int:
+    if isinstance(axis, (tuple, list)):
+        raise TypeError(f"{name} must be an integer, but was {type(axis).__name__}")
+    return sanitize_axis(x.gshape, axis, name)
+
+
+def cook_nd(x: DNDarray, s, axes, inverse_real: bool = False) -> Tuple[List[int], List[int]]:
+    """
+    The lengths and axes of an n-D transform, as NumPy 2: ``axes`` None means all axes, or the
+    last ``len(s)`` when ``s`` is given; ``s[i] == -1`` means the input length along ``axes[i]``;
+    for ``inverse_real`` without ``s`` the last length is ``2 * (m - 1)``. Axes may repeat.
+    """
+    if s is not None:
+        if hasattr(s, "__index__") or isinstance(s, (str, bytes)):
+            raise TypeError(f"s must be None or a sequence of integers, but was {type(s).__name__}")
+        try:
+            s = list(s)
+        except TypeError:
+            raise TypeError(
+                f"s must be None or a sequence of integers, but was {type(s).__name__}"
+            ) from None
+        for value in s:
+            if isinstance(value, bool) or not hasattr(value, "__index__"):
+                raise TypeError(f"s must contain integers, but contained {value!r}")
+        s = [value.__index__() for value in s]
+    if axes is None:
+        axes = list(range(x.ndim)) if s is None else list(range(-len(s), 0))
+    elif hasattr(axes, "__index__"):
+        axes = [axes]
+    if isinstance(axes, (str, bytes)):
+        raise TypeError(f"axes must be None or a sequence of integers, but was {type(axes).__name__}")
+    try:
+        axes = list(axes)
+    except TypeError:
+        raise TypeError(
+            f"axes must be None or a sequence of integers, but was {type(axes).__name__}"
+        ) from None
+    # one by one: NumPy allows an axis to appear twice (the transform is applied twice)
+    axes = [sanitize_axis(x.gshape, a, "axes") for a in axes]
+    if not axes:
+        raise ValueError("axes must name at least one axis")
+    if s is None:
+        s = [x.gshape[a] for a in axes]
+        if inverse_real:
+            s[-1] = 2 * (x.gshape[axes[-1]] - 1)
+    elif len(s) != len(axes):
+        raise ValueError(f"s and axes have different lengths: {len(s)} and {len(axes)}")
+    s = [x.gshape[a] if value == -1 else value for value, a in zip(s, axes)]
+    for value in s:
+        if value < 1:
+            raise ValueError(f"s must contain lengths of at least 1 (or -1), but was {s}")
+    return s, axes
+
+
+# ---------------------------------------------------------------------------------------------
+# dtypes (NumPy 2: float32 stays single precision, integers and bool become double precision)
+# ---------------------------------------------------------------------------------------------
+def compute_dtype(heat_type) -> torch.dtype:
+    """The torch type the transforms run in for input of type ``heat_type``."""
+    if types.heat_type_is_complexfloating(heat_type):
+        return heat_type.torch_type()
+    if heat_type in (types.float32, types.float64):
+        return heat_type.torch_type()
+    if types.heat_type_is_realfloating(heat_type):  # float16, bfloat16: no CPU kernels
+        return torch.float32
+    return torch.float64  # bool and integers
+
+
+def real_output_dtype(heat_type) -> torch.dtype:
+    """A complex-to-real transform's result type: NumPy's ``result_type(x.real.dtype, 1.0)``."""
+    real = types.real_type_of(heat_type)
+    if types.heat_type_is_realfloating(real):
+        return real.torch_type()
+    return torch.float64
+
+
+# ---------------------------------------------------------------------------------------------
+# execution
+# ---------------------------------------------------------------------------------------------
+def _output_length(kind: str, n: int) -> int:
+    return n // 2 + 1 if kind == "rfft" else n
+
+
+def _apply_local(local: torch.Tensor, kind: str, ops: Sequence[Tuple[int, int]], norm) -> torch.Tensor:
+    """The 1-D transforms ``ops`` of one kind on a local block, in order."""
+    if local.numel() == 0:
+        # torch's CPU kernels reject empty batches: the result is empty as well
+        shape = list(local.shape)
+        for axis, n in ops:
+            shape[axis] = _output_length(kind, n)
+        dtype = local.dtype
+        if kind == "irfft":
+            dtype = local.real.dtype if local.is_complex() else dtype
+        elif not local.is_complex():
+            dtype = torch.complex128 if dtype == torch.float64 else torch.complex64
+        return torch.empty(shape, dtype=dtype, device=local.device)
+    if kind in ("fft", "ifft"):
+        function = torch.fft.fftn if kind == "fft" else torch.fft.ifftn
+        # distinct consecutive axes go in one call; a repeated axis starts the next call
+        start = 0
+        while start < len(ops):
+            stop, seen = start, set()
+            while stop < len(ops) and ops[stop][0] not in seen:
+                seen.add(ops[stop][0])
+                stop += 1
+            chunk = ops[start:stop]
+            local = function(local, s=[n for _, n in chunk], dim=[a for a, _ in chunk], norm=norm)
+            start = stop
+        return local
+    (axis, n), = ops
+    if kind == "rfft":
+        return torch.fft.rfft(local, n=n, dim=axis, norm=norm)
+    return torch.fft.irfft(local, n=n, dim=axis, norm=norm)
+
+
+def _choose_target(x: DNDarray, axes: set) -> int:
+    """
+    The axis the split moves to while the split axis is transformed: preferably one that is not
+    transformed at all (then everything happens in that layout), else the longest other one.
+    """
+    split = x.split
+    untouched = [a for a in range(x.ndim) if a not in axes]
+    candidates = untouched or [a for a in range(x.ndim) if a != split]
+    return max(candidates, key=lambda a: (x.gshape[a], -a))
+
+
+def execute(x: DNDarray, groups: Sequence[Group], norm, output_dtype: Optional[torch.dtype] = None,
+            conjugate_input: bool = False, conjugate_output: bool = False) -> DNDarray:
+    """
+    Run the transform ``groups`` on ``x`` (validated already) and return a DNDarray with the
+    same split as ``x``. ``output_dtype``: cast the result to it (a complex-to-real transform of
+    float16 input, say). ``conjugate_input``/``conjugate_output``: conjugate before/after.
+    """
+    local = x.larray.to(compute_dtype(x.dtype))
+    if conjugate_input and local.is_complex():
+        local = local.conj_physical()
+    gshape = list(x.gshape)
+    split, balanced, comm = x.split, x._balanced, x.comm
+    transformed = {axis for _, ops in groups for axis, _ in ops}
+    distributed = split is not None and comm.size > 1 and split in transformed
+
+    def move(local: torch.Tensor, source: Optional[int], target: Optional[int]) -> torch.Tensor:
+        heat_type = types.canonical_heat_type(local.dtype)
+        block = DNDarray(local, tuple(gshape), heat_type, source, x.device, comm, balanced)
+        return resplit(block, target).larray
+
+    if not distributed:
+        for kind, ops in groups:
+            local = _apply_local(local, kind, ops, norm)
+            for axis, n in ops:
+                gshape[axis] = _output_length(kind, n)
+    elif x.ndim == 1:
+        # no other axis to move the split to: every process transforms the whole vector
+        local = move(local, split, None)
+        for kind, ops in groups:
+            local = _apply_local(local, kind, ops, norm)
+            for axis, n in ops:
+                gshape[axis] = _output_length(kind, n)
+        local = move(local, None, split)  # local slicing
+        balanced = True
+    else:
+        target = _choose_target(x, transformed)
+        current = split
+        for kind, ops in groups:
+            remaining = list(ops)
+            while remaining:
+                if kind in ("fft", "ifft"):
+                    # transforms along different axes commute: do now what is local now
+                    here = [op for op in remaining if op[0] != current]
+                else:
+                    here = remaining if remaining[0][0] != current else []
+                if here:
+                    local = _apply_local(local, kind, here, norm)
+                    for axis, n in here:
+                        gshape[axis] = _output_length(kind, n)
+                    remaining = [op for op in remaining if op[0] == current] if kind in ("fft", "ifft") else []
+                if remaining:
+                    other = target if current == split else split
+                    local = move(local, current, other)
+                    balanced, current = True, other
+        if current != split:
+            local = move(local, current, split)
+            balanced = True
+    if conjugate_output and local.is_complex():
+        local = local.conj_physical()
+    if output_dtype is not None and local.dtype != output_dtype:
+        local = local.to(output_dtype)
+    heat_type = types.canonical_heat_type(local.dtype)
+    return DNDarray(local, tuple(gshape), heat_type, split, x.device, comm, balanced)
