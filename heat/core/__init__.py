@@ -37,3 +37,12 @@ from . import _methods  # noqa: E402
 
 # DNDarray's operators and family-backed methods, now that every family is imported
 _methods.install(globals())
+
+# the newest version of the array API standard heat implements (x.__array_namespace__() is heat)
+__array_api_version__ = _methods.API_VERSIONS[-1]
+
+# what ``from heat.core import *`` gives heat: every public name, and the standard's two dunders
+__all__ = [name for name in globals() if not name.startswith("_")] + [
+    "__array_api_version__",
+    "__array_namespace_info__",
+]

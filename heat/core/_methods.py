@@ -15,6 +15,7 @@ that need no promotion, alignment or communication (see :func:`_fast_operator`).
 
 from __future__ import annotations
 
+import importlib
 from typing import Callable, Dict, Optional
 
 import torch
@@ -33,6 +34,9 @@ from .dndarray import DNDarray
 from .linalg import products
 
 __all__ = ["install"]
+
+# the versions of the array API standard heat implements (newest last: heat.__array_api_version__)
+API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
 
 # names of heat functions that are also DNDarray methods (as on numpy.ndarray)
 _METHOD_NAMES = (
@@ -243,6 +247,42 @@ def _imag(self) -> DNDarray:
     return complex_math.imag(self)
 
 
+def _matrix_transposed(self) -> DNDarray:
+    """The transposes of the matrices in the last two axes (the array API standard's ``mT``)."""
+    if self.ndim < 2:
+        raise ValueError(f"mT needs an array of at least 2 dimensions, but x has {self.ndim}")
+    return manipulations.swapaxes(self, -1, -2)
+
+
+def _array_namespace(self, /, *, api_version: Optional[str] = None):
+    """
+    The module of the array API standard's functions for this array: ``heat``.
+
+    Parameters
+    ----------
+    api_version : str, optional
+        The version of the standard asked for (a ``"YYYY.MM"`` string heat implements); default
+        the newest, ``heat.__array_api_version__``.
+
+    Raises
+    ------
+    ValueError
+        If heat does not implement ``api_version``.
+
+    Examples
+    --------
+    >>> x = ht.arange(3)
+    >>> xp = x.__array_namespace__()
+    >>> xp is ht
+    True
+    """
+    if api_version is not None and api_version not in API_VERSIONS:
+        raise ValueError(
+            f"api_version must be None or one of {API_VERSIONS}, but was {api_version!r}"
+        )
+    return importlib.import_module(__name__.rsplit(".", 2)[0])
+
+
 def _repr(self) -> str:
     return printing.array_repr(self)
 
@@ -361,6 +401,7 @@ def install(namespace: Dict[str, Callable]) -> None:
         "__neg__": _neg,
         "__pos__": _pos,
         "__abs__": _abs,
+        "__array_namespace__": _array_namespace,
         "transpose": _transpose,
         "balance_": _balance_,
         "redistribute_": _redistribute_,
@@ -374,6 +415,7 @@ def install(namespace: Dict[str, Callable]) -> None:
     for name, method in methods.items():
         setattr(DNDarray, name, method)
     DNDarray.T = property(_transposed)
+    DNDarray.mT = property(_matrix_transposed)
     DNDarray.real = property(_real)
     DNDarray.imag = property(_imag)
     types.datatype.__new__ = staticmethod(_new_array_of_type)

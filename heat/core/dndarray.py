@@ -437,9 +437,12 @@ class DNDarray:
             yield self[i]
 
     # ------------------------------------------------------------------ devices
-    def to_device(self, device) -> "DNDarray":
+    def to_device(self, device, /, stream=None) -> "DNDarray":
         """
         A copy of the array on ``device`` (``self`` if it already lives there).
+
+        ``stream`` (the array API standard's) must be None: the copy is made on torch's
+        current stream.
 
         Examples
         --------
@@ -448,6 +451,8 @@ class DNDarray:
         """
         from .devices import sanitize_device
 
+        if stream is not None:
+            raise ValueError(f"stream must be None, but was {stream!r}")
         device = sanitize_device(device)
         if device == self._device:
             return self
@@ -455,6 +460,61 @@ class DNDarray:
         return DNDarray(
             moved, self._gshape, self._dtype, self._split, device, self._comm, self._balanced
         )
+
+    # ------------------------------------------------------------------ DLPack
+    def _dlpack_block(self) -> torch.Tensor:
+        """The local block, which DLPack exchanges: the whole array unless it is distributed."""
+        if self._split is not None and self._comm.size > 1:
+            raise BufferError(
+                f"a DNDarray split along axis {self._split} over {self._comm.size} processes "
+                "cannot be exported through DLPack as one array: use x.larray for this "
+                "process's block, or heat.resplit(x, None) for a copy of the whole array on "
+                "every process"
+            )
+        return self._array
+
+    def __dlpack__(self, /, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """
+        The DLPack capsule of the array's data, for ``from_dlpack`` of any library (the array
+        API standard's protocol). Only a non-distributed array (split None, or one process)
+        can be exported; no data is copied unless ``copy`` is True.
+
+        Raises
+        ------
+        BufferError
+            If the array is distributed over several processes.
+
+        Examples
+        --------
+        >>> torch.from_dlpack(ht.arange(3))
+        tensor([0, 1, 2])
+        """
+        block = self._dlpack_block()
+        kwargs = {"stream": stream}
+        if max_version is not None:
+            kwargs["max_version"] = max_version
+        if dl_device is not None:
+            kwargs["dl_device"] = dl_device
+        if copy is not None:
+            kwargs["copy"] = copy
+        return block.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        """
+        ``(device type, device index)`` of the data, as DLPack enumerates devices (the array
+        API standard's protocol).
+
+        Raises
+        ------
+        BufferError
+            If the array is distributed over several processes.
+
+        Examples
+        --------
+        >>> ht.zeros(2).__dlpack_device__()
+        (<DLDeviceType.kDLCPU: 1>, 0)
+        """
+        return self._dlpack_block().__dlpack_device__()
 
     def cpu(self) -> "DNDarray":
         """A copy on the CPU (``self`` if already there)."""

@@ -30,6 +30,7 @@ __all__ = [
     "empty",
     "empty_like",
     "eye",
+    "from_dlpack",
     "full",
     "full_like",
     "linspace",
@@ -143,6 +144,67 @@ def array(
     elif copy and copy_reason is None:
         tensor = tensor.clone()
     return DNDarray(tensor, gshape, dtype, split, device, comm, True)
+
+
+def from_dlpack(
+    x,
+    /,
+    *,
+    device=None,
+    copy: Optional[bool] = None,
+    split: Optional[int] = None,
+    is_split: Optional[int] = None,
+    comm: Optional[MPICommunication] = None,
+) -> DNDarray:
+    """
+    A DNDarray from an object that supports the DLPack protocol (``__dlpack__``), as the array
+    API standard's ``from_dlpack``: a torch tensor, a NumPy array, a CuPy or JAX array, a
+    (non-distributed) DNDarray, ...
+
+    Like :func:`array`, every process passes the whole array (the result is not split, or split
+    along ``split``), or with ``is_split`` its own block of it. No data is copied where none has
+    to be (``copy=None``).
+
+    Parameters
+    ----------
+    x : object with ``__dlpack__``
+        The data.
+    device : str or Device, optional
+        The device of the result; default: where ``x`` lives (the CPU or this process's GPU).
+    copy : bool, optional
+        True: always copy; None (default): copy only if needed; False: never copy (ValueError if
+        a copy is needed).
+    split, is_split, comm : optional
+        As :func:`array`.
+
+    Returns
+    -------
+    DNDarray
+
+    Raises
+    ------
+    TypeError
+        If ``x`` does not support DLPack.
+
+    Examples
+    --------
+    >>> t = torch.arange(4)
+    >>> y = ht.from_dlpack(t)
+    >>> y
+    DNDarray([0, 1, 2, 3], dtype=ht.int64, device=cpu:0, split=None)
+    >>> y.larray.data_ptr() == t.data_ptr()
+    True
+    """
+    if not hasattr(x, "__dlpack__"):
+        raise TypeError(f"x must support the DLPack protocol (__dlpack__), but was {type(x).__name__}")
+    if isinstance(x, DNDarray):
+        x.__dlpack_device__()  # raises for a distributed array, as x.__dlpack__() does
+        tensor = x.larray
+    else:
+        tensor = torch.from_dlpack(x)
+    if device is None:
+        device = "gpu" if tensor.device.type != "cpu" else "cpu"
+    return array(tensor, copy=copy, split=split, is_split=is_split, device=device, comm=comm)
 
 
 def _check_no_copy_needed(copy, copy_reason: Optional[str]) -> None:
@@ -298,15 +360,15 @@ def _filled(
     return DNDarray(tensor, gshape, dtype, split, device, comm, True)
 
 
-def zeros(shape, dtype=types.float32, split=None, device=None, comm=None, order="C") -> DNDarray:
+def zeros(shape, dtype=None, split=None, device=None, comm=None, order="C") -> DNDarray:
     """
     A new array of zeros.
 
     Parameters
     ----------
     shape : int or sequence of int
-    dtype : heat type
-        Default float32.
+    dtype : heat type, optional
+        Default (None): float32, heat's default floating type.
     split : int, optional
     device : str or Device, optional
     comm : MPICommunication, optional
@@ -321,7 +383,7 @@ def zeros(shape, dtype=types.float32, split=None, device=None, comm=None, order=
     return _filled(torch.zeros, shape, dtype, split, device, comm, order)
 
 
-def ones(shape, dtype=types.float32, split=None, device=None, comm=None, order="C") -> DNDarray:
+def ones(shape, dtype=None, split=None, device=None, comm=None, order="C") -> DNDarray:
     """
     A new array of ones (see :func:`zeros` for the parameters).
 
@@ -333,7 +395,7 @@ def ones(shape, dtype=types.float32, split=None, device=None, comm=None, order="
     return _filled(torch.ones, shape, dtype, split, device, comm, order)
 
 
-def empty(shape, dtype=types.float32, split=None, device=None, comm=None, order="C") -> DNDarray:
+def empty(shape, dtype=None, split=None, device=None, comm=None, order="C") -> DNDarray:
     """
     A new array whose values are not initialized (see :func:`zeros` for the parameters).
 
@@ -443,15 +505,18 @@ def _range_values(offset: int, count: int, start, step, torch_type, device) -> t
     return (start + index * step).to(torch_type)
 
 
-def arange(*args, dtype=None, split=None, device=None, comm=None) -> DNDarray:
+def arange(
+    start, /, stop=None, step=1, *, dtype=None, split=None, device=None, comm=None
+) -> DNDarray:
     """
     Evenly spaced values in ``[start, stop)`` with spacing ``step``, as :func:`numpy.arange`.
 
     Parameters
     ----------
-    start : scalar, optional
-        Default 0.
-    stop : scalar
+    start : scalar
+        The first value; with ``stop`` None, the end of the range (which then starts at 0).
+    stop : scalar, optional
+        The end (excluded).
     step : scalar, optional
         Default 1; must not be 0.
     dtype : heat type, optional
@@ -463,17 +528,14 @@ def arange(*args, dtype=None, split=None, device=None, comm=None) -> DNDarray:
     >>> ht.arange(1, 10, 3)
     DNDarray([1, 4, 7], dtype=ht.int64, device=cpu:0, split=None)
     """
-    if not 1 <= len(args) <= 3:
-        raise TypeError(f"arange takes 1 to 3 positional arguments, but {len(args)} were given")
+    # arange(n) counts from 0 to n, as NumPy and the array API standard
+    args = (start,) if stop is None else (start, stop, step)
     values = [a.item() if isinstance(a, DNDarray) else a for a in args]
     for name, value in zip(("start", "stop", "step") if len(values) > 1 else ("stop",), values):
         if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
             raise TypeError(f"{name} must be a real number, but was {type(value).__name__}")
-    start, stop, step = 0, None, 1
     if len(values) == 1:
-        (stop,) = values
-    elif len(values) == 2:
-        start, stop = values
+        start, stop, step = 0, values[0], 1
     else:
         start, stop, step = values
     if step == 0:
@@ -589,16 +651,34 @@ def logspace(
                     exponents.device, exponents.comm, True)
 
 
-def eye(shape, k: int = 0, dtype=types.float32, split=None, device=None, comm=None, order="C") -> DNDarray:
+def eye(
+    n_rows,
+    n_cols: Optional[int] = None,
+    /,
+    *,
+    k: int = 0,
+    dtype=None,
+    split=None,
+    device=None,
+    comm=None,
+    order="C",
+) -> DNDarray:
     """
-    A 2-D array with ones on the ``k``-th diagonal and zeros elsewhere.
+    A 2-D array with ones on the ``k``-th diagonal and zeros elsewhere, as the array API
+    standard's ``eye`` (and :func:`numpy.eye`).
 
     Parameters
     ----------
-    shape : int or (int, int)
-        ``N`` (square) or ``(N, M)``.
+    n_rows : int or (int, int)
+        The number of rows; a pair ``(N, M)`` (HeAT's ``shape``) gives both.
+    n_cols : int, optional
+        The number of columns; default ``n_rows``.
     k : int
         Diagonal offset (positive: above the main diagonal).
+    dtype : heat type, optional
+        Default float32.
+    split, device, comm, order : optional
+        As :func:`zeros`.
 
     Examples
     --------
@@ -606,11 +686,16 @@ def eye(shape, k: int = 0, dtype=types.float32, split=None, device=None, comm=No
     DNDarray([[1, 0],
               [0, 1]], dtype=ht.int32, device=cpu:0, split=None)
     """
-    gshape = sanitize_shape(shape)
+    gshape = sanitize_shape(n_rows, name="n_rows")
     if len(gshape) == 1:
-        gshape = (gshape[0], gshape[0])
+        columns = gshape if n_cols is None else sanitize_shape(n_cols, name="n_cols")
+        if len(columns) != 1:
+            raise ValueError(f"n_cols must be an integer, but was {n_cols}")
+        gshape = gshape + columns
+    elif n_cols is not None:
+        raise ValueError("n_cols must be None when n_rows is a shape (n_rows, n_cols)")
     if len(gshape) != 2:
-        raise ValueError(f"shape must be an integer or a pair of integers, but was {shape}")
+        raise ValueError(f"n_rows must be an integer or a pair of integers, but was {n_rows}")
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
         raise TypeError(f"k must be an integer, but was {type(k).__name__}")
     result = zeros(gshape, dtype=dtype, split=split, device=device, comm=comm, order=order)

@@ -87,6 +87,8 @@ from typing import Any, Optional, Tuple, Type
 import numpy as np
 import torch
 
+from . import devices
+
 # The module defines heat types called ``bool``, ``int``, ``float`` and ``complex``; the Python
 # builtins are used through these names everywhere below.
 _PY_BOOL = builtins.bool
@@ -149,6 +151,9 @@ __all__ = [
     "float_type_for",
     "complex_type_for",
     "real_type_of",
+    # the array API standard's inspection
+    "isdtype",
+    "__array_namespace_info__",
 ]
 
 
@@ -1238,3 +1243,137 @@ class iinfo:
 
     def __repr__(self) -> str:
         return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype.__name__})"
+
+
+# ----------------------------------------------------------------------------------------------
+# the array API standard's dtype kinds and inspection namespace
+# ----------------------------------------------------------------------------------------------
+# kind name -> the abstract heat type whose subclasses are of that kind
+_KINDS = {
+    "bool": bool,
+    "signed integer": signedinteger,
+    "unsigned integer": unsignedinteger,
+    "integral": integer,
+    "real floating": floating,
+    "complex floating": complexfloating,
+    "numeric": number,
+}
+
+
+def isdtype(dtype: Any, kind: Any) -> _PY_BOOL:
+    """
+    Whether ``dtype`` is of the kind ``kind``, as the array API standard's ``isdtype``.
+
+    Parameters
+    ----------
+    dtype : heat type
+        The type to classify (anything :func:`canonical_heat_type` accepts).
+    kind : heat type, str or tuple of them
+        A type (True only for that type), one of the kinds ``"bool"``, ``"signed integer"``,
+        ``"unsigned integer"``, ``"integral"``, ``"real floating"`` (float16 and bfloat16
+        included), ``"complex floating"``, ``"numeric"``, or a tuple of these (True if
+        ``dtype`` is any of them).
+
+    Returns
+    -------
+    bool
+
+    Raises
+    ------
+    TypeError
+        If ``dtype`` is not a heat type or ``kind`` is neither a type, a string nor a tuple.
+    ValueError
+        If ``kind`` is an unknown kind name.
+
+    Examples
+    --------
+    >>> ht.isdtype(ht.float32, "real floating")
+    True
+    >>> ht.isdtype(ht.int8, ("unsigned integer", ht.float64))
+    False
+    """
+    heat_type = canonical_heat_type(dtype)
+    if isinstance(kind, tuple):
+        return any(isdtype(heat_type, k) for k in kind)
+    if isinstance(kind, str):
+        if kind not in _KINDS:
+            raise ValueError(f"kind must be a data type or one of {tuple(_KINDS)}, but was {kind!r}")
+        return issubclass(heat_type, _KINDS[kind])
+    try:
+        return heat_type is canonical_heat_type(kind)
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"kind must be a data type, a kind name or a tuple of them, but was {kind!r}"
+        ) from None
+
+
+class _NamespaceInfo:
+    """
+    What heat supports of the array API standard: the object ``heat.__array_namespace_info__()``
+    returns (capabilities, devices, data types and default data types).
+    """
+
+    def capabilities(self) -> dict:
+        """
+        ``{"boolean indexing": True, "data-dependent shapes": True, "max dimensions": 64}``
+        (``unique``, ``nonzero`` and boolean masks give results of data-dependent shape;
+        torch tensors have at most 64 dimensions).
+        """
+        return {"boolean indexing": True, "data-dependent shapes": True, "max dimensions": 64}
+
+    def default_device(self) -> devices.Device:
+        """The device of new arrays (:func:`heat.get_device`)."""
+        return devices.get_device()
+
+    def devices(self) -> list:
+        """The devices heat can place arrays on in this process: the CPU, and its GPU if any."""
+        return [devices.cpu] + ([devices.gpu] if hasattr(devices, "gpu") else [])
+
+    def _check_device(self, device) -> None:
+        if device is not None:
+            devices.sanitize_device(device)
+
+    def default_dtypes(self, *, device=None) -> dict:
+        """
+        The default data types (the same on every device): float32 for real floating point
+        values (heat's and torch's default), complex64, int64 for integers and indices.
+        """
+        self._check_device(device)
+        return {
+            "real floating": float32,
+            "complex floating": complex64,
+            "integral": int64,
+            "indexing": int64,
+        }
+
+    def dtypes(self, *, device=None, kind=None) -> dict:
+        """
+        The standard's data types heat supports (name -> type), all of them or those of
+        ``kind`` (a kind name as :func:`isdtype` takes, or a tuple of them). heat also has
+        float16 and bfloat16, which are not part of the standard.
+        """
+        self._check_device(device)
+        supported = (bool, int8, int16, int32, int64, uint8, float32, float64, complex64, complex128)
+        return {
+            t.__name__: t for t in supported if kind is None or isdtype(t, kind)
+        }
+
+    def __repr__(self) -> str:
+        return "heat.__array_namespace_info__()"
+
+
+def __array_namespace_info__() -> _NamespaceInfo:
+    """
+    The array API standard's inspection namespace of heat: an object with the methods
+    ``capabilities()``, ``default_device()``, ``default_dtypes(device=None)``, ``devices()`` and
+    ``dtypes(device=None, kind=None)``.
+
+    Examples
+    --------
+    >>> info = ht.__array_namespace_info__()
+    >>> info.default_dtypes()["real floating"]
+    <class 'heat.core.types.float32'>
+    >>> sorted(info.dtypes(kind="signed integer"))
+    ['int16', 'int32', 'int64', 'int8']
+    """
+    return _NamespaceInfo()
