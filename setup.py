@@ -44,7 +44,7 @@ setup(
         # What scripts/run_tests.py needs (pytest>=8 for new-style hook wrappers in conftest).
         # scipy (skew, kurtosis, cdist) and scikit-learn (scalers, k-means) are test oracles only;
         # netCDF4 and zarr so that the tests of those formats run instead of being skipped.
-        "dev": ["pytest>=8", "pytest-timeout>=2.1", "mpich", "scipy", "scikit-learn", "netCDF4", "zarr"],
+        "dev": ["pytest>=8", "pytest-timeout>=2.1", "mpich", "scipy", "scikit-learn", "netCDF4", "zarr", "array-api-strict"],
     },
     classifiers=[
         "Programming Language :: Python :: 3",
