@@ -25,18 +25,23 @@ from mpi4py import MPI
 from . import types
 from ._operations import _PYTHON_SCALARS, binary_op, cum_op, local_op, reduce_op
 from .dndarray import DNDarray
-from .manipulations import flatten
+from .manipulations import flatten, pad
 from .sanitation import sanitize_axis, sanitize_in
 
 __all__ = [
     "add",
     "bitwise_and",
+    "bitwise_invert",
+    "bitwise_left_shift",
     "bitwise_not",
     "bitwise_or",
+    "bitwise_right_shift",
     "bitwise_xor",
     "copysign",
     "cumprod",
     "cumsum",
+    "cumulative_prod",
+    "cumulative_sum",
     "diff",
     "divide",
     "float_power",
@@ -54,11 +59,13 @@ __all__ = [
     "nansum",
     "neg",
     "negative",
+    "nextafter",
     "pos",
     "positive",
     "pow",
     "power",
     "prod",
+    "reciprocal",
     "remainder",
     "right_shift",
     "subtract",
@@ -607,6 +614,51 @@ def neg(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
 negative = neg
 
 
+def _reciprocal_tensor(tensor: torch.Tensor) -> torch.Tensor:
+    if tensor.is_floating_point() or tensor.is_complex():
+        return torch.reciprocal(tensor)
+    # integer 1 / x truncated, as NumPy: x for x = 1 or -1, else 0 (also for x = 0)
+    return torch.where(tensor.abs() == 1, tensor, torch.zeros_like(tensor))
+
+
+def reciprocal(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
+    """
+    Elementwise ``1 / x``, as :func:`numpy.reciprocal` and the array API standard's
+    ``reciprocal``.
+
+    Floating point and complex arrays keep their type. Integer arrays give integers, as NumPy:
+    ``1 / x`` truncated (1 and -1 stay, every other value becomes 0; NumPy's result for 0 is
+    undefined, heat's is 0).
+
+    Parameters
+    ----------
+    x : DNDarray
+        A numeric array.
+    out : DNDarray, optional
+        See :func:`add`.
+    where : DNDarray or array-like of bool, optional
+        See :func:`add`.
+
+    Returns
+    -------
+    DNDarray
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray or is boolean.
+
+    Examples
+    --------
+    >>> ht.reciprocal(ht.array([1.0, 2.0, 4.0], split=0))
+    DNDarray([1.  , 0.5 , 0.25], dtype=ht.float32, device=cpu:0, split=0)
+    """
+    sanitize_in(x)
+    if x.dtype is types.bool:
+        raise TypeError("reciprocal is not supported for boolean arrays")
+    return _unary(_reciprocal_tensor, x, out, where, "reciprocal", no_cast=True)
+
+
 def _copy_tensor(tensor: torch.Tensor) -> torch.Tensor:
     return tensor.clone()
 
@@ -797,6 +849,7 @@ def bitwise_not(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDa
 
 
 invert = bitwise_not
+bitwise_invert = bitwise_not  # the array API standard's name
 
 
 def left_shift(
@@ -875,9 +928,50 @@ def right_shift(
                    operand_type=operand_type, result_type=rt)
 
 
+# the array API standard's (and NumPy 2's) names of the shifts
+bitwise_left_shift = left_shift
+bitwise_right_shift = right_shift
+
+
 # ---------------------------------------------------------------------------------------------
 # other binary functions
 # ---------------------------------------------------------------------------------------------
+def nextafter(
+    t1: _ScalarOrArray, t2: _ScalarOrArray, out: Optional[DNDarray] = None, where=None
+) -> DNDarray:
+    """
+    The next representable floating point value after ``t1`` in the direction of ``t2``,
+    elementwise, as :func:`numpy.nextafter` and the array API standard's ``nextafter``.
+
+    Parameters
+    ----------
+    t1, t2 : DNDarray, scalar or array-like
+        Real operands; integers are computed in floating point as NumPy does.
+    out : DNDarray, optional
+        See :func:`add`.
+    where : DNDarray or array-like of bool, optional
+        See :func:`add`.
+
+    Returns
+    -------
+    DNDarray
+        Of the floating point type of the operands.
+
+    Raises
+    ------
+    TypeError
+        If an operand is complex.
+    ValueError
+        If the shapes cannot be broadcast together.
+
+    Examples
+    --------
+    >>> ht.nextafter(ht.array([1.0], dtype=ht.float64), 2.0) - 1
+    DNDarray([2.22044605e-16], dtype=ht.float64, device=cpu:0, split=None)
+    """
+    return _real_float_binary(torch.nextafter, t1, t2, out, where, "nextafter")
+
+
 def _real_float_binary(operation, t1, t2, out, where, name: str) -> DNDarray:
     """
     A binary function defined for real operands and computed in floating point (``hypot``,
@@ -1536,6 +1630,98 @@ def _cumulative(a, axis, dtype, out, partial, exscan_op, final_op, neutral):
         # NumPy scans the flattened array
         a, axis = flatten(a), 0
     return cum_op(a, partial, exscan_op, final_op, neutral, axis, dtype=dtype, out=out)
+
+
+def _cumulative_standard(x, axis, dtype, include_initial, scan, neutral, name: str) -> DNDarray:
+    """The array API standard's cumulative_sum / cumulative_prod through ``scan`` (cumsum, ...)."""
+    sanitize_in(x, "x")
+    if not isinstance(include_initial, (builtins.bool, np.bool_)):
+        raise TypeError(f"include_initial must be a bool, but was {type(include_initial).__name__}")
+    if axis is None:
+        if x.ndim > 1:
+            raise ValueError(f"{name}: axis must be given for an array of {x.ndim} dimensions")
+        axis = 0
+    if x.ndim == 0:
+        raise ValueError(f"{name} needs an array of at least one dimension")
+    result = scan(x, axis=axis, dtype=dtype)
+    if include_initial:
+        axis = sanitize_axis(x.gshape, axis)
+        widths = [(0, 0)] * x.ndim
+        widths[axis] = (1, 0)
+        result = pad(result, widths, constant_values=neutral)
+    return result
+
+
+def cumulative_sum(
+    x: DNDarray, /, *, axis: Optional[int] = None, dtype=None, include_initial: bool = False
+) -> DNDarray:
+    """
+    Cumulative sum along ``axis``, the array API standard's ``cumulative_sum`` (NumPy 2's
+    :func:`numpy.cumulative_sum`); :func:`cumsum` with a leading zero if ``include_initial``.
+
+    Parameters
+    ----------
+    x : DNDarray
+    axis : int, optional
+        The axis of the scan; may be None only for a 1-D ``x``.
+    dtype : heat type, optional
+        Accumulator and result type; default as :func:`cumsum`.
+    include_initial : bool
+        Start the result with the sum of nothing, 0 (the axis grows by one).
+
+    Returns
+    -------
+    DNDarray
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray or ``include_initial`` not a bool.
+    ValueError
+        If ``axis`` is None for an array of more than one dimension, or out of range.
+
+    Examples
+    --------
+    >>> ht.cumulative_sum(ht.array([1, 2, 3], split=0), include_initial=True)
+    DNDarray([0, 1, 3, 6], dtype=ht.int64, device=cpu:0, split=0)
+    """
+    return _cumulative_standard(x, axis, dtype, include_initial, cumsum, 0, "cumulative_sum")
+
+
+def cumulative_prod(
+    x: DNDarray, /, *, axis: Optional[int] = None, dtype=None, include_initial: bool = False
+) -> DNDarray:
+    """
+    Cumulative product along ``axis``, the array API standard's ``cumulative_prod`` (NumPy 2's
+    :func:`numpy.cumulative_prod`); :func:`cumprod` with a leading one if ``include_initial``.
+
+    Parameters
+    ----------
+    x : DNDarray
+    axis : int, optional
+        The axis of the scan; may be None only for a 1-D ``x``.
+    dtype : heat type, optional
+        Accumulator and result type; default as :func:`cumprod`.
+    include_initial : bool
+        Start the result with the product of nothing, 1 (the axis grows by one).
+
+    Returns
+    -------
+    DNDarray
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray or ``include_initial`` not a bool.
+    ValueError
+        If ``axis`` is None for an array of more than one dimension, or out of range.
+
+    Examples
+    --------
+    >>> ht.cumulative_prod(ht.array([1, 2, 3], split=0))
+    DNDarray([1, 2, 6], dtype=ht.int64, device=cpu:0, split=0)
+    """
+    return _cumulative_standard(x, axis, dtype, include_initial, cumprod, 1, "cumulative_prod")
 
 
 def cumsum(a: DNDarray, axis: Optional[int] = None, dtype=None, out: Optional[DNDarray] = None) -> DNDarray:

@@ -38,14 +38,14 @@ import numpy as np
 import torch
 
 from . import types
-from ._operations import align_local
+from ._operations import align_local, as_replicated_array
 from ._parallel import run_pieces
 from ._redistribution import balanced_counts as _balanced_counts
 from ._redistribution import displacements as _displs
 from .dndarray import DNDarray
-from .sanitation import broadcast_shapes
+from .sanitation import broadcast_shapes, sanitize_in
 
-__all__ = ["nonzero", "where"]
+__all__ = ["nonzero", "take", "take_along_axis", "where"]
 
 # kinds of key entries
 _NEW, _ELLIPSIS, _BOOL0, _INT, _SLICE, _ARRAY, _MASK = range(7)
@@ -1311,6 +1311,145 @@ def setitem(x: DNDarray, key, value) -> None:
 # ---------------------------------------------------------------------------------------------
 # nonzero, where
 # ---------------------------------------------------------------------------------------------
+def _integer_indices(indices, x: DNDarray, name: str = "indices") -> DNDarray:
+    """``indices`` as an integer DNDarray (array-likes become non-split arrays)."""
+    if not isinstance(indices, DNDarray):
+        try:
+            indices = as_replicated_array(indices, device=x.device, comm=x.comm)
+        except (TypeError, ValueError) as error:
+            raise TypeError(f"{name} must be an array of integers, but was {type(indices).__name__}") from error
+    if not types.heat_type_is_exact(indices.dtype) or indices.dtype is types.bool:
+        raise TypeError(f"{name} must be an array of integers, but had dtype {indices.dtype.__name__}")
+    return indices
+
+
+def _index_axis(x: DNDarray, axis, name: str = "axis") -> int:
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer or None, but was {axis!r}")
+    if not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"{name} {axis} is out of bounds for an array of {x.ndim} dimensions")
+    return int(axis) % x.ndim
+
+
+def take(x: DNDarray, indices, /, *, axis: Optional[int] = None) -> DNDarray:
+    """
+    The elements of ``x`` at ``indices`` along ``axis``, as :func:`numpy.take` and the array API
+    standard's ``take``: ``x[:, ..., :, indices]`` with ``indices`` at place ``axis``.
+
+    Distributed as advanced indexing (:func:`getitem`): only the selected elements move.
+
+    Parameters
+    ----------
+    x : DNDarray
+    indices : DNDarray or array-like of int
+        The positions along ``axis`` (negative ones count from the end); NumPy's any-dimensional
+        index arrays are accepted (the standard's are 1-D).
+    axis : int, optional
+        The axis to select from; None (only valid in the standard for 1-D ``x``) selects from
+        the flattened array, as NumPy.
+
+    Returns
+    -------
+    DNDarray
+        Of shape ``x.shape[:axis] + indices.shape + x.shape[axis + 1:]``.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray or ``indices`` not integers.
+    ValueError
+        If ``axis`` is out of range.
+    IndexError
+        If an index is out of range.
+
+    Examples
+    --------
+    >>> ht.take(ht.array([[1, 2, 3], [4, 5, 6]], split=0), [2, 0], axis=1)
+    DNDarray([[3, 1],
+              [6, 4]], dtype=ht.int64, device=cpu:0, split=0)
+    """
+    sanitize_in(x, "x")
+    indices = _integer_indices(indices, x)
+    if axis is None:
+        if x.ndim != 1:
+            x = x.flatten()
+        axis = 0
+    if x.ndim == 0:
+        raise ValueError("take needs an array of at least one dimension")
+    axis = _index_axis(x, axis)
+    return getitem(x, (slice(None),) * axis + (indices,))
+
+
+def take_along_axis(x: DNDarray, indices, /, *, axis: Optional[int] = -1) -> DNDarray:
+    """
+    The elements of ``x`` at ``indices`` along ``axis``, matched element by element in the other
+    axes, as :func:`numpy.take_along_axis` and the array API standard's ``take_along_axis``
+    (e.g. with the result of :func:`argsort`).
+
+    Distributed as advanced indexing (:func:`getitem`) with ``indices`` and ranges of the other
+    axes: only the selected elements move.
+
+    Parameters
+    ----------
+    x : DNDarray
+    indices : DNDarray or array-like of int
+        Of the same number of dimensions as ``x``; its shape broadcasts with ``x``'s in every
+        axis but ``axis``.
+    axis : int or None
+        The axis to select along (default the last); None selects from the flattened ``x`` with
+        1-D ``indices``, as NumPy.
+
+    Returns
+    -------
+    DNDarray
+        Of the broadcast shape of ``x`` and ``indices`` (``indices.shape[axis]`` along ``axis``).
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray or ``indices`` not integers.
+    ValueError
+        If the numbers of dimensions differ, the shapes do not broadcast, or ``axis`` is out of
+        range.
+    IndexError
+        If an index is out of range.
+
+    Examples
+    --------
+    >>> x = ht.array([[10, 30, 20], [60, 40, 50]], split=0)
+    >>> ht.take_along_axis(x, ht.argsort(x, axis=1), axis=1)
+    DNDarray([[10, 20, 30],
+              [40, 50, 60]], dtype=ht.int64, device=cpu:0, split=0)
+    """
+    sanitize_in(x, "x")
+    indices = _integer_indices(indices, x)
+    if axis is None:
+        if indices.ndim != 1:
+            raise ValueError(f"indices must be 1-D when axis is None, but has {indices.ndim} dimensions")
+        x, axis = x.flatten(), 0
+    if x.ndim == 0:
+        raise ValueError("take_along_axis needs an array of at least one dimension")
+    axis = _index_axis(x, axis)
+    if indices.ndim != x.ndim:
+        raise ValueError(
+            f"indices must have as many dimensions as x ({x.ndim}), but has {indices.ndim}"
+        )
+    other = [d for d in range(x.ndim) if d != axis]
+    broadcast_shapes(tuple(x.gshape[d] for d in other), tuple(indices.gshape[d] for d in other))
+    key = []
+    for d in range(x.ndim):
+        if d == axis:
+            key.append(indices)
+            continue
+        shape = [1] * x.ndim
+        shape[d] = x.gshape[d]
+        positions = torch.arange(x.gshape[d], device=x.larray.device).reshape(shape)
+        if x.gshape[d] == 1:
+            positions = positions.zero_()
+        key.append(DNDarray(positions, tuple(shape), types.int64, None, x.device, x.comm, True))
+    return getitem(x, tuple(key))
+
+
 def nonzero(x: DNDarray) -> Tuple[DNDarray, ...]:
     """
     The indices of the non-zero elements, one index array per axis, in row-major order (as

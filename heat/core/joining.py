@@ -34,12 +34,14 @@ from .manipulations import (
     expand_dims,
     flatten,
     reshape,
+    squeeze,
 )
 from .sanitation import sanitize_axis, sanitize_in
 
 __all__ = [
     "array_split",
     "column_stack",
+    "concat",
     "concatenate",
     "dsplit",
     "dstack",
@@ -48,6 +50,7 @@ __all__ = [
     "row_stack",
     "split",
     "stack",
+    "unstack",
     "vsplit",
     "vstack",
 ]
@@ -221,6 +224,35 @@ def concatenate(
     return write_out(result, out)
 
 
+def concat(arrays: Sequence[DNDarray], /, *, axis: Optional[int] = 0) -> DNDarray:
+    """
+    Join arrays along an existing axis, the array API standard's name of :func:`concatenate`
+    (whose layout rules apply).
+
+    Parameters
+    ----------
+    arrays : sequence of DNDarray
+        Arrays of the same shape except along ``axis``.
+    axis : int or None
+        The axis to join along; None flattens the arrays first.
+
+    Returns
+    -------
+    DNDarray
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`concatenate`.
+
+    Examples
+    --------
+    >>> ht.concat([ht.zeros((1, 2)), ht.ones((2, 2), split=0)]).shape
+    (3, 2)
+    """
+    return concatenate(arrays, axis=axis)
+
+
 def stack(arrays: Sequence[DNDarray], axis: int = 0, out: Optional[DNDarray] = None) -> DNDarray:
     """
     Join arrays of the same shape along a new axis, as :func:`numpy.stack`.
@@ -260,6 +292,55 @@ def stack(arrays: Sequence[DNDarray], axis: int = 0, out: Optional[DNDarray] = N
             )
     axis = sanitize_axis((1,) * (arrays[0].ndim + 1), axis)
     return concatenate([expand_dims(x, axis) for x in arrays], axis=axis, out=out)
+
+
+def unstack(x: DNDarray, /, *, axis: int = 0) -> Tuple[DNDarray, ...]:
+    """
+    The arrays along ``axis`` as a tuple, the inverse of :func:`stack` (the array API
+    standard's ``unstack``): ``tuple(x[..., i, ...] for i along axis)``.
+
+    Along another axis than the split axis no data moves and every piece keeps the layout of
+    ``x``. Unstacking along the split axis first moves the split to the next axis (the previous
+    one if ``axis`` is the last; an all-to-all), or makes a 1-D ``x`` non-split (one all-gather),
+    so that every piece is distributed rather than held by one process.
+
+    Parameters
+    ----------
+    x : DNDarray
+        An array of at least one dimension.
+    axis : int
+        The axis to unstack along (negative counts from the end).
+
+    Returns
+    -------
+    tuple of DNDarray
+        ``x.shape[axis]`` arrays of ``x.ndim - 1`` dimensions.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray or ``axis`` is not an integer.
+    ValueError
+        If ``x`` is 0-d or ``axis`` is out of range.
+
+    Examples
+    --------
+    >>> a, b = ht.unstack(ht.array([[1, 2], [3, 4]], split=0), axis=1)
+    >>> a
+    DNDarray([1, 3], dtype=ht.int64, device=cpu:0, split=0)
+    """
+    sanitize_in(x, "x")
+    if x.ndim == 0:
+        raise ValueError("cannot unstack a 0-d array")
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+        raise TypeError(f"axis must be an integer, but was {axis!r}")
+    axis = sanitize_axis(x.gshape, int(axis))
+    if x.split == axis and x.comm.size > 1:
+        target = None if x.ndim == 1 else (axis + 1 if axis + 1 < x.ndim else axis - 1)
+        x = layout.resplit(x, target)
+    if x.gshape[axis] == 0:
+        return ()
+    return tuple(squeeze(piece, axis) for piece in _split_pieces(x, x.gshape[axis], axis, True))
 
 
 def _atleast(x: DNDarray, ndim: int) -> DNDarray:

@@ -32,6 +32,7 @@ import torch
 
 from . import layout
 from . import types
+from .communication import MPI
 from ._redistribution import balanced_counts as _balanced_counts
 from ._redistribution import displacements as _displs
 from ._redistribution import overlap
@@ -40,6 +41,7 @@ from .dndarray import DNDarray
 from .sanitation import broadcast_shapes, sanitize_axis, sanitize_in, sanitize_shape, sanitize_split
 
 __all__ = [
+    "astype",
     "broadcast_arrays",
     "broadcast_to",
     "expand_dims",
@@ -49,6 +51,7 @@ __all__ = [
     "flipud",
     "moveaxis",
     "pad",
+    "permute_dims",
     "ravel",
     "repeat",
     "reshape",
@@ -347,7 +350,15 @@ def _reshape_distributed(a: DNDarray, new_shape, new_split: int) -> torch.Tensor
     return result.reshape(out_lshape)
 
 
-def reshape(a: DNDarray, *shape, new_split: Optional[int] = None, order: str = "C") -> DNDarray:
+def reshape(
+    a: DNDarray,
+    /,
+    shape,
+    *more_shape,
+    copy: Optional[bool] = None,
+    new_split: Optional[int] = None,
+    order: str = "C",
+) -> DNDarray:
     """
     The array with a new shape and the same data in row-major order, as :func:`numpy.reshape`.
 
@@ -364,8 +375,12 @@ def reshape(a: DNDarray, *shape, new_split: Optional[int] = None, order: str = "
     ----------
     a : DNDarray
         The array.
-    *shape : int or sequence of int
-        The new shape, given as one sequence or as several integers; one entry may be -1 (inferred).
+    shape : int or sequence of int
+        The new shape; one entry may be -1 (inferred). The integers of a shape may also be given
+        one by one (``reshape(a, 2, 3)``, as HeAT and NumPy's method).
+    copy : bool, optional
+        The array API standard's: True always copies; False never copies (ValueError if data
+        must move between processes or cannot be viewed); None (default) copies only if needed.
     new_split : int, optional
         The split axis of the result. Default: for a split ``a``, the output axis that the old
         split axis becomes if it survives the reshape (no communication), else axis 0; for a
@@ -401,8 +416,24 @@ def reshape(a: DNDarray, *shape, new_split: Optional[int] = None, order: str = "
     sanitize_in(a, "a")
     if order != "C":
         raise NotImplementedError(f"only order='C' is supported, but order was {order!r}")
-    if not shape:
-        raise TypeError("reshape() needs a shape")
+    if copy not in (None, True, False):
+        raise TypeError(f"copy must be None, True or False, but was {copy!r}")
+    result = _reshape(a, (shape,) + more_shape, new_split)
+    if copy is None:
+        return result
+    shares = a.lnumel == 0 or result.larray.data_ptr() == a.larray.data_ptr()
+    if copy:
+        if shares:
+            result.larray = result.larray.clone()
+        return result
+    if a.split is not None and a.comm.size > 1:
+        shares = bool(a.comm.allreduce(shares, op=MPI.LAND))
+    if not shares:
+        raise ValueError("reshape with copy=False needs a copy (data moves or cannot be viewed)")
+    return result
+
+
+def _reshape(a: DNDarray, shape, new_split: Optional[int]) -> DNDarray:
     new_shape = _resolve_shape(shape, a.size)
     if len(new_shape) == 0:
         if new_split is not None:
@@ -741,6 +772,75 @@ def transpose(a: DNDarray, axes: Optional[Sequence[int]] = None) -> DNDarray:
     gshape = tuple(a.gshape[i] for i in axes)
     split = None if a.split is None else axes.index(a.split)
     return _wrap(a.larray.permute(tuple(axes)), a, gshape, split, a._balanced)
+
+
+def permute_dims(x: DNDarray, /, axes: Sequence[int]) -> DNDarray:
+    """
+    The array with its axes permuted, the array API standard's name of :func:`transpose` (whose
+    layout rules apply: the split axis moves with its data, no communication).
+
+    Parameters
+    ----------
+    x : DNDarray
+    axes : sequence of int
+        A permutation of ``range(x.ndim)`` (negative axes count from the end).
+
+    Returns
+    -------
+    DNDarray
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray.
+    ValueError
+        If ``axes`` is not a permutation of the axes of ``x``.
+
+    Examples
+    --------
+    >>> ht.permute_dims(ht.zeros((2, 3, 4), split=0), (2, 0, 1)).shape
+    (4, 2, 3)
+    """
+    if axes is None:
+        raise TypeError("permute_dims needs axes, a permutation of range(x.ndim)")
+    return transpose(x, axes)
+
+
+def astype(x: DNDarray, dtype, /, *, copy: bool = True, device=None) -> DNDarray:
+    """
+    ``x`` cast to ``dtype``, the array API standard's ``astype`` (see :meth:`DNDarray.astype`);
+    no communication.
+
+    Parameters
+    ----------
+    x : DNDarray
+    dtype : heat type
+        Anything :func:`heat.core.types.canonical_heat_type` accepts.
+    copy : bool
+        True (default): always a new array. False: ``x`` itself if it already has ``dtype``
+        (and lives on ``device``).
+    device : str or Device, optional
+        Where the result lives; default ``x.device``.
+
+    Returns
+    -------
+    DNDarray
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray or ``dtype`` is not understood.
+
+    Examples
+    --------
+    >>> ht.astype(ht.arange(3, split=0), ht.float64)
+    DNDarray([0., 1., 2.], dtype=ht.float64, device=cpu:0, split=0)
+    """
+    sanitize_in(x, "x")
+    if not isinstance(copy, (bool, np.bool_)):
+        raise TypeError(f"copy must be a bool, but was {type(copy).__name__}")
+    result = x.astype(dtype, copy=bool(copy))
+    return result if device is None else result.to_device(device)
 
 
 def swapaxes(a: DNDarray, axis1: int, axis2: int) -> DNDarray:

@@ -315,21 +315,32 @@ def _check_bound(bound, name: str):
 
 
 def clip(
-    x: DNDarray, a_min=None, a_max=None, out: Optional[DNDarray] = None, where=None
+    x: DNDarray,
+    /,
+    min=None,
+    max=None,
+    out: Optional[DNDarray] = None,
+    where=None,
+    *,
+    a_min=None,
+    a_max=None,
 ) -> DNDarray:
     """
-    Limit the values of ``x`` to ``[a_min, a_max]``: ``minimum(maximum(x, a_min), a_max)``.
+    Limit the values of ``x`` to ``[min, max]``: ``minimum(maximum(x, min), max)``.
 
-    NaNs stay NaN; where ``a_min > a_max`` the result is ``a_max`` (as NumPy). The dtype is the
+    NaNs stay NaN; where ``min > max`` the result is ``max`` (as NumPy). The dtype is the
     promotion of ``x`` and the bounds (Python scalars are weak).
 
     Parameters
     ----------
     x : DNDarray
         Real input array.
-    a_min, a_max : scalar, DNDarray, array-like or None
+    min, max : scalar, DNDarray, array-like or None
         Lower and upper bounds, broadcast against ``x``; None leaves that side open.
-        Distributed bounds are aligned to ``x``'s layout.
+        Distributed bounds are aligned to ``x``'s layout. (The array API standard's names.)
+    a_min, a_max : optional
+        HeAT's and NumPy 1's names of ``min`` and ``max``, as keywords; give one name of each
+        bound only.
     out : DNDarray, optional
         Where to store the result (same shape, any layout).
     where : DNDarray or array-like of bool, optional
@@ -353,11 +364,19 @@ def clip(
     """
     sanitize_in(x)
     _reject_complex(x, "clip")
+    if a_min is not None:
+        if min is not None:
+            raise TypeError("clip takes one lower bound: give min or a_min, not both")
+        min = a_min
+    if a_max is not None:
+        if max is not None:
+            raise TypeError("clip takes one upper bound: give max or a_max, not both")
+        max = a_max
     out = _unwrap_out(out)
     if where is True:
         where = None
-    a_min = _check_bound(a_min, "a_min")
-    a_max = _check_bound(a_max, "a_max")
+    a_min = _check_bound(min, "min")
+    a_max = _check_bound(max, "max")
     bounds = [b for b in (a_min, a_max) if b is not None]
     result_type = types.result_type(x, *bounds)
     if _is_complex(result_type):

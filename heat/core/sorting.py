@@ -707,8 +707,8 @@ def _check_kind(kind, stable) -> None:
         raise ValueError(f"kind must be one of {_KINDS}, but was {kind!r}")
     if stable not in (None, True, False):
         raise ValueError(f"stable must be None, True or False, but was {stable!r}")
-    if kind is not None and stable is not None:
-        raise ValueError("kind and stable cannot be given together")
+    if kind is not None and stable is False:
+        raise ValueError("kind and stable=False cannot be given together")
 
 
 def _sort_axis(a: DNDarray, axis) -> Optional[int]:
@@ -952,7 +952,7 @@ def sort(
     kind: Optional[str] = None,
     order=None,
     *,
-    stable: Optional[bool] = None,
+    stable: Optional[bool] = True,
     descending: bool = False,
     out: Optional[DNDarray] = None,
 ) -> DNDarray:
@@ -975,7 +975,8 @@ def sort(
     order : None
         NumPy's field order for structured arrays; heat has none, so it must be None.
     stable : bool, optional
-        Accepted for NumPy compatibility (the sort is always stable).
+        Default True, as the array API standard (the sort is always stable; only
+        ``stable=False`` together with ``kind`` is rejected).
     descending : bool, optional
         Sort from the largest to the smallest value (heat extension). NaNs then come first:
         the result is the exact reverse of the ascending value order.
@@ -1026,7 +1027,7 @@ def argsort(
     kind: Optional[str] = None,
     order=None,
     *,
-    stable: Optional[bool] = None,
+    stable: Optional[bool] = True,
     descending: bool = False,
 ) -> DNDarray:
     """
@@ -1046,8 +1047,8 @@ def argsort(
     order : None
         Must be None (no structured arrays).
     stable : bool, optional
-        Accepted for NumPy compatibility: ties are always kept in their original order, so the
-        result equals NumPy's ``argsort(..., kind='stable')``.
+        Default True, as the array API standard: ties are always kept in their original order,
+        so the result equals NumPy's ``argsort(..., kind='stable')``.
     descending : bool, optional
         Indices of a descending sort (heat extension): the values are ordered from the largest
         to the smallest (NaNs first), ties still in their original order (as

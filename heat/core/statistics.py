@@ -29,6 +29,7 @@ from . import types
 from ._operations import _TORCH_TO_HEAT, _check_out, align_local, binary_op, reduce_op
 from ._operations import write_out
 from .arithmetics import _sum_partial
+from .arithmetics import sum as _sum
 from .dndarray import DNDarray
 from .sanitation import sanitize_axis, sanitize_in
 
@@ -38,6 +39,7 @@ __all__ = [
     "argmax",
     "argmin",
     "average",
+    "count_nonzero",
     "cov",
     "fmax",
     "fmin",
@@ -881,6 +883,43 @@ def nanargmin(
 # ---------------------------------------------------------------------------------------------
 # mean and the moments
 # ---------------------------------------------------------------------------------------------
+def count_nonzero(x: DNDarray, /, *, axis: Axis = None, keepdims: bool = False) -> DNDarray:
+    """
+    The number of non-zero elements along the given axes, as :func:`numpy.count_nonzero` and the
+    array API standard's ``count_nonzero``: a local count, then one Allreduce when the split axis
+    is counted over.
+
+    Parameters
+    ----------
+    x : DNDarray
+    axis : int or tuple of ints, optional
+        None (default): count all elements.
+    keepdims : bool
+        Keep the counted axes with length one.
+
+    Returns
+    -------
+    DNDarray
+        int64 (a 0-d array for ``axis=None``, where NumPy returns a Python int).
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray or ``axis`` is not an integer or tuple of integers.
+    ValueError
+        If an axis is out of range or repeated.
+
+    Examples
+    --------
+    >>> ht.count_nonzero(ht.array([[0, 1, 2], [3, 0, 0]], split=0), axis=1)
+    DNDarray([2, 1], dtype=ht.int64, device=cpu:0, split=0)
+    """
+    sanitize_in(x)
+    _reduced_axes(x, axis)  # validated before the count, identically on every process
+    nonzero = DNDarray(x.larray != 0, x.gshape, types.bool, x.split, x.device, x.comm, x._balanced)
+    return _sum(nonzero, axis=axis, keepdims=keepdims)
+
+
 def _check_dtype_arg(dtype):
     return None if dtype is None else types.canonical_heat_type(dtype)
 
@@ -1145,6 +1184,15 @@ def _check_ddof(ddof) -> float:
     return ddof
 
 
+def _ddof_or_correction(ddof, correction):
+    """The degrees of freedom given as NumPy's ``ddof`` or the array API standard's ``correction``."""
+    ddof = _check_ddof(ddof)
+    correction = _check_ddof(correction)
+    if ddof != 0 and correction != 0:
+        raise ValueError("ddof and correction are two names of one parameter: give only one")
+    return ddof if ddof != 0 else correction
+
+
 def _variance(x, axis, dtype, out, ddof, keepdims, ignore_nan: bool, root: bool) -> DNDarray:
     sanitize_in(x)
     axes = _reduced_axes(x, axis)
@@ -1173,6 +1221,8 @@ def var(
     out: Optional[DNDarray] = None,
     ddof: Union[int, float] = 0,
     keepdims: bool = False,
+    *,
+    correction: Union[int, float] = 0.0,
 ) -> DNDarray:
     """
     Variance along the given axes: ``sum(|x - mean|**2) / (N - ddof)``.
@@ -1193,6 +1243,8 @@ def var(
         Delta degrees of freedom (1 gives the unbiased estimator). ``N - ddof <= 0`` gives
         inf or NaN, as in NumPy.
     keepdims : bool
+    correction : int or float
+        The array API standard's (and NumPy 2's) name of ``ddof``; give one of the two.
 
     Returns
     -------
@@ -1211,7 +1263,7 @@ def var(
     >>> ht.var(ht.array([[1.0, 2.0], [3.0, 5.0]], split=1), axis=0)
     DNDarray([1.  , 2.25], dtype=ht.float32, device=cpu:0, split=0)
     """
-    return _variance(x, axis, dtype, out, ddof, keepdims, False, False)
+    return _variance(x, axis, dtype, out, _ddof_or_correction(ddof, correction), keepdims, False, False)
 
 
 def std(
@@ -1221,6 +1273,8 @@ def std(
     out: Optional[DNDarray] = None,
     ddof: Union[int, float] = 0,
     keepdims: bool = False,
+    *,
+    correction: Union[int, float] = 0.0,
 ) -> DNDarray:
     """
     Standard deviation along the given axes: the square root of :func:`var`.
@@ -1234,6 +1288,8 @@ def std(
     ddof : int or float
         Delta degrees of freedom.
     keepdims : bool
+    correction : int or float
+        The array API standard's name of ``ddof``; give one of the two.
 
     Returns
     -------
@@ -1249,7 +1305,7 @@ def std(
     >>> ht.std(ht.array([1.0, 2.0, 3.0, 4.0], split=0), ddof=1)
     DNDarray(1.2909944, dtype=ht.float32, device=cpu:0, split=None)
     """
-    return _variance(x, axis, dtype, out, ddof, keepdims, False, True)
+    return _variance(x, axis, dtype, out, _ddof_or_correction(ddof, correction), keepdims, False, True)
 
 
 def nanvar(
