@@ -94,6 +94,8 @@ def encode_labels(labels: torch.Tensor, classes: torch.Tensor) -> Tuple[torch.Te
     """
     if classes.numel() == 0:
         return torch.zeros_like(labels, dtype=torch.int64), labels.numel() == 0
-    index = torch.searchsorted(classes, labels.to(classes.dtype)).clamp_(max=classes.numel() - 1)
-    known = bool((classes[index] == labels.to(classes.dtype)).all()) if labels.numel() else True
+    common = torch.promote_types(classes.dtype, labels.dtype)
+    classes, labels = classes.to(common), labels.to(common)
+    index = torch.searchsorted(classes, labels).clamp_(max=classes.numel() - 1)
+    known = bool((classes[index] == labels).all()) if labels.numel() else True
     return index, known
