@@ -76,6 +76,8 @@ KMEANS_ROWS = 1_000_000
 KMEANS_COLS = 8
 KMEANS_K = 8
 KMEANS_ITER = 20
+# issue 8: PCA (exact solver) of the tall-skinny matrix of "qr" and "svd", PCA_COMPONENTS kept
+PCA_COMPONENTS = 10
 # reshape (rows, COLS) -> (rows * COLS // RESHAPE_COLS, RESHAPE_COLS): the split axis changes
 # length (2000 -> 2500 rows), so rows really move between processes
 RESHAPE_COLS = COLS * 4 // 5
@@ -167,6 +169,18 @@ class NumpyLib:
         # tol=0: scikit-learn's only way not to stop on tolerance (and the data does not converge)
         model = KMeans(len(init), init=init, n_init=1, max_iter=KMEANS_ITER, tol=0.0, algorithm="lloyd")
         return model.fit(x)
+
+    def pca(self, x):
+        # the serial baseline is scikit-learn's PCA with the exact solver, where installed
+        try:
+            from sklearn.decomposition import PCA
+        except ImportError:
+            centred = x - x.mean(axis=0)
+            return np.linalg.svd(centred, compute_uv=False)[:PCA_COMPONENTS] ** 2 / (len(x) - 1)
+        return PCA(PCA_COMPONENTS, svd_solver="full").fit(x)
+
+    def explained_variance(self, model) -> np.ndarray:
+        return np.asarray(getattr(model, "explained_variance_", model))
 
     def centres(self, model) -> np.ndarray:
         return np.asarray(model.cluster_centers_) if hasattr(model, "cluster_centers_") else model
@@ -275,6 +289,12 @@ class HeatLib(NumpyLib):
         init = self.ht.array(init, split=None)
         model = self.ht.cluster.KMeans(len(init), init=init, max_iter=KMEANS_ITER, tol=-1.0)
         return model.fit(x)
+
+    def pca(self, x):
+        return self.ht.decomposition.PCA(PCA_COMPONENTS, svd_solver="full").fit(x)
+
+    def explained_variance(self, model) -> np.ndarray:
+        return self.to_numpy(model.explained_variance_)
 
     def centres(self, model) -> np.ndarray:
         return self.to_numpy(model.cluster_centers_)
@@ -617,6 +637,19 @@ def _ops() -> List[Op]:
     ops.append(Op("kmeans 20 iterations split=0", "kmeans", kmeans,
                   lambda D: _lloyd(D.points, D.points[:KMEANS_K], KMEANS_ITER),
                   rtol=1e-3, atol=1e-3, convert=lambda L, model: L.centres(model)))
+
+    # issue 8: PCA of the 200000 x 50 tall-skinny matrix (split along its rows), 10 components
+    def pca(L, D):
+        x = L.distribute(D.tall, 0)
+        return [x], lambda: L.pca(x)
+
+    def expect_variance(D):
+        centred = D.tall.astype(np.float64) - D.tall.astype(np.float64).mean(axis=0)
+        s = np.linalg.svd(centred, compute_uv=False)[:PCA_COMPONENTS]
+        return s**2 / (len(centred) - 1)
+
+    ops.append(Op("pca full 10 components split=0", "time", pca, expect_variance, rtol=1e-3,
+                  atol=1e-4, convert=lambda L, model: L.explained_variance(model)))
     return ops
 
 

@@ -31,9 +31,8 @@ Signs: every component is flipped so that its entry of largest magnitude is posi
 scikit-learn's ``svd_flip(..., u_based_decision=False)``), and the fitted factors are broadcast
 from process 0, so the model is the same on every process and comparable with scikit-learn's.
 
-Unlike scikit-learn, which ignores nothing here either, ``fit`` raises ValueError on NaN or
-infinity (on every process alike); the input is never modified (``copy`` is accepted for
-compatibility).
+As scikit-learn, ``fit`` raises ValueError on NaN or infinity (here on every process alike);
+the input is never modified (``copy`` is accepted for compatibility).
 """
 
 from __future__ import annotations
@@ -307,7 +306,7 @@ class PCA(_BasePCA):
     >>> pca.components_
     DNDarray([[1., 0.]], dtype=ht.float32, device=cpu:0, split=None)
     >>> pca.explained_variance_ratio_
-    DNDarray([0.8000], dtype=ht.float32, device=cpu:0, split=None)
+    DNDarray([0.8], dtype=ht.float32, device=cpu:0, split=None)
     """
 
     def __init__(
