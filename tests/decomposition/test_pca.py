@@ -188,6 +188,18 @@ def test_pca_float_components_hierarchical(split):
         collective_assert(bool((partial <= exact + 1e-9).all()), f"{partial} > {exact}")
 
 
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_pca_unbalanced_rows_with_an_empty_process(solver):
+    # rows each process read itself (is_split=0): process 0 holds none, the last one most
+    rank, size = ht.MPI_WORLD.rank, ht.MPI_WORLD.size
+    x_np = _data((30, 3), seed=13)
+    cuts = [0] + [0 if r == 1 else 5 * r for r in range(1, size)] + [30]
+    x = ht.array(x_np[cuts[rank] : cuts[rank + 1]], is_split=0)
+    ours = ht.decomposition.PCA(n_components=2, svd_solver=solver).fit(x)
+    theirs = sklearn_decomposition.PCA(n_components=2).fit(x_np)
+    _check_model(ours, theirs, np.float64, x_np, x)
+
+
 def test_pca_randomized_random_state():
     x_np = np.random.default_rng(7).standard_normal((40, 12))  # no low-rank structure
     x = ht.array(x_np, split=0)
