@@ -141,10 +141,10 @@ def _shift(x, axes, sign: int) -> DNDarray:
     if axes is None:
         axes = tuple(range(x.ndim))
     elif isinstance(axes, (tuple, list)):
-        axes = tuple(axes)
-    axes = sanitize_axis(x.gshape, axes, "axes")
-    if isinstance(axes, int):
-        axes = (axes,)
+        # one by one: as NumPy, an axis listed twice is shifted twice
+        axes = tuple(sanitize_axis(x.gshape, a, "axes") for a in axes)
+    else:
+        axes = (sanitize_axis(x.gshape, axes, "axes"),)
     if not axes:
         return roll(x, 0, 0) if x.ndim else roll(x, 0)
     shifts = tuple(sign * (x.gshape[a] // 2) for a in axes)
@@ -175,7 +175,7 @@ def fftshift(x: DNDarray, axes: Union[None, int, Sequence[int]] = None) -> DNDar
     TypeError
         If ``x`` is not a DNDarray or ``axes`` does not contain integers.
     ValueError
-        If an axis is out of range or repeated.
+        If an axis is out of range (an axis listed twice is shifted twice, as in NumPy).
 
     Examples
     --------
