@@ -1693,28 +1693,8 @@ def cumulative_prod(
 ) -> DNDarray:
     """
     Cumulative product along ``axis``, the array API standard's ``cumulative_prod`` (NumPy 2's
-    :func:`numpy.cumulative_prod`); :func:`cumprod` with a leading one if ``include_initial``.
-
-    Parameters
-    ----------
-    x : DNDarray
-    axis : int, optional
-        The axis of the scan; may be None only for a 1-D ``x``.
-    dtype : heat type, optional
-        Accumulator and result type; default as :func:`cumprod`.
-    include_initial : bool
-        Start the result with the product of nothing, 1 (the axis grows by one).
-
-    Returns
-    -------
-    DNDarray
-
-    Raises
-    ------
-    TypeError
-        If ``x`` is not a DNDarray or ``include_initial`` not a bool.
-    ValueError
-        If ``axis`` is None for an array of more than one dimension, or out of range.
+    :func:`numpy.cumulative_prod`): :func:`cumprod` with a leading one (the product of nothing)
+    if ``include_initial``. Parameters, result and errors as :func:`cumulative_sum`.
 
     Examples
     --------

@@ -505,17 +505,16 @@ def test_nextafter_reciprocal():
 # ---------------------------------------------------------------------------------------------
 def test_take():
     checks = Checks()
-    for shape in ((7,), (5, 6), (2, 3, 4)):
-        for dtype in (np.float32, np.int64):
-            for data, x, label in inputs(shape, dtype):
-                for axis in range(-len(shape), len(shape)):
-                    n = shape[axis]
-                    indices = np.array([n - 1, 0, n // 2, -1, 0], dtype=np.int64)
-                    for index_split in (None, 0):
-                        idx = ht.array(indices, split=index_split)
-                        checks(ht.take(x, idx, axis=axis), np.take(data, indices, axis=axis),
-                               f"{label} axis {axis}")
-                checks(ht.take(x, [0, data.size - 1, 3]), np.take(data, [0, data.size - 1, 3]), label)
+    for shape, dtype in (((7,), np.float32), ((5, 6), np.int64), ((2, 3, 4), np.float64)):
+        for data, x, label in inputs(shape, dtype):
+            for axis in range(-len(shape), len(shape)):
+                n = shape[axis]
+                indices = np.array([n - 1, 0, n // 2, -1, 0], dtype=np.int64)
+                for index_split in (None, 0):
+                    idx = ht.array(indices, split=index_split)
+                    checks(ht.take(x, idx, axis=axis), np.take(data, indices, axis=axis),
+                           f"{label} axis {axis}")
+            checks(ht.take(x, [0, data.size - 1, 3]), np.take(data, [0, data.size - 1, 3]), label)
     checks.verify()
     x = ht.zeros((3, 4), split=0)
     expect_errors([
@@ -528,24 +527,23 @@ def test_take():
 
 def test_take_along_axis():
     checks = Checks()
-    for shape in ((7,), (5, 6), (2, 3, 4)):
-        for dtype in (np.float64, np.int32):
-            for data, x, label in inputs(shape, dtype):
-                for axis in range(-len(shape), len(shape)):
-                    order = np.argsort(data, axis=axis, kind="stable")
-                    for index_split in (None, x.split):
-                        idx = ht.array(order, split=index_split)
-                        checks(ht.take_along_axis(x, idx, axis=axis),
-                               np.take_along_axis(data, order, axis=axis), f"{label} axis {axis}")
-                    # fewer (repeated) picks along axis, broadcast in the others
-                    picks_shape = [1] * len(shape)
-                    picks_shape[axis] = 2
-                    picks = np.zeros(picks_shape, dtype=np.int64)
-                    picks.flat[-1] = shape[axis] - 1
-                    checks(ht.take_along_axis(x, picks, axis=axis),
-                           np.take_along_axis(data, picks, axis=axis), f"{label} picks {axis}")
-                checks(ht.take_along_axis(x, ht.argsort(x, axis=-1)),
-                       np.take_along_axis(data, np.argsort(data, axis=-1, kind="stable"), -1), label)
+    for shape, dtype in (((7,), np.int32), ((5, 6), np.float64), ((2, 3, 4), np.int32)):
+        for data, x, label in inputs(shape, dtype):
+            for axis in range(-len(shape), len(shape)):
+                order = np.argsort(data, axis=axis, kind="stable")
+                for index_split in (None, x.split):
+                    idx = ht.array(order, split=index_split)
+                    checks(ht.take_along_axis(x, idx, axis=axis),
+                           np.take_along_axis(data, order, axis=axis), f"{label} axis {axis}")
+                # fewer (repeated) picks along axis, broadcast in the others
+                picks_shape = [1] * len(shape)
+                picks_shape[axis] = 2
+                picks = np.zeros(picks_shape, dtype=np.int64)
+                picks.flat[-1] = shape[axis] - 1
+                checks(ht.take_along_axis(x, picks, axis=axis),
+                       np.take_along_axis(data, picks, axis=axis), f"{label} picks {axis}")
+            checks(ht.take_along_axis(x, ht.argsort(x, axis=-1)),
+                   np.take_along_axis(data, np.argsort(data, axis=-1, kind="stable"), -1), label)
     checks.verify()
     x = ht.zeros((3, 4), split=0)
     expect_errors([
@@ -651,3 +649,33 @@ def test_sort_stable_default():
         np.testing.assert_array_equal(ht.argsort(x).numpy(), np.argsort(data, stable=True))
         np.testing.assert_array_equal(ht.argsort(x, kind="stable").numpy(), np.argsort(data, stable=True))
         np.testing.assert_array_equal(ht.sort(x, descending=True).numpy(), np.sort(data)[::-1])
+
+
+def _generic_pipeline(x):
+    """Array-API-generic code, as SciPy or scikit-learn write it: only ``x.__array_namespace__()``."""
+    xp = x.__array_namespace__()
+    centered = x - xp.mean(x, axis=0, keepdims=True)
+    z = centered / xp.std(x, axis=0, correction=1, keepdims=True)
+    e = xp.exp(z - xp.max(z, axis=1, keepdims=True))
+    p = e / xp.sum(e, axis=1, keepdims=True)
+    labels = xp.argmax(p, axis=1)
+    norms = xp.linalg.vector_norm(z, axis=1)
+    joined = xp.concat([z, xp.reshape(norms, (-1, 1))], axis=1)
+    positive = xp.where(joined > 0, joined, xp.zeros_like(joined))
+    order = xp.argsort(norms, descending=True)
+    picked = xp.take(z, order, axis=0)
+    along = xp.take_along_axis(z, xp.argsort(z, axis=1), axis=1)
+    running = xp.cumulative_sum(xp.astype(labels, xp.float64), include_initial=True)
+    finite = xp.all(xp.isfinite(p)) and xp.isdtype(p.dtype, "real floating")
+    return [p, labels, joined, positive, picked, along, running, xp.count_nonzero(positive, axis=0),
+            xp.matrix_transpose(z) @ z, xp.asarray(bool(finite))]
+
+
+def test_array_api_generic_code_matches_array_api_strict():
+    data = random_array((11, 4), np.float64, seed=7)
+    reference = [np.asarray(r) for r in _generic_pipeline(xp.asarray(data))]
+    checks = Checks()
+    for split in (None, 0, 1):
+        for result, expected in zip(_generic_pipeline(ht.array(data, split=split)), reference):
+            checks(result, expected, f"split={split}")
+    checks.verify()
