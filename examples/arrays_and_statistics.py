@@ -1,8 +1,9 @@
 """
 Distributed arrays and statistics, checked against NumPy.
 
-    mpiexec -n 2 python examples/arrays_and_statistics.py          # or: python examples/...
-    mpiexec -n 2 python examples/arrays_and_statistics.py --small  # CI size (or HEAT_EXAMPLES_SMALL=1)
+    mpiexec -n 2 python examples/arrays_and_statistics.py          # or without mpiexec
+    mpiexec -n 2 python examples/arrays_and_statistics.py --small  # CI size (also an env
+                                                                    # variable: see --help)
 
 Every process runs this same script. A heat array (``ht.DNDarray``) is split along one axis:
 each process holds a block of rows (``split=0``) or columns (``split=1``) as a torch tensor, and

@@ -21,7 +21,7 @@ parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
 parser.add_argument("--small", action="store_true", help="CI sizes (also HEAT_EXAMPLES_SMALL=1)")
 args = parser.parse_args()
 small = args.small or os.environ.get("HEAT_EXAMPLES_SMALL") == "1"
-samples_per_blob, features, blobs = (150, 4, 3) if small else (200_000, 8, 5)
+samples_per_blob, features, blobs = (150, 4, 3) if small else (50_000, 8, 5)
 
 comm = ht.MPI_WORLD
 say = print if comm.rank == 0 else (lambda *a, **k: None)

@@ -2,7 +2,7 @@
 Data-parallel training with DASO on emulated nodes.
 
     mpiexec -n 2 python examples/daso_training.py          # two emulated nodes of one process
-    mpiexec -n 4 python examples/daso_training.py          # four (HEAT_RANKS_PER_NODE=2: two of two)
+    mpiexec -n 4 python examples/daso_training.py          # four; HEAT_RANKS_PER_NODE=2: two of two
     mpiexec -n 2 python examples/daso_training.py --small  # CI size (or HEAT_EXAMPLES_SMALL=1)
 
 DASO (``ht.optim.DASO``) is the hierarchical, asynchronous and selective optimizer: gradients are
@@ -32,8 +32,8 @@ parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
 parser.add_argument("--small", action="store_true", help="CI sizes (also HEAT_EXAMPLES_SMALL=1)")
 args = parser.parse_args()
 small = args.small or os.environ.get("HEAT_EXAMPLES_SMALL") == "1"
-samples, features, classes, batch_size = (1_500, 8, 3, 30) if small else (200_000, 32, 4, 128)
-epochs = 5 if small else 8
+samples, features, classes, batch_size = (1_500, 8, 3, 30) if small else (100_000, 32, 4, 128)
+epochs = 5 if small else 6
 
 comm = ht.MPI_WORLD
 say = print if comm.rank == 0 else (lambda *a, **k: None)

@@ -31,7 +31,7 @@ parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
 parser.add_argument("--small", action="store_true", help="CI sizes (also HEAT_EXAMPLES_SMALL=1)")
 args = parser.parse_args()
 small = args.small or os.environ.get("HEAT_EXAMPLES_SMALL") == "1"
-rows, features, classes, batch_size = (2_000, 8, 3, 50) if small else (400_000, 32, 4, 256)
+rows, features, classes, batch_size = (2_000, 8, 3, 50) if small else (200_000, 32, 4, 256)
 
 comm = ht.MPI_WORLD
 say = print if comm.rank == 0 else (lambda *a, **k: None)

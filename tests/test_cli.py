@@ -137,6 +137,23 @@ def test_python_m_heat_info_in_a_fresh_interpreter():
     check_report(parse_report(done.stdout), processes=1)
 
 
+def test_installed_heat_console_script():
+    if WORLD.size != 1:
+        pytest.skip("starts its own interpreter: runs only at MPI size 1")
+    script = os.path.join(os.path.dirname(sys.executable), "heat")
+    if not os.path.exists(script):
+        pytest.skip("no `heat` console script beside the interpreter (pip install -e . makes it)")
+    try:
+        done = subprocess.run(
+            [script, "-i"], env=clean_environment(), cwd=ROOT, capture_output=True, text=True,
+            timeout=90,
+        )
+    except subprocess.TimeoutExpired as expired:
+        pytest.fail(f"heat -i hung: {expired.stdout!r} {expired.stderr!r}")
+    assert done.returncode == 0, done.stdout + done.stderr
+    check_report(parse_report(done.stdout), processes=1)
+
+
 def test_i_flag_and_info_command_print_the_same_report(capsys):
     assert cli.main(["-i"]) == 0
     short = capsys.readouterr().out
