@@ -1,0 +1,7 @@
+"""
+Classification estimators on distributed samples, following scikit-learn's conventions.
+"""
+
+from .kneighborsclassifier import KNeighborsClassifier
+
+__all__ = ["KNeighborsClassifier"]

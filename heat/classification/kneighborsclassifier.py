@@ -1,0 +1,332 @@
+"""
+k-nearest-neighbours classification of distributed samples.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Tuple
+
+import torch
+from mpi4py import MPI
+
+import heat as ht
+from heat.core.base import (
+    BaseEstimator,
+    ClassificationMixin,
+    check_is_fitted,
+    check_n_features,
+    validate_samples,
+)
+
+from ._targets import aligned_rows, encode_labels, rows_of, unique_labels, validate_targets
+
+__all__ = ["KNeighborsClassifier"]
+
+_METRICS = ("euclidean", "manhattan")
+_WEIGHTS = ("uniform", "distance")
+
+
+class KNeighborsClassifier(ClassificationMixin, BaseEstimator):
+    """
+    Classification by the vote of the ``n_neighbors`` nearest training samples, as
+    :class:`sklearn.neighbors.KNeighborsClassifier` with the brute-force algorithm.
+
+    ``fit`` keeps the training samples where they are (split along the rows, or replicated).
+    ``predict`` then proceeds in two steps:
+
+    1. distances: :func:`heat.spatial.cdist` (or :func:`heat.spatial.manhattan`) of the local
+       training rows and all queries; where both are split along the rows, the queries travel
+       around a ring of processes, so that no process ever holds more than its share of either
+       or of the distance matrix;
+    2. a distributed top-k: every process picks, for every query, the ``n_neighbors`` nearest of
+       its own training rows (with their distances, global indices and labels), and one
+       all-to-all (an allgather for replicated queries) brings the candidates of a query to the
+       process that owns it, which merges them.
+
+    Equal distances are ordered by the training samples' global index, the smaller first, so
+    the result does not depend on the number of processes.
+
+    Parameters
+    ----------
+    n_neighbors : int
+        Number of neighbours that vote, at most the number of training samples.
+    weights : {"uniform", "distance"}
+        "uniform": every neighbour has one vote; "distance": the vote of a neighbour weighs
+        the inverse of its distance (neighbours at distance 0, if any, share all the weight).
+    metric : {"euclidean", "manhattan"}
+        The distance.
+
+    Attributes
+    ----------
+    classes_ : DNDarray
+        The sorted class labels, replicated.
+    effective_metric_ : str
+        The distance used.
+    n_features_in_ : int
+        Number of features.
+    n_samples_fit_ : int
+        Number of training samples.
+
+    Examples
+    --------
+    >>> import heat as ht
+    >>> x = ht.array([[0.0], [1.0], [2.0], [3.0]], split=0)
+    >>> y = ht.array([0, 0, 1, 1], split=0)
+    >>> knn = ht.classification.KNeighborsClassifier(n_neighbors=3).fit(x, y)
+    >>> knn.predict(ht.array([[1.1]]))
+    DNDarray([0], dtype=ht.int64, device=cpu:0, split=None)
+    >>> knn.predict_proba(ht.array([[0.9]]))
+    DNDarray([[0.66666667, 0.33333333]], dtype=ht.float64, device=cpu:0, split=None)
+    """
+
+    def __init__(self, n_neighbors: int = 5, weights: str = "uniform", metric: str = "euclidean"):
+        self.n_neighbors = n_neighbors
+        self.weights = weights
+        self.metric = metric
+
+    # ---------------------------------------------------------------------------------- checks
+    def _check_params(self) -> None:
+        """Raise TypeError/ValueError for bad parameters (no communication)."""
+        _check_neighbors(self.n_neighbors, "n_neighbors")
+        if self.weights not in _WEIGHTS:
+            raise ValueError(f"weights must be one of {_WEIGHTS}, but was {self.weights!r}")
+        if self.metric not in _METRICS:
+            raise ValueError(f"metric must be one of {_METRICS}, but was {self.metric!r}")
+
+    # ------------------------------------------------------------------------------------- fit
+    def fit(self, x, y) -> "KNeighborsClassifier":
+        """
+        Keep the training samples and their labels. Collective (the agreement on finiteness and
+        on the classes).
+
+        Parameters
+        ----------
+        x : DNDarray
+            Training samples, shape ``(n_samples, n_features)``, split along either axis (along
+            the features it is redistributed along the rows) or not at all.
+        y : DNDarray
+            Class labels, shape ``(n_samples,)``, in any layout (redistributed to the rows of
+            ``x`` if needed).
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        TypeError
+            For parameters or data of the wrong type.
+        ValueError
+            For bad parameters, ``x`` not 2-D, ``y`` of another length, ``n_neighbors`` larger
+            than the number of samples, or NaN or infinity in ``x`` or ``y``. Every process
+            raises alike, before any communication except the agreement on finiteness.
+        """
+        self._check_params()
+        x = validate_samples(x, name="x", ensure_finite=False, min_samples=1)
+        y = validate_targets(y, x)
+        if self.n_neighbors > x.shape[0]:
+            raise ValueError(
+                f"n_neighbors={self.n_neighbors} must be <= n_samples={x.shape[0]}"
+            )
+        x = rows_of(x)
+        labels = aligned_rows(y, x)
+        flags = torch.tensor(
+            [
+                bool(torch.isfinite(x.larray).all()) if x.larray.numel() else True,
+                bool(torch.isfinite(labels.to(torch.float64)).all()) if labels.numel() else True,
+            ],
+            dtype=torch.int32,
+        )
+        distributed = x.split == 0 and x.comm.size > 1
+        if distributed:
+            flags = x.comm.allreduce_tensor(flags, MPI.MIN)
+        for flag, name in zip(flags.tolist(), ("x", "y")):
+            if not flag:
+                raise ValueError(f"{name} contains NaN or infinity")
+        classes = unique_labels(labels, distributed, x.comm)
+        self._fit_x = x
+        self._fit_codes = encode_labels(labels, classes)[0]
+        self.classes_ = ht.array(classes, comm=x.comm, device=x.device)
+        self.effective_metric_ = self.metric
+        self.n_features_in_ = x.shape[1]
+        self.n_samples_fit_ = x.shape[0]
+        return self
+
+    # -------------------------------------------------------------------------------- queries
+    def _check_queries(self, x, n_neighbors) -> Tuple["ht.DNDarray", int]:
+        check_is_fitted(self, ["classes_"])
+        n_neighbors = self.n_neighbors if n_neighbors is None else n_neighbors
+        _check_neighbors(n_neighbors, "n_neighbors")
+        if n_neighbors > self.n_samples_fit_:
+            raise ValueError(
+                f"n_neighbors={n_neighbors} must be <= n_samples_fit={self.n_samples_fit_}"
+            )
+        x = validate_samples(x, name="x", ensure_finite=False)
+        check_n_features(self, x)
+        x = rows_of(validate_samples(x, name="x"))
+        if x.dtype is not self._fit_x.dtype:
+            x = x.astype(ht.promote_types(x.dtype, self._fit_x.dtype))
+        return x, n_neighbors
+
+    def _neighbours(self, queries, k: int) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """
+        Distances, global training indices and label codes of the ``k`` nearest training
+        samples of the local queries (the rows of ``queries`` this process holds, or all of
+        them where the queries are not split), each ``(local queries, k)``.
+        """
+        train = self._fit_x
+        distance = ht.spatial.cdist if self.metric == "euclidean" else ht.spatial.manhattan
+        comm = train.comm
+        if train.split is None or comm.size == 1:
+            # all training rows are here: the queries' rows of the distances are complete
+            block = distance(queries, train).larray
+            order = torch.sort(block, dim=1, stable=True).indices[:, :k]
+            return block.gather(1, order), order, self._fit_codes[order]
+
+        # training rows split: each process's candidates among its own training rows
+        block = distance(train, queries).larray  # (local training rows, all queries)
+        offset = train.counts_displs()[1][comm.rank]
+        local_k = min(k, block.shape[0])
+        order = torch.sort(block, dim=0, stable=True).indices[:local_k]
+        candidates = torch.stack(
+            [
+                block.gather(0, order).to(torch.float64),
+                (order + offset).to(torch.float64),  # exact: indices < 2^53
+                self._fit_codes[order].to(torch.float64),
+            ],
+            dim=2,
+        ).transpose(0, 1)  # (queries, local_k, 3)
+        if local_k < k:  # too few local rows: pad with candidates that always lose
+            padding = candidates.new_empty((candidates.shape[0], k - local_k, 3))
+            padding[..., 0] = float("inf")
+            padding[..., 1] = float(self.n_samples_fit_)
+            padding[..., 2] = 0.0
+            candidates = torch.cat([candidates, padding], dim=1)
+        if queries.split is None:
+            merged = comm.allgather_tensors(candidates.contiguous(), axis=1)
+        else:
+            counts, displs = queries.counts_displs()
+            blocks = [candidates[d : d + c] for c, d in zip(counts, displs)]
+            merged = torch.cat(comm.alltoallv_tensors(blocks, axis=0), dim=1)
+        # candidates are in rank order, each rank's by (distance, index): a stable sort by
+        # distance orders them by (distance, global index)
+        best = torch.sort(merged[..., 0], dim=1, stable=True).indices[:, :k]
+        chosen = merged.gather(1, best.unsqueeze(2).expand(-1, -1, 3))
+        distances = chosen[..., 0].to(block.dtype)
+        return distances, chosen[..., 1].to(torch.int64), chosen[..., 2].to(torch.int64)
+
+    def _rows(self, x, values: torch.Tensor, dtype) -> "ht.DNDarray":
+        """A DNDarray of per-query results, laid out like the rows of ``x``."""
+        shape = (x.shape[0],) + tuple(values.shape[1:])
+        return ht.DNDarray(values, shape, dtype, x.split, x.device, x.comm, x.balanced)
+
+    def kneighbors(self, x, n_neighbors=None, return_distance: bool = True):
+        """
+        The nearest training samples of every query. Collective.
+
+        Parameters
+        ----------
+        x : DNDarray
+            Queries, shape ``(n_queries, n_features)``.
+        n_neighbors : int, optional
+            How many neighbours; ``self.n_neighbors`` by default.
+        return_distance : bool
+            Whether to return the distances too.
+
+        Returns
+        -------
+        distances : DNDarray
+            ``(n_queries, n_neighbors)`` distances, nearest first (only with
+            ``return_distance``).
+        indices : DNDarray
+            int64 ``(n_queries, n_neighbors)`` indices of the neighbours among the training
+            samples. Both are split along the rows like ``x`` (or not split).
+
+        Raises
+        ------
+        NotFittedError
+            If the estimator has not been fitted.
+        ValueError
+            If ``n_neighbors`` exceeds the number of training samples, or ``x`` has another
+            number of features or NaN or infinity.
+        """
+        x, k = self._check_queries(x, n_neighbors)
+        distances, indices, _ = self._neighbours(x, k)
+        indices = self._rows(x, indices, ht.int64)
+        if not return_distance:
+            return indices
+        return self._rows(x, distances, x.dtype), indices
+
+    def predict_proba(self, x) -> "ht.DNDarray":
+        """
+        The share of the (weighted) votes of the neighbours for every class. Collective.
+
+        Parameters
+        ----------
+        x : DNDarray
+            Queries, shape ``(n_queries, n_features)``.
+
+        Returns
+        -------
+        DNDarray
+            float64, shape ``(n_queries, n_classes)``, columns in the order of ``classes_``,
+            split along the rows like ``x`` (or not split).
+
+        Raises
+        ------
+        NotFittedError, ValueError
+            As :meth:`kneighbors`.
+        """
+        x, proba = self._proba(x)
+        return self._rows(x, proba, ht.float64)
+
+    def _proba(self, x) -> Tuple["ht.DNDarray", torch.Tensor]:
+        x, k = self._check_queries(x, None)
+        distances, _, codes = self._neighbours(x, k)
+        distances = distances.to(torch.float64)
+        if self.weights == "uniform":
+            votes = torch.ones_like(distances)
+        else:
+            # as scikit-learn: where a neighbour is at distance 0, those at 0 share the vote
+            zero = distances == 0
+            votes = torch.where(zero.any(1, keepdim=True), zero.to(distances.dtype), 1.0 / distances)
+        proba = torch.zeros(
+            (codes.shape[0], self.classes_.shape[0]), dtype=torch.float64, device=codes.device
+        ).scatter_add_(1, codes, votes)
+        total = proba.sum(1, keepdim=True)
+        proba /= torch.where(total == 0, torch.ones_like(total), total)
+        return x, proba
+
+    def predict(self, x) -> "ht.DNDarray":
+        """
+        The class with the most (weighted) votes of the neighbours of every query; of equal
+        votes the smallest class. Collective.
+
+        Parameters
+        ----------
+        x : DNDarray
+            Queries, shape ``(n_queries, n_features)``.
+
+        Returns
+        -------
+        DNDarray
+            Labels of the type of ``classes_``, shape ``(n_queries,)``, split along the rows
+            like ``x`` (or not split).
+
+        Raises
+        ------
+        NotFittedError, ValueError
+            As :meth:`kneighbors`.
+        """
+        x, proba = self._proba(x)
+        labels = self.classes_.larray[proba.argmax(1)]
+        return self._rows(x, labels, self.classes_.dtype)
+
+
+def _check_neighbors(value, name: str) -> None:
+    """Raise unless ``value`` is a positive integer."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, but was {type(value).__name__}")
+    if value < 1:
+        raise ValueError(f"{name} must be >= 1, but was {value}")
