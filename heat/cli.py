@@ -109,6 +109,7 @@ def mpi_cuda_support() -> Tuple[Optional[bool], str]:
 
 
 def _gpu_lines() -> List[Tuple[str, str]]:
+    """torch's build (CPU, CUDA or ROCm), then the GPUs torch sees, one line each."""
     import torch
 
     if torch.version.cuda:
@@ -122,14 +123,13 @@ def _gpu_lines() -> List[Tuple[str, str]]:
         lines.append(("GPUs", "none seen by torch (torch.cuda.is_available() is False)"))
         return lines
     count = torch.cuda.device_count()
-    names = []
-    for index in range(count):
-        properties = torch.cuda.get_device_properties(index)
-        names.append(f"{index}: {properties.name} ({properties.total_memory / 2**30:.1f} GiB)")
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     suffix = f"; CUDA_VISIBLE_DEVICES={visible}" if visible is not None else ""
     lines.append(("GPUs", f"{count} seen by torch{suffix}"))
-    lines.extend((f"  GPU {name.split(':')[0]}", name.split(": ", 1)[1]) for name in names)
+    for index in range(count):
+        properties = torch.cuda.get_device_properties(index)
+        memory = properties.total_memory / 2**30
+        lines.append((f"GPU {index}", f"{properties.name} ({memory:.1f} GiB)"))
     return lines
 
 

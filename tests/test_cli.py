@@ -8,6 +8,7 @@ import importlib.metadata
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 
@@ -74,7 +75,7 @@ def optional_version(distribution):
 def check_report(pairs, processes):
     """Every line's content against what this interpreter sees."""
     labels = [label for label, _ in pairs]
-    gpu_labels = [label for label in labels if label.startswith("  GPU ")]
+    gpu_labels = [label for label in labels if re.fullmatch(r"GPU \d+", label)]
     expected = LABELS + gpu_labels + ["CUDA-aware MPI", "heat GPU buffers"]
     assert labels == expected, labels
     info = dict(pairs)
@@ -108,7 +109,7 @@ def check_report(pairs, processes):
         assert info["GPUs"].startswith(f"{torch.cuda.device_count()} seen by torch")
         assert len(gpu_labels) == torch.cuda.device_count()
         for index, label in enumerate(gpu_labels):
-            assert label == f"  GPU {index}"
+            assert label == f"GPU {index}"
             assert info[label].startswith(torch.cuda.get_device_name(index) + " (")
     else:
         assert info["GPUs"].startswith("none seen by torch") and not gpu_labels
@@ -254,8 +255,8 @@ def test_gpu_lines_with_two_gpus(monkeypatch):
     assert cli._gpu_lines() == [
         ("torch build", "CUDA 12.8"),
         ("GPUs", "2 seen by torch; CUDA_VISIBLE_DEVICES=2,3"),
-        ("  GPU 0", "Fake 0 (80.0 GiB)"),
-        ("  GPU 1", "Fake 1 (80.0 GiB)"),
+        ("GPU 0", "Fake 0 (80.0 GiB)"),
+        ("GPU 1", "Fake 1 (80.0 GiB)"),
     ]
 
 
