@@ -104,10 +104,14 @@ def _check_model(ours, theirs, dtype, x_np, x, ratio=True):
 # ---------------------------------------------------------------------------------------------
 # PCA against scikit-learn
 # ---------------------------------------------------------------------------------------------
+# split=-1 is split=1 once the array exists (heat normalizes it); one solver suffices for it
+CASES = [(solver, split) for solver in SOLVERS for split in SPLITS
+         if split != -1 or solver == "full"]
+
+
 @pytest.mark.parametrize("shape", SHAPES, ids=SHAPE_IDS)
 @pytest.mark.parametrize("dtype", DTYPES, ids=["float32", "float64"])
-@pytest.mark.parametrize("split", SPLITS)
-@pytest.mark.parametrize("solver", SOLVERS)
+@pytest.mark.parametrize("solver,split", CASES)
 def test_pca_matches_sklearn(solver, split, dtype, shape):
     x_np = _data(shape, dtype)
     x = ht.array(x_np, split=split)
