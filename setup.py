@@ -31,6 +31,7 @@ setup(
         "mpi4py>=3.1",
         "h5py>=3.8",
     ],
+    entry_points={"console_scripts": ["heat = heat.cli:main"]},
     extras_require={
         # An MPI library from PyPI, for machines without a system MPI.
         "mpich": ["mpich"],
