@@ -459,7 +459,8 @@ class PCA(_BasePCA):
             n_components = s.numel()
             explained = float((s.double() ** 2).sum()) / (n_samples - 1)
             if n_components < largest:
-                noise_variance = (total_variance - explained) / (largest - n_components)
+                # the remaining variance, never negative through rounding
+                noise_variance = max(0.0, total_variance - explained) / (largest - n_components)
             else:
                 noise_variance = 0.0
         s, vt = s[:n_components], vt[:n_components]
