@@ -208,7 +208,16 @@ def _zero_division_safe(operation):
 
 
 _safe_floor_divide = _zero_division_safe(torch.floor_divide)
-_safe_remainder = _zero_division_safe(torch.remainder)
+def _float_remainder(a, b):
+    """torch.remainder, with NumPy's and the array API standard's sign of a zero result: the
+    divisor's (``remainder(-1.0, 1.0)`` is +0.0, ``remainder(1.0, -1.0)`` is -0.0)."""
+    result = torch.remainder(a, b)
+    if result.is_floating_point():
+        result = torch.where(result == 0, torch.copysign(result, b), result)
+    return result
+
+
+_safe_remainder = _zero_division_safe(_float_remainder)
 _safe_fmod = _zero_division_safe(torch.fmod)
 
 
@@ -608,7 +617,14 @@ def neg(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
             "negative of a boolean array (the - operator) is not supported, use ~ or "
             "logical_not instead"
         )
-    return _unary(torch.neg, x, out, where, "negative", no_cast=True)
+    return _unary(_neg_tensor, x, out, where, "negative", no_cast=True)
+
+
+def _neg_tensor(tensor: torch.Tensor) -> torch.Tensor:
+    if tensor.is_complex():
+        # torch's vectorized complex kernel turns -(0+0j) into +0+0j; negate the components
+        return torch.view_as_complex(torch.view_as_real(tensor).neg())
+    return torch.neg(tensor)
 
 
 negative = neg

@@ -274,7 +274,20 @@ def log1p(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     >>> ht.log1p(ht.array([0.0, 1e-5]))
     DNDarray([0.00000e+00, 9.99995e-06], dtype=ht.float32, device=cpu:0, split=None)
     """
-    return _unary(torch.log1p, x, out, where, "log1p", no_cast=False)
+    return _unary(_log1p_tensor, x, out, where, "log1p", no_cast=False)
+
+
+def _log1p_tensor(tensor: torch.Tensor) -> torch.Tensor:
+    result = torch.log1p(tensor)
+    if tensor.is_complex():
+        # the standard's (and NumPy's) special cases torch misses: an infinite component with a
+        # NaN other one gives +inf + NaN j (torch: NaN + NaN j)
+        real, imag = tensor.real, tensor.imag
+        infinite = (real.isinf() & imag.isnan()) | (real.isnan() & imag.isinf())
+        if bool(infinite.any()):
+            special = torch.complex(torch.full_like(real, torch.inf), torch.full_like(real, torch.nan))
+            result = torch.where(infinite, special, result)
+    return result
 
 
 def sqrt(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:

@@ -679,3 +679,98 @@ def test_array_api_generic_code_matches_array_api_strict():
         for result, expected in zip(_generic_pipeline(ht.array(data, split=split)), reference):
             checks(result, expected, f"split={split}")
     checks.verify()
+
+
+# ---------------------------------------------------------------------------------------------
+# the standard's special cases of the elementwise functions
+# ---------------------------------------------------------------------------------------------
+_SPECIAL = np.array(
+    [0.0, -0.0, 1.0, -1.0, 0.5, -2.5, np.inf, -np.inf, np.nan, 1e-300, 2.0, 3.0], dtype=np.float64
+)
+_COMPLEX_SPECIAL = np.array(
+    [complex(a, b) for a in (0.0, -0.0, 1.0, -np.inf, np.inf, np.nan)
+     for b in (0.0, -0.0, 2.0, np.inf, -np.inf, np.nan)], dtype=np.complex128,
+)
+
+
+def _elementwise_names(arity: int):
+    names = []
+    for name in xp.__all__:
+        function = getattr(xp, name)
+        if not callable(function) or isinstance(function, type) or name in NOT_STANDARD:
+            continue
+        parameters = list(inspect.signature(function).parameters.values())
+        if [p.name for p in parameters] == (["x"] if arity == 1 else ["x1", "x2"]):
+            names.append(name)
+    return names
+
+
+def _reference(function, *operands):
+    """array-api-strict's result as NumPy, None where it rejects the operands' dtype."""
+    try:
+        result = function(*(xp.asarray(o) for o in operands))
+    except (TypeError, ValueError):
+        return None
+    if getattr(result, "shape", None) != operands[0].shape:
+        return None  # not elementwise (unique_counts, ...)
+    return np.asarray(result)
+
+
+# complex results whose zero components may have the other sign than NumPy's: torch's kernels
+# (the standard lists few signs of zero components of complex results)
+COMPLEX_ZERO_SIGNS = {
+    "acos": "torch gives acos(+-0+0j) = pi/2+0j (NumPy and the standard: pi/2-0j)",
+    "log1p": "torch gives log1p(-0+-0j) a real part -0",
+}
+# complex special values not checked: the standard leaves them to the implementation
+COMPLEX_UNSPECIFIED = {
+    "reciprocal": "1 / 0j (torch: inf + nan j, NumPy: nan + nan j) and signs of zero components",
+    "sign": "x / |x| of infinite components (torch: 0 + nan j, NumPy: nan + nan j)",
+}
+
+
+def _same_values(actual: np.ndarray, expected: np.ndarray, zero_signs: bool = True) -> bool:
+    """Equal values (to 1e-12), NaN where NaN, the sign of every infinity and, with
+    ``zero_signs``, of every zero; complex values component by component."""
+    if actual.shape != expected.shape or actual.dtype != expected.dtype:
+        return False
+    if expected.dtype.kind not in "fc":
+        return np.array_equal(actual, expected)
+    parts = [(actual.real, expected.real)]
+    if expected.dtype.kind == "c":
+        parts.append((actual.imag, expected.imag))
+    for a, e in parts:
+        if not np.allclose(a, e, rtol=1e-12, atol=0, equal_nan=True):
+            return False
+        signed = np.isinf(e) | ((e == 0) & zero_signs)
+        if not np.array_equal(np.signbit(a[signed]), np.signbit(e[signed])):
+            return False
+    return True
+
+
+def test_elementwise_special_cases():
+    """Every unary and binary elementwise function on zeros of both signs, infinities, NaN,...:
+    the values and signs the standard lists (array-api-strict's are NumPy's, which follow it)."""
+    x1, x2 = (v.ravel() for v in np.meshgrid(_SPECIAL, _SPECIAL))
+    errors = []
+    with np.errstate(all="ignore"):
+        cases = [(name, (_SPECIAL,)) for name in _elementwise_names(1)]
+        cases += [(name, (_COMPLEX_SPECIAL,)) for name in _elementwise_names(1)]
+        cases += [(name, (x1, x2)) for name in _elementwise_names(2)]
+        for name, operands in cases:
+            expected = _reference(getattr(xp, name), *operands)
+            if expected is None or (expected.dtype.kind == "c" and name in COMPLEX_UNSPECIFIED):
+                continue
+            for split in (None, 0):
+                result = getattr(ht, name)(*(ht.array(o, split=split) for o in operands))
+                actual = result.numpy()
+                zero_signs = not (expected.dtype.kind == "c" and name in COMPLEX_ZERO_SIGNS)
+                if not _same_values(actual, expected, zero_signs):
+                    wrong = [
+                        (operand, a, e)
+                        for operand, a, e in zip(zip(*operands), actual.ravel(), expected.ravel())
+                        if not _same_values(np.array([a]), np.array([e]), zero_signs)
+                    ]
+                    errors.append(f"{name}{tuple(o.dtype.name for o in operands)} split={split}: "
+                                  f"(operands, heat, standard) {wrong[:3]}")
+    assert not errors, "\n".join(errors)
