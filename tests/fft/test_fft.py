@@ -50,15 +50,37 @@ def layouts(data, split):
         yield skewed(x)
 
 
-def cases(shapes, dtypes):
-    for shape, dtype in itertools.product(shapes, dtypes):
-        # the same on every rank (str hashes differ between processes)
-        seed = zlib.crc32(f"{shape}{np.dtype(dtype).name}".encode()) % 1000
-        yield shape, dtype, random_array(shape, dtype, seed=seed)
+_DATA = {}
+
+
+def data_for(shape, dtype):
+    """Test data, the same on every rank (cached: tests ask for the same arrays often)."""
+    key = (tuple(shape), np.dtype(dtype).name)
+    if key not in _DATA:
+        _DATA[key] = random_array(shape, dtype, seed=zlib.crc32(repr(key).encode()) % 1000)
+    return _DATA[key]
 
 
 def norm_for(i):
     return NORMS[i % len(NORMS)]
+
+
+def one_d_cases(shapes, dtypes, lengths):
+    """
+    ``(data, dtype, x, axis, n, norm)`` for every shape, split, layout, axis (0 and -1) and
+    length ``n`` from ``lengths(m)``; dtypes and norms rotate from case to case.
+    """
+    i = 0
+    for shape in shapes:
+        for split in splits_for(len(shape)):
+            for axis in (0, -1) if len(shape) > 1 else (0,):
+                for n in lengths(shape[axis]):
+                    dtype = dtypes[i % len(dtypes)]
+                    norm = norm_for(i)
+                    i += 1
+                    data = data_for(shape, dtype)
+                    for x in layouts(data, split):
+                        yield data, dtype, x, axis, n, norm
 
 
 # ---------------------------------------------------------------------------------------------
@@ -67,55 +89,38 @@ def norm_for(i):
 @pytest.mark.parametrize("name", ["fft", "ifft"])
 def test_complex_1d(name):
     ours, theirs = getattr(ht.fft, name), getattr(np.fft, name)
-    pairs, i = [], 0
-    for shape, dtype, data in cases(SHAPES_1D + SHAPES_ND[:3], DTYPES):
-        for split in splits_for(len(shape)):
-            for axis in sorted({0, -1}):
-                m = shape[axis]
-                for n in (None, m + 3, max(1, m - 1)):
-                    norm = norm_for(i)
-                    i += 1
-                    expected = theirs(data, n=n, axis=axis, norm=norm)
-                    for x in layouts(data, split):
-                        result = ours(x, n=n, axis=axis, norm=norm)
-                        pairs.append((result, expected, tolerance(expected, dtype)))
-                        collective_assert(result.split == x.split, f"{name} changed the split")
+    pairs, errors = [], []
+    lengths = lambda m: (None, m + 3, max(1, m - 1))  # noqa: E731
+    for data, dtype, x, axis, n, norm in one_d_cases(SHAPES_1D + SHAPES_ND[:3], DTYPES, lengths):
+        expected = theirs(data, n=n, axis=axis, norm=norm)
+        run(ours, x, expected, dtype, pairs, errors, n=n, axis=axis, norm=norm)
+    collective_assert(not errors, "\n".join(errors[:5]))
     assert_arrays_equal(pairs)
 
 
 @pytest.mark.parametrize("name", ["rfft", "ihfft"])
 def test_real_to_complex_1d(name):
     ours, theirs = getattr(ht.fft, name), getattr(np.fft, name)
-    pairs, i = [], 0
-    for shape, dtype, data in cases(SHAPES_1D + SHAPES_ND[:3], REAL_DTYPES + (np.float16,)):
-        for split in splits_for(len(shape)):
-            for axis in sorted({0, -1}):
-                m = shape[axis]
-                for n in (None, m + 2, max(1, m - 1)):
-                    norm = norm_for(i)
-                    i += 1
-                    expected = theirs(data, n=n, axis=axis, norm=norm)
-                    if np.dtype(dtype) == np.float16:  # NumPy computes float16 in single precision
-                        expected = theirs(data.astype(np.float32), n=n, axis=axis, norm=norm)
-                    for x in layouts(data, split):
-                        pairs.append((ours(x, n=n, axis=axis, norm=norm), expected, tolerance(expected, dtype)))
+    pairs, errors = [], []
+    lengths = lambda m: (None, m + 2, max(1, m - 1))  # noqa: E731
+    dtypes = REAL_DTYPES + (np.float16, np.bool_)
+    for data, dtype, x, axis, n, norm in one_d_cases(SHAPES_1D + SHAPES_ND[:3], dtypes, lengths):
+        expected = theirs(data, n=n, axis=axis, norm=norm)
+        run(ours, x, expected, dtype, pairs, errors, n=n, axis=axis, norm=norm)
+    collective_assert(not errors, "\n".join(errors[:5]))
     assert_arrays_equal(pairs)
 
 
 @pytest.mark.parametrize("name", ["irfft", "hfft"])
 def test_complex_to_real_1d(name):
     ours, theirs = getattr(ht.fft, name), getattr(np.fft, name)
-    pairs, i = [], 0
-    for shape, dtype, data in cases(((7,), (2,), (12,), (5, 6), (2, 3, 4)), DTYPES + (np.float16,)):
-        for split in splits_for(len(shape)):
-            for axis in sorted({0, -1}):
-                m = shape[axis]
-                for n in (None, 2 * m + 1, m):
-                    norm = norm_for(i)
-                    i += 1
-                    expected = theirs(data, n=n, axis=axis, norm=norm)
-                    for x in layouts(data, split):
-                        pairs.append((ours(x, n=n, axis=axis, norm=norm), expected, tolerance(expected, dtype)))
+    pairs, errors = [], []
+    lengths = lambda m: (None, 2 * m + 1, m)  # noqa: E731
+    dtypes = DTYPES + (np.float16,)
+    for data, dtype, x, axis, n, norm in one_d_cases(((7,), (2,), (12,), (5, 6), (2, 3, 4)), dtypes, lengths):
+        expected = reference(theirs, data, n=n, axis=axis, norm=norm)
+        run(ours, x, expected, dtype, pairs, errors, n=n, axis=axis, norm=norm)
+    collective_assert(not errors, "\n".join(errors[:5]))
     assert_arrays_equal(pairs)
 
 
@@ -197,10 +202,12 @@ def test_nd(name):
     real_input = name in ("rfftn", "ihfftn")
     dtypes = REAL_DTYPES if real_input else DTYPES
     pairs, errors, i = [], [], 0
-    for shape, dtype, data in cases(SHAPES_ND, dtypes):
+    for shape in SHAPES_ND:
         for s, axes in axes_and_sizes(shape):
+            dtype = dtypes[i % len(dtypes)]
             norm = norm_for(i)
             i += 1
+            data = data_for(shape, dtype)
             expected = reference(theirs, data, s=s, axes=axes, norm=norm)
             for split in splits_for(len(shape)):
                 for x in layouts(data, split):
@@ -224,11 +231,13 @@ def test_2d(name):
     ours, theirs = getattr(ht.fft, name), TWO_D[name]
     real_input = name in ("rfft2", "ihfft2")
     pairs, errors, i = [], [], 0
-    for shape, dtype, data in cases(((5, 6), (2, 3, 4), (3, 1)), (np.float32, np.float64) if real_input
-                                    else (np.float32, np.complex128, np.int32)):
+    dtypes = (np.float32, np.float64, np.int32) if real_input else (np.float32, np.complex128, np.int32)
+    for shape in ((5, 6), (2, 3, 4), (3, 1)):
         for kwargs in ({}, {"axes": (0, 1)}, {"axes": (-1, 0), "s": (4, 3)}, {"s": (2, 7)}):
+            dtype = dtypes[i % len(dtypes)]
             norm = norm_for(i)
             i += 1
+            data = data_for(shape, dtype)
             expected = reference(theirs, data, norm=norm, **kwargs)
             for split in splits_for(len(shape)):
                 for x in layouts(data, split):
