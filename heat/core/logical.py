@@ -20,12 +20,14 @@ from . import types
 from ._operations import binary_op, reduce_op
 from .arithmetics import _binary, _is_complex, _operand_result_type, _unary, _unwrap_out
 from .dndarray import DNDarray
-from .sanitation import sanitize_in
+from .sanitation import broadcast_shapes, sanitize_in
 
 __all__ = [
     "all",
     "allclose",
     "any",
+    "array_equal",
+    "array_equiv",
     "isclose",
     "isfinite",
     "isinf",
@@ -241,6 +243,84 @@ def allclose(
     """
     close = isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
     return builtins.bool(all(close).item())
+
+
+def _equal_tensor(t1: torch.Tensor, t2: torch.Tensor, equal_nan: builtins.bool) -> torch.Tensor:
+    equal = t1 == t2
+    if equal_nan and (t1.is_floating_point() or t1.is_complex()):
+        equal = equal | (torch.isnan(t1) & torch.isnan(t2))
+    return equal
+
+
+def _global_shape(value) -> Tuple[int, ...]:
+    return value.gshape if isinstance(value, DNDarray) else np.shape(value)
+
+
+def _all_equal(a1, a2, equal_nan: builtins.bool) -> builtins.bool:
+    equal = binary_op(_equal_tensor, a1, a2, fn_kwargs={"equal_nan": equal_nan})
+    return builtins.bool(all(equal).item())
+
+
+def array_equal(a1, a2, equal_nan: builtins.bool = False) -> builtins.bool:
+    """
+    Whether two arrays have the same shape and the same elements, as :func:`numpy.array_equal`:
+    one Python bool, where :func:`heat.equal` (as the array API standard's ``equal``) compares
+    element by element. One elementwise comparison and one Allreduce when distributed.
+
+    Parameters
+    ----------
+    a1, a2 : DNDarray, scalar or array-like
+    equal_nan : bool
+        Count NaNs (of floating point or complex values) as equal to each other.
+
+    Returns
+    -------
+    bool
+        The same on every process; False for different shapes.
+
+    Raises
+    ------
+    TypeError
+        If ``equal_nan`` is not a bool.
+
+    Examples
+    --------
+    >>> ht.array_equal(ht.arange(4, split=0), ht.array([0, 1, 2, 3]))
+    True
+    >>> ht.array_equal(ht.arange(4), ht.arange(3))
+    False
+    """
+    if not isinstance(equal_nan, (builtins.bool, np.bool_)):
+        raise TypeError(f"equal_nan must be a bool, but was {type(equal_nan).__name__}")
+    if tuple(_global_shape(a1)) != tuple(_global_shape(a2)):
+        return False
+    return _all_equal(a1, a2, builtins.bool(equal_nan))
+
+
+def array_equiv(a1, a2) -> builtins.bool:
+    """
+    Whether two arrays broadcast to one shape and are equal element by element there, as
+    :func:`numpy.array_equiv`. One elementwise comparison and one Allreduce when distributed.
+
+    Parameters
+    ----------
+    a1, a2 : DNDarray, scalar or array-like
+
+    Returns
+    -------
+    bool
+        The same on every process; False for shapes that do not broadcast.
+
+    Examples
+    --------
+    >>> ht.array_equiv(ht.array([[1, 2], [1, 2]], split=0), ht.array([1, 2]))
+    True
+    """
+    try:
+        broadcast_shapes(tuple(_global_shape(a1)), tuple(_global_shape(a2)))
+    except ValueError:
+        return False
+    return _all_equal(a1, a2, False)
 
 
 # ---------------------------------------------------------------------------------------------

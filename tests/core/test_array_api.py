@@ -774,3 +774,31 @@ def test_elementwise_special_cases():
                     errors.append(f"{name}{tuple(o.dtype.name for o in operands)} split={split}: "
                                   f"(operands, heat, standard) {wrong[:3]}")
     assert not errors, "\n".join(errors)
+
+
+# ---------------------------------------------------------------------------------------------
+# NumPy's one-bool comparisons (heat.equal is elementwise, as the standard's)
+# ---------------------------------------------------------------------------------------------
+def test_array_equal_array_equiv():
+    results = []
+    for shape in ((7,), (5, 6), (2, 3, 4)):
+        for dtype in (np.float32, np.int64, np.complex64, bool):
+            for data, x, label in inputs(shape, dtype, skew=False):
+                changed = data.copy()
+                changed.flat[-1] = changed.flat[0] if changed.flat[-1] != changed.flat[0] else not changed.flat[0]
+                other = ht.array(changed, split=None if x.split is None else 0)
+                results.append((ht.array_equal(x, data), np.array_equal(data, data), label))
+                results.append((ht.array_equal(x, other), np.array_equal(data, changed), label))
+                results.append((ht.array_equal(x, data[:1]), False, label))
+                results.append((ht.array_equiv(x, data[:1]), np.array_equiv(data, data[:1]), label))
+                results.append((ht.array_equiv(x, data[-1:]), np.array_equiv(data, data[-1:]), label))
+                results.append((ht.array_equiv(x, np.zeros((3, 1, 1, 2))), False, label))
+                assert ht.equal(x, data).shape == data.shape  # elementwise, as the standard's
+    nan = np.array([np.nan, 1.0, np.inf])
+    for split in (None, 0):
+        x = ht.array(nan, split=split)
+        results.append((ht.array_equal(x, nan), False, "nan"))
+        results.append((ht.array_equal(x, nan, equal_nan=True), True, "nan"))
+    wrong = [(label, ours, theirs) for ours, theirs, label in results if ours is not theirs]
+    assert not wrong, wrong[:5]
+    expect_errors([(TypeError, ht.array_equal, (ht.zeros(2), ht.zeros(2)), {"equal_nan": 1})])
