@@ -528,16 +528,14 @@ def arange(
     >>> ht.arange(1, 10, 3)
     DNDarray([1, 4, 7], dtype=ht.int64, device=cpu:0, split=None)
     """
-    # arange(n) counts from 0 to n, as NumPy and the array API standard
-    args = (start,) if stop is None else (start, stop, step)
-    values = [a.item() if isinstance(a, DNDarray) else a for a in args]
-    for name, value in zip(("start", "stop", "step") if len(values) > 1 else ("stop",), values):
+    if stop is None:
+        # arange(n) counts from 0 to n, as NumPy and the array API standard
+        start, stop = 0, start
+    values = [a.item() if isinstance(a, DNDarray) else a for a in (start, stop, step)]
+    for name, value in zip(("start", "stop", "step"), values):
         if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
             raise TypeError(f"{name} must be a real number, but was {type(value).__name__}")
-    if len(values) == 1:
-        start, stop, step = 0, values[0], 1
-    else:
-        start, stop, step = values
+    start, stop, step = values
     if step == 0:
         raise ValueError("step must not be zero")
     all_integers = all(_is_integer_scalar(v) for v in values)

@@ -284,6 +284,11 @@ def test_namespace_info():
         expected = set(reference.dtypes(kind=kind)) - {"uint16", "uint32", "uint64"}
         assert set(info.dtypes(kind=kind)) == expected, kind
         assert all(info.dtypes()[name] is t for name, t in info.dtypes(kind=kind).items())
+    for name in ("capabilities", "default_device", "default_dtypes", "devices", "dtypes"):
+        problems = signature_problems(
+            inspect.signature(getattr(type(reference), name)), inspect.signature(getattr(type(info), name))
+        )
+        assert not problems, (name, problems)
     expect_errors([(ValueError, info.dtypes, (), {"kind": "float"})])
 
 
@@ -362,6 +367,8 @@ def test_creation_signatures():
         checks(ht.arange(7, split=split), np.arange(7))
         checks(ht.arange(2, 11, 3, split=split), np.arange(2, 11, 3))
         checks(ht.arange(1, stop=6, step=2, split=split), np.arange(1, 6, 2))
+        checks(ht.arange(7, step=3, split=split), np.arange(7, step=3))
+        checks(ht.arange(np.int32(4), split=split), np.arange(4))
         checks(ht.arange(0, 2, 0.25, split=split), np.arange(0, 2, 0.25, dtype=np.float32))
         checks(ht.arange(5, 0, -2, split=split, dtype=ht.int32), np.arange(5, 0, -2, dtype=np.int32))
         for n_rows, n_cols, k in ((5, None, 0), (3, 6, 2), (7, 2, -1), (2, 4, 0)):
