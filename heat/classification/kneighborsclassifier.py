@@ -19,7 +19,13 @@ from heat.core.base import (
     validate_samples,
 )
 
-from ._targets import aligned_rows, encode_labels, rows_of, unique_labels, validate_targets
+from ._targets import (
+    aligned_rows,
+    encode_labels,
+    rows_of,
+    unique_labels,
+    validate_targets,
+)
 
 __all__ = ["KNeighborsClassifier"]
 
@@ -126,9 +132,7 @@ class KNeighborsClassifier(ClassificationMixin, BaseEstimator):
         x = validate_samples(x, name="x", ensure_finite=False, min_samples=1)
         y = validate_targets(y, x)
         if self.n_neighbors > x.shape[0]:
-            raise ValueError(
-                f"n_neighbors={self.n_neighbors} must be <= n_samples={x.shape[0]}"
-            )
+            raise ValueError(f"n_neighbors={self.n_neighbors} must be <= n_samples={x.shape[0]}")
         x = rows_of(x)
         labels = aligned_rows(y, x)
         flags = torch.tensor(
@@ -290,7 +294,9 @@ class KNeighborsClassifier(ClassificationMixin, BaseEstimator):
         else:
             # as scikit-learn: where a neighbour is at distance 0, those at 0 share the vote
             zero = distances == 0
-            votes = torch.where(zero.any(1, keepdim=True), zero.to(distances.dtype), 1.0 / distances)
+            votes = torch.where(
+                zero.any(1, keepdim=True), zero.to(distances.dtype), 1.0 / distances
+            )
         proba = torch.zeros(
             (codes.shape[0], self.classes_.shape[0]), dtype=torch.float64, device=codes.device
         ).scatter_add_(1, codes, votes)

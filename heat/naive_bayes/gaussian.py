@@ -13,19 +13,19 @@ import torch
 from mpi4py import MPI
 
 import heat as ht
-from heat.core.base import (
-    BaseEstimator,
-    ClassificationMixin,
-    check_is_fitted,
-    check_n_features,
-    validate_samples,
-)
 from heat.classification._targets import (
     aligned_rows,
     encode_labels,
     rows_of,
     unique_labels,
     validate_targets,
+)
+from heat.core.base import (
+    BaseEstimator,
+    ClassificationMixin,
+    check_is_fitted,
+    check_n_features,
+    validate_samples,
 )
 
 __all__ = ["GaussianNB"]
@@ -105,7 +105,9 @@ class GaussianNB(ClassificationMixin, BaseEstimator):
         """Raise TypeError/ValueError for bad parameters (no communication)."""
         smoothing = self.var_smoothing
         if isinstance(smoothing, bool) or not isinstance(smoothing, numbers.Real):
-            raise TypeError(f"var_smoothing must be a real number, but was {type(smoothing).__name__}")
+            raise TypeError(
+                f"var_smoothing must be a real number, but was {type(smoothing).__name__}"
+            )
         if not smoothing >= 0:
             raise ValueError(f"var_smoothing must be >= 0, but was {smoothing}")
 
@@ -223,13 +225,17 @@ class GaussianNB(ClassificationMixin, BaseEstimator):
         labels, weights = self._local_targets(x, y, sample_weight, classes)
         return self._update(x, labels, weights, classes, first_call)
 
-    def _local_targets(self, x, y, sample_weight, classes) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
+    def _local_targets(
+        self, x, y, sample_weight, classes
+    ) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
         """
         The labels and weights of the local rows; raises if anything is not finite or (given
         ``classes``) a label is not a class. One allreduce of the flags.
         """
         labels = aligned_rows(y, x)
-        weights = None if sample_weight is None else aligned_rows(sample_weight, x).to(torch.float64)
+        weights = (
+            None if sample_weight is None else aligned_rows(sample_weight, x).to(torch.float64)
+        )
         flags = [
             bool(torch.isfinite(x.larray).all()) if x.larray.numel() else True,
             bool(torch.isfinite(labels.to(torch.float64)).all()) if labels.numel() else True,
@@ -264,9 +270,7 @@ class GaussianNB(ClassificationMixin, BaseEstimator):
         membership.scatter_(1, index.unsqueeze(1), 1.0 if weights is None else weights.unsqueeze(1))
 
         # pass 1: class weights, weighted class sums, column sums (for epsilon_)
-        first = torch.cat(
-            [membership.sum(0), (membership.T @ samples).flatten(), samples.sum(0)]
-        )
+        first = torch.cat([membership.sum(0), (membership.T @ samples).flatten(), samples.sum(0)])
         if distributed:
             first = comm.allreduce_tensor(first.cpu()).to(device)
         counts = first[:n_classes]
@@ -291,7 +295,9 @@ class GaussianNB(ClassificationMixin, BaseEstimator):
         variances = second[: n_classes * features].view(n_classes, features) / counts.clamp(
             min=torch.finfo(torch.float64).tiny
         ).unsqueeze(1)
-        epsilon = float(self.var_smoothing) * float(second[n_classes * features :].max()) / x.shape[0]
+        epsilon = (
+            float(self.var_smoothing) * float(second[n_classes * features :].max()) / x.shape[0]
+        )
 
         if first_call:
             past_counts = torch.zeros(n_classes, dtype=torch.float64, device=device)
@@ -303,7 +309,9 @@ class GaussianNB(ClassificationMixin, BaseEstimator):
         present = (counts > 1e-8).unsqueeze(1)
         total = past_counts + counts
         safe_total = total.clamp(min=torch.finfo(torch.float64).tiny).unsqueeze(1)
-        merged_means = (past_counts.unsqueeze(1) * past_means + counts.unsqueeze(1) * means) / safe_total
+        merged_means = (
+            past_counts.unsqueeze(1) * past_means + counts.unsqueeze(1) * means
+        ) / safe_total
         merged_variances = (
             past_counts.unsqueeze(1) * past_variances
             + counts.unsqueeze(1) * variances
@@ -345,7 +353,9 @@ class GaussianNB(ClassificationMixin, BaseEstimator):
         var = raw_variances + self.epsilon_
         log_prior = self._log_prior
         normalizer = -0.5 * torch.log(2.0 * math.pi * var).sum(1)
-        likelihood = torch.empty((samples.shape[0], theta.shape[0]), dtype=torch.float64, device=samples.device)
+        likelihood = torch.empty(
+            (samples.shape[0], theta.shape[0]), dtype=torch.float64, device=samples.device
+        )
         for c in range(theta.shape[0]):
             likelihood[:, c] = ((samples - theta[c]).square_() / var[c]).sum(1)
         return x, log_prior + normalizer - 0.5 * likelihood

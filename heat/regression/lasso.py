@@ -5,13 +5,14 @@ Lasso: least squares with an L1 penalty, fitted by cyclic coordinate descent on 
 from __future__ import annotations
 
 import numbers
-from typing import Optional, Tuple
+from typing import Tuple
 
 import numpy as np
 import torch
 from mpi4py import MPI
 
 import heat as ht
+from heat.classification._targets import aligned_rows, rows_of, validate_targets
 from heat.core.base import (
     BaseEstimator,
     RegressionMixin,
@@ -19,12 +20,13 @@ from heat.core.base import (
     check_n_features,
     validate_samples,
 )
-from heat.classification._targets import aligned_rows, rows_of, validate_targets
 
 __all__ = ["Lasso"]
 
 # precompute="auto" uses the Gram matrix up to this many features (a (f, f) float64 matrix)
 _GRAM_MAX_FEATURES = 2048
+# entries of the centred block of rows the Gram matrix is accumulated from
+_BLOCK_ENTRIES = 1 << 20
 
 
 class Lasso(RegressionMixin, BaseEstimator):
@@ -198,39 +200,67 @@ class Lasso(RegressionMixin, BaseEstimator):
         n, features = x.shape
         if self.fit_intercept:
             # one allreduce of the column sums of x and the sum of y
-            sums = torch.cat([samples.sum(0, dtype=torch.float64), targets.sum(0, dtype=torch.float64).reshape(1)])
+            sums = torch.cat(
+                [
+                    samples.sum(0, dtype=torch.float64),
+                    targets.sum(0, dtype=torch.float64).reshape(1),
+                ]
+            )
             if distributed:
                 sums = comm.allreduce_tensor(sums)
-            means = sums / n
+            means = (sums / n).cpu()
             x_mean, y_mean = means[:features], means[features]
-            samples = samples - x_mean.to(dtype)
-            targets = targets - y_mean.to(dtype)
         else:
-            x_mean, y_mean = torch.zeros(features, dtype=torch.float64), torch.tensor(0.0, dtype=torch.float64)
+            x_mean = torch.zeros(features, dtype=torch.float64)
+            y_mean = torch.tensor(0.0, dtype=torch.float64)
 
         threshold = float(self.lam) * n
         use_gram = self.precompute is True or (
             self.precompute == "auto" and features <= _GRAM_MAX_FEATURES
         )
         if use_gram:
-            coef, n_iter = self._descend_gram(samples, targets, threshold, comm, distributed)
+            coef, n_iter = self._descend_gram(
+                samples, targets, x_mean, y_mean, threshold, comm, distributed
+            )
         else:
-            coef, n_iter = self._descend_residual(samples, targets, threshold, comm, distributed)
+            coef, n_iter = self._descend_residual(
+                samples, targets, x_mean, y_mean, threshold, comm, distributed
+            )
 
-        intercept = float(y_mean - (x_mean * torch.from_numpy(coef)).sum()) if self.fit_intercept else 0.0
-        self.coef_ = ht.array(torch.from_numpy(coef).to(dtype=dtype, device=x.larray.device), comm=comm, device=x.device)
+        intercept = (
+            float(y_mean - (x_mean * torch.from_numpy(coef)).sum()) if self.fit_intercept else 0.0
+        )
+        self.coef_ = ht.array(
+            torch.from_numpy(coef).to(dtype=dtype, device=x.larray.device),
+            comm=comm,
+            device=x.device,
+        )
         self.intercept_ = intercept
         self.n_iter_ = n_iter
         self.n_features_in_ = features
         return self
 
     def _descend_gram(
-        self, samples: torch.Tensor, targets: torch.Tensor, threshold: float, comm, distributed: bool
+        self,
+        samples: torch.Tensor,
+        targets: torch.Tensor,
+        x_mean: torch.Tensor,
+        y_mean: torch.Tensor,
+        threshold: float,
+        comm,
+        distributed: bool,
     ) -> Tuple[np.ndarray, int]:
         """Coordinate descent on ``X^T X`` and ``X^T y``: one allreduce, then local sweeps."""
         features = samples.shape[1]
-        gram = samples.T @ samples
-        correlation = samples.T @ targets
+        x_mean, y_mean = x_mean.to(samples), y_mean.to(targets)
+        gram = samples.new_zeros((features, features))
+        correlation = samples.new_zeros(features)
+        # the products of the centred data, a bounded block of rows centred at a time
+        rows = max(1, _BLOCK_ENTRIES // max(1, features))
+        for first in range(0, samples.shape[0], rows):
+            block = samples[first : first + rows] - x_mean
+            gram.addmm_(block.T, block)
+            correlation.addmv_(block.T, targets[first : first + rows] - y_mean)
         packed = torch.cat([gram.flatten(), correlation]).to(torch.float64)
         if distributed:
             packed = comm.allreduce_tensor(packed.cpu())
@@ -258,12 +288,20 @@ class Lasso(RegressionMixin, BaseEstimator):
         return coef, self.max_iter
 
     def _descend_residual(
-        self, samples: torch.Tensor, targets: torch.Tensor, threshold: float, comm, distributed: bool
+        self,
+        samples: torch.Tensor,
+        targets: torch.Tensor,
+        x_mean: torch.Tensor,
+        y_mean: torch.Tensor,
+        threshold: float,
+        comm,
+        distributed: bool,
     ) -> Tuple[np.ndarray, int]:
         """Coordinate descent on the local residual: one scalar allreduce per coordinate."""
         features = samples.shape[1]
-        columns = samples.T.contiguous()  # a coordinate's column is contiguous
-        residual = targets.clone()
+        columns = samples.T.contiguous()  # the one copy: a coordinate's column is contiguous
+        columns -= x_mean.to(columns).unsqueeze(1)
+        residual = targets - y_mean.to(targets)
         norms = (columns * columns).sum(1, dtype=torch.float64)
         if distributed:
             norms = comm.allreduce_tensor(norms.cpu())

@@ -5,6 +5,8 @@ every layout of training samples and queries, float32 and float64, both weightin
 uneven sizes and fewer rows than processes; equal distances ordered by training index.
 """
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -32,6 +34,22 @@ def close(actual, expected, rtol, what):
 SPLITS = [None, 0, 1]
 
 
+@functools.lru_cache(maxsize=None)
+def sklearn_results(dtype, weights, metric, k):
+    """scikit-learn's answers for test_same_as_sklearn, computed once for all layouts."""
+    x, labels, queries = make_data(37, 11, seed=1, dtype=dtype)
+    reference = neighbors.KNeighborsClassifier(k, weights=weights, metric=metric, algorithm="brute")
+    reference.fit(x, labels)
+    distances, indices = reference.kneighbors(queries)
+    return (
+        distances,
+        indices,
+        reference.predict_proba(queries),
+        reference.predict(queries),
+        reference.classes_,
+    )
+
+
 @pytest.mark.parametrize("train_split", SPLITS)
 @pytest.mark.parametrize("query_split", SPLITS)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -40,26 +58,30 @@ def test_same_as_sklearn(train_split, query_split, dtype):
     rtol = 1e-5 if dtype == np.float32 else 1e-10
     hx, hq = ht.array(x, split=train_split), ht.array(queries, split=query_split)
     hy = ht.array(labels, split=0)
-    for weights, metric, k in (("uniform", "euclidean", 5), ("distance", "manhattan", 4), ("distance", "euclidean", 1)):
-        reference = neighbors.KNeighborsClassifier(k, weights=weights, metric=metric, algorithm="brute")
-        reference.fit(x, labels)
+    for weights, metric, k in (
+        ("uniform", "euclidean", 5),
+        ("distance", "manhattan", 4),
+        ("distance", "euclidean", 1),
+    ):
+        expected_distances, expected_indices, expected_proba, expected_labels, classes = (
+            sklearn_results(dtype, weights, metric, k)
+        )
         model = ht.classification.KNeighborsClassifier(k, weights=weights, metric=metric)
         assert model.fit(hx, hy) is model
         assert model.effective_metric_ == metric and model.n_samples_fit_ == 37
         distances, indices = model.kneighbors(hq)
-        expected_distances, expected_indices = reference.kneighbors(queries)
         assert distances.split == indices.split == (None if query_split is None else 0)
         assert distances.dtype is ht.canonical_heat_type(dtype) and indices.dtype is ht.int64
         close(indices, expected_indices, 0, "indices")
         close(distances, expected_distances, rtol, "distances")
         proba = model.predict_proba(hq)
         assert proba.dtype is ht.float64 and proba.shape == (11, 3)
-        close(proba, reference.predict_proba(queries), rtol, "predict_proba")
+        close(proba, expected_proba, rtol, "predict_proba")
         predicted = model.predict(hq)
         assert predicted.dtype is ht.int64
-        close(predicted, reference.predict(queries), 0, "predict")
-        close(model.classes_, reference.classes_, 0, "classes_")
-        assert model.score(hq, ht.array(reference.predict(queries))) == 1.0
+        close(predicted, expected_labels, 0, "predict")
+        close(model.classes_, classes, 0, "classes_")
+        assert model.score(hq, ht.array(expected_labels)) == 1.0
 
 
 @pytest.mark.parametrize("train_split", [None, 0])
@@ -78,19 +100,34 @@ def test_ties_by_training_index_and_few_rows(train_split, query_split):
     close(indices, expected, 0, "indices")
     close(distances, np.take_along_axis(d, expected, 1), 1e-12, "distances")
     # fewer training rows than processes, k = n_samples
-    few = ht.classification.KNeighborsClassifier(n_neighbors=3).fit(ht.array(x[:3], split=0), ht.array(labels[:3], split=0))
-    close(few.kneighbors(ht.array(queries, split=query_split), return_distance=False),
-          np.array([np.lexsort((np.arange(3), row))[:3] for row in d[:, :3]]), 0, "few")
+    few = ht.classification.KNeighborsClassifier(n_neighbors=3).fit(
+        ht.array(x[:3], split=0), ht.array(labels[:3], split=0)
+    )
+    close(
+        few.kneighbors(ht.array(queries, split=query_split), return_distance=False),
+        np.array([np.lexsort((np.arange(3), row))[:3] for row in d[:, :3]]),
+        0,
+        "few",
+    )
 
 
 def test_distance_weights_with_exact_matches_and_float_labels():
     x, labels, _ = make_data(20, 0, seed=2)
     labels = labels.astype(np.float32) * 3
     queries = x[[3, 7]]  # at distance 0 from a training sample
-    reference = neighbors.KNeighborsClassifier(3, weights="distance", algorithm="brute").fit(x, labels)
-    model = ht.classification.KNeighborsClassifier(3, weights="distance").fit(ht.array(x, split=0), ht.array(labels))
+    reference = neighbors.KNeighborsClassifier(3, weights="distance", algorithm="brute").fit(
+        x, labels
+    )
+    model = ht.classification.KNeighborsClassifier(3, weights="distance").fit(
+        ht.array(x, split=0), ht.array(labels)
+    )
     assert model.classes_.dtype is ht.float32
-    close(model.predict_proba(ht.array(queries, split=0)), reference.predict_proba(queries), 1e-12, "proba")
+    close(
+        model.predict_proba(ht.array(queries, split=0)),
+        reference.predict_proba(queries),
+        1e-12,
+        "proba",
+    )
     close(model.predict(ht.array(queries, split=0)), reference.predict(queries), 0, "predict")
     assert repr(model) == "KNeighborsClassifier(n_neighbors=3, weights='distance')"
     assert ht.is_classifier(model)
@@ -100,7 +137,9 @@ def test_bad_input_raises_on_every_rank():
     x, labels, queries = make_data(6, 4, seed=3)
     hx, hy = ht.array(x, split=0), ht.array(labels, split=0)
     KNN = ht.classification.KNeighborsClassifier
-    assert_raises_then_collective_works(ht.NotFittedError, KNN().predict, ht.array(queries, split=0))
+    assert_raises_then_collective_works(
+        ht.NotFittedError, KNN().predict, ht.array(queries, split=0)
+    )
     assert_raises_then_collective_works(ValueError, KNN(n_neighbors=7).fit, hx, hy)
     assert_raises_then_collective_works(ValueError, KNN(n_neighbors=0).fit, hx, hy)
     assert_raises_then_collective_works(TypeError, KNN(n_neighbors=2.0).fit, hx, hy)
@@ -112,6 +151,8 @@ def test_bad_input_raises_on_every_rank():
     bad[5, 2] = np.nan
     assert_raises_then_collective_works(ValueError, KNN(2).fit, ht.array(bad, split=0), hy)
     model = KNN(2).fit(hx, hy)
-    assert_raises_then_collective_works(ValueError, model.predict, ht.array(queries[:, :2], split=0))
+    assert_raises_then_collective_works(
+        ValueError, model.predict, ht.array(queries[:, :2], split=0)
+    )
     assert_raises_then_collective_works(ValueError, model.predict, ht.array(bad, split=0))
     assert_raises_then_collective_works(ValueError, model.kneighbors, hx, n_neighbors=7)

@@ -13,6 +13,9 @@ from tests.helpers import assert_raises_then_collective_works, collective_assert
 
 naive_bayes = pytest.importorskip("sklearn.naive_bayes")
 
+# scikit-learn takes log(0) of the prior of a class not seen yet
+pytestmark = pytest.mark.filterwarnings("ignore:divide by zero encountered in log:RuntimeWarning")
+
 
 def make_classes(n, f, n_classes=3, seed=0, dtype=np.float64):
     rng = np.random.default_rng(seed)
@@ -64,7 +67,9 @@ def test_fit_same_as_sklearn(split, dtype, weighted):
     hw = None if weights is None else ht.array(weights, split=0)
     assert model.fit(ht.array(x, split=split), ht.array(labels, split=0), sample_weight=hw) is model
     compare(model, reference, x, split, 1e-5 if dtype == np.float32 else 1e-10)
-    assert model.score(ht.array(x, split=split), ht.array(labels, split=0)) == reference.score(x, labels)
+    assert model.score(ht.array(x, split=split), ht.array(labels, split=0)) == reference.score(
+        x, labels
+    )
 
 
 @pytest.mark.parametrize("split", [None, 0, 1])
@@ -113,12 +118,16 @@ def test_bad_input_raises_on_every_rank():
     assert_raises_then_collective_works(ht.NotFittedError, NB().predict, hx)
     assert_raises_then_collective_works(ht.NotFittedError, NB().predict_proba, hx)
     assert_raises_then_collective_works(ValueError, NB().fit, hx, ht.array(labels[:-1], split=0))
-    assert_raises_then_collective_works(ValueError, NB().fit, hx, hy, sample_weight=ht.ones(11, split=0))
+    assert_raises_then_collective_works(
+        ValueError, NB().fit, hx, hy, sample_weight=ht.ones(11, split=0)
+    )
     assert_raises_then_collective_works(ValueError, NB().fit, ht.array(x[0]), hy)
     bad = x.copy()
     bad[11, 0] = np.nan
     assert_raises_then_collective_works(ValueError, NB().fit, ht.array(bad, split=0), hy)
-    assert_raises_then_collective_works(ValueError, NB().fit, hx, ht.array(np.where(labels == 1, np.nan, labels), split=0))
+    assert_raises_then_collective_works(
+        ValueError, NB().fit, hx, ht.array(np.where(labels == 1, np.nan, labels), split=0)
+    )
     assert_raises_then_collective_works(ValueError, NB(priors=[0.5, 0.5]).fit, hx, hy)
     assert_raises_then_collective_works(ValueError, NB(priors=[0.5, 0.4, 0.3]).fit, hx, hy)
     assert_raises_then_collective_works(ValueError, NB(priors=[1.2, -0.1, -0.1]).fit, hx, hy)
@@ -129,6 +138,8 @@ def test_bad_input_raises_on_every_rank():
     assert_raises_then_collective_works(ValueError, NB().partial_fit, hx, hy, classes=[0, 1])
     model = NB().partial_fit(hx, hy, classes=[0, 1, 2])
     assert_raises_then_collective_works(ValueError, model.partial_fit, hx, hy, classes=[0, 1, 3])
-    assert_raises_then_collective_works(ValueError, model.partial_fit, ht.array(x[:, :2], split=0), hy)
+    assert_raises_then_collective_works(
+        ValueError, model.partial_fit, ht.array(x[:, :2], split=0), hy
+    )
     assert_raises_then_collective_works(ValueError, model.predict, ht.array(x[:, :2], split=0))
     assert_raises_then_collective_works(ValueError, model.predict, ht.array(bad, split=0))

@@ -17,7 +17,9 @@ def make_regression(n, f, seed=0, dtype=np.float64, informative=3):
     rng = np.random.default_rng(seed)
     x = rng.normal(loc=2.0, scale=3.0, size=(n, f))
     w = np.zeros(f)
-    w[:informative] = rng.uniform(1.0, 4.0, size=min(f, informative)) * rng.choice([-1, 1], size=min(f, informative))
+    w[:informative] = rng.uniform(1.0, 4.0, size=min(f, informative)) * rng.choice(
+        [-1, 1], size=min(f, informative)
+    )
     y = x @ w + 5.0 + 0.5 * rng.normal(size=n)
     return x.astype(dtype), y.astype(dtype)
 
@@ -34,13 +36,22 @@ def check_against_sklearn(split, dtype, precompute, lams):
         expected = reference(x, y, lam)
         # float32 sweeps end in rounding-level oscillation: a tolerance float32 can reach
         model = ht.regression.Lasso(
-            lam=lam, max_iter=5000, tol=1e-6 if dtype == np.float32 else 1e-12, precompute=precompute
+            lam=lam,
+            max_iter=5000,
+            tol=1e-6 if dtype == np.float32 else 1e-12,
+            precompute=precompute,
         )
-        assert model.fit(ht.array(x, split=split), ht.array(y, split=0 if split is not None else None)) is model
+        assert (
+            model.fit(ht.array(x, split=split), ht.array(y, split=0 if split is not None else None))
+            is model
+        )
         coef = model.coef_
         assert coef.split is None and coef.dtype is ht.canonical_heat_type(dtype)
         assert coef.shape == (7,)
-        collective_assert(np.allclose(coef.numpy(), expected.coef_, rtol=tol, atol=tol), f"{coef.numpy()} != {expected.coef_}")
+        collective_assert(
+            np.allclose(coef.numpy(), expected.coef_, rtol=tol, atol=tol),
+            f"{coef.numpy()} != {expected.coef_}",
+        )
         assert np.isclose(model.intercept_, expected.intercept_, rtol=tol, atol=tol * 10)
         assert 1 <= model.n_iter_ < 5000 and model.n_iter == model.n_iter_
         # zeros where scikit-learn has zeros
@@ -52,8 +63,12 @@ def check_against_sklearn(split, dtype, precompute, lams):
         predicted = model.predict(ht.array(x, split=split))
         assert predicted.split == (None if split is None else 0)
         assert predicted.dtype is ht.canonical_heat_type(dtype)
-        collective_assert(np.allclose(predicted.numpy(), expected.predict(x), rtol=tol * 10, atol=tol * 100))
-        assert np.isclose(model.score(ht.array(x, split=split), ht.array(y)), expected.score(x, y), rtol=tol * 10)
+        collective_assert(
+            np.allclose(predicted.numpy(), expected.predict(x), rtol=tol * 10, atol=tol * 100)
+        )
+        assert np.isclose(
+            model.score(ht.array(x, split=split), ht.array(y)), expected.score(x, y), rtol=tol * 10
+        )
 
 
 @pytest.mark.parametrize("split", [None, 0, 1, -1])
@@ -79,7 +94,9 @@ def test_no_intercept_unbalanced_targets_and_few_rows(y_split, precompute):
         counts = [0] * hy.comm.size
         counts[-1] = 3
         hy = ht.redistribute(hy, counts)
-    model = ht.regression.Lasso(lam=0.2, fit_intercept=False, max_iter=20000, tol=1e-13, precompute=precompute)
+    model = ht.regression.Lasso(
+        lam=0.2, fit_intercept=False, max_iter=20000, tol=1e-13, precompute=precompute
+    )
     model.fit(ht.array(x, split=0), hy)
     assert model.intercept_ == 0.0
     collective_assert(np.allclose(model.coef_.numpy(), expected.coef_, atol=1e-8))
@@ -92,17 +109,29 @@ def test_large_penalty_gives_zero_and_integers_are_promoted():
     assert np.isclose(model.intercept_, y.mean())
     xi = np.arange(24).reshape(12, 2) % 5
     yi = np.arange(12)
-    model = ht.regression.Lasso(lam=0.1, max_iter=1000, tol=1e-12).fit(ht.array(xi, split=0), ht.array(yi, split=0))
+    model = ht.regression.Lasso(lam=0.1, max_iter=1000, tol=1e-12).fit(
+        ht.array(xi, split=0), ht.array(yi, split=0)
+    )
     assert model.coef_.dtype is ht.float64
-    assert np.allclose(model.coef_.numpy(), reference(xi.astype(float), yi.astype(float), 0.1).coef_, atol=1e-6)
+    assert np.allclose(
+        model.coef_.numpy(), reference(xi.astype(float), yi.astype(float), 0.1).coef_, atol=1e-6
+    )
 
 
 def test_max_iter_limits_the_sweeps_and_params():
     x, y = make_regression(30, 6, seed=4)
-    model = ht.regression.Lasso(lam=0.01, max_iter=2, tol=0.0).fit(ht.array(x, split=0), ht.array(y))
+    model = ht.regression.Lasso(lam=0.01, max_iter=2, tol=0.0).fit(
+        ht.array(x, split=0), ht.array(y)
+    )
     assert model.n_iter_ == 2
     assert ht.is_regressor(model)
-    assert model.get_params() == {"lam": 0.01, "max_iter": 2, "tol": 0.0, "fit_intercept": True, "precompute": "auto"}
+    assert model.get_params() == {
+        "lam": 0.01,
+        "max_iter": 2,
+        "tol": 0.0,
+        "fit_intercept": True,
+        "precompute": "auto",
+    }
     assert repr(ht.regression.Lasso(lam=0.5)) == "Lasso(lam=0.5)"
 
 
@@ -130,3 +159,20 @@ def test_bad_input_raises_on_every_rank():
     fitted = Lasso().fit(hx, hy)
     assert_raises_then_collective_works(ValueError, fitted.predict, ht.array(x[:, :2], split=0))
     assert_raises_then_collective_works(ValueError, fitted.predict, ht.array(bad, split=0))
+
+
+@pytest.mark.parametrize("split", [None, 0])
+def test_gram_from_row_blocks_and_auto_choice(split, monkeypatch):
+    from heat.regression import lasso as module
+
+    x, y = make_regression(45, 5, seed=6)
+    expected = reference(x, y, 0.3)
+    monkeypatch.setattr(module, "_BLOCK_ENTRIES", 7)  # blocks of one row: many blocks
+    model = ht.regression.Lasso(lam=0.3, max_iter=5000, tol=1e-12)
+    model.fit(ht.array(x, split=split), ht.array(y, split=split))
+    collective_assert(np.allclose(model.coef_.numpy(), expected.coef_, atol=1e-9))
+    # "auto" above the feature limit takes the residual variant: the same coefficients
+    monkeypatch.setattr(module, "_GRAM_MAX_FEATURES", 2)
+    model.fit(ht.array(x, split=split), ht.array(y, split=split))
+    collective_assert(np.allclose(model.coef_.numpy(), expected.coef_, atol=1e-9))
+    assert np.isclose(model.intercept_, expected.intercept_, atol=1e-8)
