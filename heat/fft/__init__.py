@@ -32,10 +32,18 @@ array, split along one axis ``s``:
   Transforms along different axes commute, so this never needs more than the two
   all-to-alls; the real-to-complex step of ``rfftn`` stays first and the complex-to-real step of
   ``irfftn`` last. The data is never collected on one process.
-- A split 1-D array has no other axis to move the split to. It is resplit to None (every
-  process holds the whole vector, one all-gather), transformed, and each process keeps its
-  block of the result. Memory per process is then the whole vector; a distributed 1-D
-  ("four-step") transform is not implemented yet.
+- A split 1-D array has no other axis to move the split to. Its complex transform of length
+  ``N = N1 * N2`` (``N1`` the largest factor up to ``sqrt(N)``) is Bailey's "four-step"
+  algorithm: the vector is read as an ``N1 x N2`` matrix split along its columns (one
+  all-to-all), the columns are transformed locally and multiplied by twiddle factors, the
+  matrix is resplit along its rows (one all-to-all), the rows are transformed locally, and the
+  transposed matrix is read back as a split vector (one all-to-all). Every process holds about
+  ``N / p`` points throughout (fewer balanced when ``N1`` is small, e.g. ``N = 2 * prime``).
+  ``rfft`` is this complex transform of the real input, cut to ``N // 2 + 1`` terms, and
+  ``irfft`` the real part of the inverse transform of the Hermitian extension.
+  **Limitation:** a prime length ``N`` (and ``N < 4``) has no such factorization; that one
+  transform is computed on the whole vector on every process (one all-gather, ``N`` points of
+  memory per process), and each process keeps its block of the result.
 
 The result has the split of the input. When the split axis was transformed it is in the
 balanced layout; otherwise the input's layout (per-process lengths) is kept.

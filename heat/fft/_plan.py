@@ -19,12 +19,17 @@ from __future__ import annotations
 
 from typing import List, Optional, Sequence, Tuple
 
+import math
+
 import numpy as np
 import torch
 
 from ..core import types
+from ..core.complex_math import conj, real
 from ..core.dndarray import DNDarray
-from ..core.layout import resplit
+from ..core.joining import concatenate
+from ..core.layout import balance, resplit
+from ..core.manipulations import flip, pad, reshape, transpose
 from ..core.sanitation import sanitize_axis, sanitize_in
 
 __all__ = ["check_input", "check_n", "check_norm", "cook_nd", "execute", "swap_norm"]
@@ -174,6 +179,8 @@ def _apply_local(local: torch.Tensor, kind: str, ops: Sequence[Tuple[int, int]],
             dtype = torch.complex128 if dtype == torch.float64 else torch.complex64
         return torch.zeros(shape, dtype=dtype, device=local.device)
     on_cpu = local.device.type == "cpu"
+    if on_cpu:
+        local = local.resolve_conj().resolve_neg()  # NumPy reads plain memory only
     if kind in ("fft", "ifft"):
         if on_cpu:
             function = np.fft.fftn if kind == "fft" else np.fft.ifftn
@@ -199,6 +206,90 @@ def _apply_local(local: torch.Tensor, kind: str, ops: Sequence[Tuple[int, int]],
         return torch.from_numpy(function(local.numpy(), n=n, axis=axis, norm=norm))
     function = torch.fft.rfft if kind == "rfft" else torch.fft.irfft
     return function(local, n=n, dim=axis, norm=norm)
+
+
+def _factor(n: int) -> Tuple[int, int]:
+    """``(n1, n2)`` with ``n1 * n2 == n`` and ``n1 <= n2`` as close to ``sqrt(n)`` as possible."""
+    n1 = int(math.isqrt(n))
+    while n1 > 1 and n % n1:
+        n1 -= 1
+    return n1, n // n1
+
+
+def _resize(x: DNDarray, n: int) -> DNDarray:
+    """The split vector ``x`` cut or zero-padded to ``n`` points."""
+    m = x.gshape[0]
+    if n < m:
+        return x[:n]
+    if n > m:
+        return pad(x, (0, n - m))
+    return x
+
+
+def _four_step(x: DNDarray, kind: str, norm) -> DNDarray:
+    """
+    The complex transform of the split complex vector ``x`` of length ``N = N1 * N2``, with
+    ``N1, N2 > 1`` (Bailey's four-step algorithm, the decimation in frequency form):
+    with ``B[n1, n2] = x[N2 * n1 + n2]``,
+    ``X[k1 + N1 * k2] = sum_n2 w_N^(n2 k1) w_N2^(n2 k2) sum_n1 B[n1, n2] w_N1^(n1 k1)``.
+
+    The vector becomes the (N1, N2) matrix split along its columns (one all-to-all), the columns
+    are transformed locally and multiplied by the twiddle factors ``w_N^(n2 k1)``, the matrix is
+    resplit along its rows (one all-to-all), the rows are transformed locally, and the
+    transposed matrix is read back as a vector split along axis 0 (one all-to-all). Every
+    process holds about ``N / p`` points throughout. The 1-D transforms carry ``norm``
+    (its scaling factors multiply over the two stages).
+    """
+    big = x.gshape[0]
+    n1, n2 = _factor(big)
+    matrix = reshape(x, (n1, n2), new_split=1)
+    local = _apply_local(matrix.larray, kind, [(0, n1)], norm)
+    # twiddle factors of this process's columns, from exact integer products mod N
+    offset = sum(matrix.counts_displs()[0][: x.comm.rank])
+    columns = torch.arange(offset, offset + local.shape[1], dtype=torch.int64, device=local.device)
+    rows = torch.arange(n1, dtype=torch.int64, device=local.device)
+    sign = -1.0 if kind == "fft" else 1.0
+    angle = ((rows[:, None] * columns[None, :]) % big).double() * (sign * 2.0 * math.pi / big)
+    local = local * torch.polar(torch.ones_like(angle), angle).to(local.dtype)
+    matrix = DNDarray(local, (n1, n2), types.canonical_heat_type(local.dtype), 1, x.device, x.comm,
+                      True)
+    matrix = resplit(matrix, 0)
+    local = _apply_local(matrix.larray, kind, [(1, n2)], norm)
+    matrix = DNDarray(local, (n1, n2), types.canonical_heat_type(local.dtype), 0, x.device, x.comm,
+                      True)
+    return reshape(transpose(matrix), (big,), new_split=0)
+
+
+def _gathered(x: DNDarray, kind: str, n: int, norm) -> DNDarray:
+    """One 1-D transform of the split vector ``x`` computed whole on every process."""
+    whole = resplit(x, None)
+    local = _apply_local(whole.larray, kind, [(0, n)], norm)
+    whole = DNDarray(local, tuple(local.shape), types.canonical_heat_type(local.dtype), None,
+                     x.device, x.comm, True)
+    return resplit(whole, 0)
+
+
+def _vector_transform(x: DNDarray, kind: str, n: int, norm) -> DNDarray:
+    """
+    One 1-D transform of a vector split over several processes. Complex transforms of a
+    length with a factorization ``N1 * N2`` (both > 1) use :func:`_four_step`; ``rfft`` is the
+    complex transform of the real input, cut to ``n // 2 + 1`` terms; ``irfft`` the real part
+    of the complex inverse transform of the Hermitian extension (which, as NumPy, ignores the
+    imaginary parts of the zero and Nyquist terms). A prime length (no four-step
+    factorization) is transformed whole on every process.
+    """
+    if n < 4 or _factor(n)[0] == 1:
+        return _gathered(x, kind, n, norm)
+    complex_type = types.complex_type_for(x.dtype)
+    if kind in ("fft", "ifft"):
+        return _four_step(_resize(x, n).astype(complex_type), kind, norm)
+    if kind == "rfft":
+        full = _four_step(_resize(x, n).astype(complex_type), "fft", norm)
+        return balance(full[: n // 2 + 1])
+    half = _resize(x.astype(complex_type), n // 2 + 1)
+    tail = conj(flip(half[1 : (n - 1) // 2 + 1], 0))
+    extended = balance(concatenate([half, tail], axis=0))
+    return real(_four_step(extended, "ifft", norm))
 
 
 def _choose_target(x: DNDarray, axes: set) -> int:
@@ -238,14 +329,13 @@ def execute(x: DNDarray, groups: Sequence[Group], norm, output_dtype: Optional[t
             for axis, n in ops:
                 gshape[axis] = _output_length(kind, n)
     elif x.ndim == 1:
-        # no other axis to move the split to: every process transforms the whole vector
-        local = move(local, split, None)
+        # no other axis to move the split to: the distributed 1-D transform ("four-step")
+        vector = DNDarray(local, tuple(gshape), types.canonical_heat_type(local.dtype), split,
+                          x.device, comm, balanced)
         for kind, ops in groups:
-            local = _apply_local(local, kind, ops, norm)
-            for axis, n in ops:
-                gshape[axis] = _output_length(kind, n)
-        local = move(local, None, split)  # local slicing
-        balanced = True
+            for _, n in ops:
+                vector = _vector_transform(vector, kind, n, norm)
+        local, balanced, gshape = vector.larray, vector._balanced, list(vector.gshape)
     else:
         target = _choose_target(x, transformed)
         current = split

@@ -28,7 +28,8 @@ NORMS = (None, "backward", "ortho", "forward")
 DTYPES = (np.float32, np.float64, np.complex64, np.complex128, np.int32)
 REAL_DTYPES = (np.float32, np.float64, np.int64)
 # uneven at 2-4 processes; (2, 3, 4) and (1, 5) leave processes empty along axis 0
-SHAPES_1D = ((7,), (2,), (1,), (12,))
+# 1-D: prime and tiny lengths are transformed whole; 12, 16 and 30 by the four-step algorithm
+SHAPES_1D = ((7,), (2,), (1,), (12,), (16,), (30,))
 SHAPES_ND = ((5, 6), (2, 3, 4), (1, 5), (4, 1), (6, 5, 3))
 
 
@@ -281,6 +282,38 @@ def test_zero_length_axes_and_empty_blocks():
         x = ht.array(row, split=split)
         pairs.append((ht.fft.fft2(x, s=(3, 3)), np.fft.fft2(row, s=(3, 3)), {"atol": 1e-4}))
     assert_arrays_equal(pairs)
+
+
+def test_split_vectors_are_never_gathered(monkeypatch):
+    """Composite lengths of a split vector use the four-step algorithm, not an all-gather."""
+    from heat.fft import _plan
+
+    gathered = []
+    original = _plan._gathered
+
+    def spy(x, kind, n, norm):
+        gathered.append(n)
+        return original(x, kind, n, norm)
+
+    monkeypatch.setattr(_plan, "_gathered", spy)
+    data = random_array((24,), np.complex128, seed=5)
+    real = random_array((20,), np.float64, seed=6)
+    x = ht.array(data, split=0)
+    r = ht.array(real, split=0)
+    pairs = [
+        (ht.fft.fft(x), np.fft.fft(data)),
+        (ht.fft.ifft(x, n=36, norm="ortho"), np.fft.ifft(data, n=36, norm="ortho")),
+        (ht.fft.fftn(x, s=(8,), norm="forward"), np.fft.fftn(data, s=(8,), norm="forward")),
+        (ht.fft.rfft(r), np.fft.rfft(real)),
+        (ht.fft.irfft(x), np.fft.irfft(data)),
+        (ht.fft.hfft(x, n=30), np.fft.hfft(data, n=30)),
+        (ht.fft.ihfft(r, norm="forward"), np.fft.ihfft(real, norm="forward")),
+        (ht.fft.fftn(x, s=(6, 10), axes=(0, 0)), np.fft.fftn(data, s=(6, 10), axes=(0, 0))),
+    ]
+    assert_arrays_equal(pairs, rtol=1e-10, atol=1e-10)
+    collective_assert(not gathered, f"transforms of lengths {gathered} were gathered")
+    ht.fft.fft(ht.array(data[:13], split=0))  # a prime length is
+    collective_assert(gathered == [13] or ht.MPI_WORLD.size == 1, f"gathered: {gathered}")
 
 
 def test_balanced_result_when_split_axis_transformed():
