@@ -809,3 +809,64 @@ def test_array_equal_array_equiv():
     wrong = [(label, ours, theirs) for ours, theirs, label in results if ours is not theirs]
     assert not wrong, wrong[:5]
     expect_errors([(TypeError, ht.array_equal, (ht.zeros(2), ht.zeros(2)), {"equal_nan": 1})])
+
+
+def _generic_routines(x):
+    """More of the standard as generic code calls it (keywords, tuples of axes, scalars)."""
+    xp = x.__array_namespace__()
+    out = {}
+    out['sum_dtype'] = xp.sum(xp.astype(x > 0, xp.int32), axis=0, dtype=xp.int64)
+    out['linspace'] = xp.linspace(0.0, 1.0, 5, endpoint=False, dtype=xp.float64)
+    out['full_like'] = xp.full_like(x, 2.5)
+    out['tril'] = xp.tril(x, k=1)
+    out['triu'] = xp.triu(x, k=-1)
+    g1, g2 = xp.meshgrid(xp.arange(3), xp.arange(4), indexing='ij')
+    out['mesh'] = g1 * 10 + g2
+    out['repeat'] = xp.repeat(x, 2, axis=0)
+    s = xp.sort(x[:, 0])
+    out['search'] = xp.searchsorted(s, x[:, 1], side='right')
+    out['diff'] = xp.diff(x, n=2, axis=0)
+    out['roll'] = xp.roll(x, shift=(1, -1), axis=(0, 1))
+    out['tile'] = xp.tile(x, (2, 1))
+    out['bcast'] = xp.broadcast_arrays(x[:1, :], x)[0]
+    out['nonzero'] = xp.nonzero(x > 0)[1]
+    out['argmax'] = xp.argmax(x, axis=1, keepdims=True)
+    out['max'] = xp.max(x, axis=(0, 1))
+    out['min_keep'] = xp.min(x, axis=0, keepdims=True)
+    out['prod'] = xp.prod(x[:3, ...], axis=0)
+    out['flip'] = xp.flip(x, axis=(0,1))
+    out['expand'] = xp.expand_dims(x, axis=1)
+    out['squeeze'] = xp.squeeze(xp.expand_dims(x, axis=0), axis=0)
+    out['stack'] = xp.stack([x, x], axis=-1)
+    out['newaxis'] = x[:, xp.newaxis, 0]
+    out['where_scalar'] = xp.where(x > 0, x, 0.0)
+    out['clip'] = xp.clip(x, min=-0.5, max=0.5)
+    out['round'] = xp.round(x * 10)
+    out['vecdot'] = xp.vecdot(x, x, axis=-2)
+    out['matmul'] = xp.matmul(x.T, x)
+    out['ones'] = xp.ones((2, 3), dtype=xp.float64) + xp.eye(2, 3, k=1, dtype=xp.float64)
+    out['empty_shape'] = xp.asarray(xp.empty((0, 3), dtype=xp.float64).shape[0])
+    out['zeros_like'] = xp.zeros_like(x, dtype=xp.int32)
+    out['asarray'] = xp.asarray([[1, 2], [3, 4]], dtype=xp.float64)
+    out['mean'] = xp.mean(x, axis=1)
+    out['var'] = xp.var(x, axis=0, correction=1, keepdims=True)
+    out['cumsum'] = xp.cumulative_sum(x, axis=0)
+    out['logaddexp'] = xp.logaddexp(x, 1.0)
+    out['floordiv'] = xp.floor_divide(x, 0.3)
+    out['pow'] = xp.pow(x, 2)
+    out['any'] = xp.any(x > 1.5, axis=0)
+    out['eq'] = xp.equal(x, x)
+    out['isin'] = xp.isin(xp.astype(x*3, xp.int64), xp.asarray([0, 1, 2]))
+    out['rt'] = xp.asarray(xp.result_type(x.dtype, xp.float32) == xp.float64)
+    out['trunc'] = xp.trunc(x*3)
+    return out
+
+
+def test_array_api_routines_match_array_api_strict():
+    data = random_array((7, 4), np.float64, seed=8, low=-2, high=2)
+    reference = {k: np.asarray(v) for k, v in _generic_routines(xp.asarray(data)).items()}
+    checks = Checks()
+    for split in (None, 0, 1):
+        for name, result in _generic_routines(ht.array(data, split=split)).items():
+            checks(result, reference[name], f"{name} split={split}")
+    checks.verify()
