@@ -180,7 +180,7 @@ def ifft(x: DNDarray, n: Optional[int] = None, axis: int = -1, norm: Optional[st
     --------
     >>> x = ht.array([10.0, -2 + 2j, -2.0, -2 - 2j], split=0)
     >>> ht.fft.ifft(x).real.numpy()
-    array([1., 2., 3., 4.])
+    array([1., 2., 3., 4.], dtype=float32)
     """
     return _c2c_1d(x, n, axis, norm, "ifft")
 

@@ -416,3 +416,17 @@ def test_errors(split):
     expect_errors(calls)
     # the next collective still works
     assert_arrays_equal([(ht.fft.fft(x, axis=0), np.fft.fft(x.numpy(), axis=0), {"atol": 1e-4})])
+
+
+def test_docstring_examples():
+    """The Examples sections of heat.fft run and show what they claim (at every process count)."""
+    import doctest
+
+    from heat.fft import _helpers, _transforms
+
+    failures = 0
+    for module in (_transforms, _helpers, ht.fft):
+        result = doctest.testmod(module, extraglobs={"ht": ht}, optionflags=doctest.NORMALIZE_WHITESPACE,
+                                 verbose=False, report=False)
+        failures += result.failed
+    collective_assert(failures == 0, f"{failures} docstring examples of heat.fft failed")
