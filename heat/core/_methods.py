@@ -23,6 +23,7 @@ import torch
 from . import arithmetics
 from . import complex_math
 from . import factories
+from . import halos
 from . import indexing
 from . import layout
 from . import manipulations
@@ -410,6 +411,8 @@ def install(namespace: Dict[str, Callable]) -> None:
         "__str__": _str,
         "__getitem__": _getitem,
         "__setitem__": _setitem,
+        "get_halo": halos.get_halo,
+        "is_distributed": halos.is_distributed,
         **_operators(),
     }
     for name, method in methods.items():
@@ -418,4 +421,7 @@ def install(namespace: Dict[str, Callable]) -> None:
     DNDarray.mT = property(_matrix_transposed)
     DNDarray.real = property(_real)
     DNDarray.imag = property(_imag)
+    DNDarray.halo_prev = property(halos.halo_prev)
+    DNDarray.halo_next = property(halos.halo_next)
+    DNDarray.array_with_halos = property(halos.array_with_halos)
     types.datatype.__new__ = staticmethod(_new_array_of_type)
