@@ -22,6 +22,7 @@ from heat.core.base import (
 from ._targets import (
     aligned_rows,
     encode_labels,
+    is_finite,
     rows_of,
     unique_labels,
     validate_targets,
@@ -137,8 +138,8 @@ class KNeighborsClassifier(ClassificationMixin, BaseEstimator):
         labels = aligned_rows(y, x)
         flags = torch.tensor(
             [
-                bool(torch.isfinite(x.larray).all()) if x.larray.numel() else True,
-                bool(torch.isfinite(labels.to(torch.float64)).all()) if labels.numel() else True,
+                is_finite(x.larray),
+                is_finite(labels),
             ],
             dtype=torch.int32,
         )

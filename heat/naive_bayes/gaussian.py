@@ -16,6 +16,7 @@ import heat as ht
 from heat.classification._targets import (
     aligned_rows,
     encode_labels,
+    is_finite,
     rows_of,
     unique_labels,
     validate_targets,
@@ -237,9 +238,9 @@ class GaussianNB(ClassificationMixin, BaseEstimator):
             None if sample_weight is None else aligned_rows(sample_weight, x).to(torch.float64)
         )
         flags = [
-            bool(torch.isfinite(x.larray).all()) if x.larray.numel() else True,
-            bool(torch.isfinite(labels.to(torch.float64)).all()) if labels.numel() else True,
-            True if weights is None or not weights.numel() else bool(torch.isfinite(weights).all()),
+            is_finite(x.larray),
+            is_finite(labels),
+            weights is None or is_finite(weights),
             True if classes is None else encode_labels(labels, classes.to(labels.device))[1],
         ]
         flags = torch.tensor(flags, dtype=torch.int32)

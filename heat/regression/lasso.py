@@ -12,7 +12,13 @@ import torch
 from mpi4py import MPI
 
 import heat as ht
-from heat.classification._targets import aligned_rows, rows_of, validate_targets
+from heat.classification._targets import (
+    aligned_rows,
+    column_sums,
+    is_finite,
+    rows_of,
+    validate_targets,
+)
 from heat.core.base import (
     BaseEstimator,
     RegressionMixin,
@@ -26,7 +32,7 @@ __all__ = ["Lasso"]
 # precompute="auto" uses the Gram matrix up to this many features (a (f, f) float64 matrix)
 _GRAM_MAX_FEATURES = 2048
 # entries of the centred block of rows the Gram matrix is accumulated from
-_BLOCK_ENTRIES = 1 << 20
+_BLOCK_ENTRIES = 1 << 18
 
 
 class Lasso(RegressionMixin, BaseEstimator):
@@ -187,10 +193,7 @@ class Lasso(RegressionMixin, BaseEstimator):
         dtype = x.larray.dtype
         samples = x.larray
         targets = aligned_rows(y, x).to(dtype)
-        finite = [
-            bool(torch.isfinite(samples).all()) if samples.numel() else True,
-            bool(torch.isfinite(targets).all()) if targets.numel() else True,
-        ]
+        finite = [is_finite(samples), is_finite(targets)]
         finite = comm.allreduce_tensor(torch.tensor(finite, dtype=torch.int32), MPI.MIN)
         for flag, name in zip(finite.tolist(), ("x", "y")):
             if not flag:
@@ -200,12 +203,7 @@ class Lasso(RegressionMixin, BaseEstimator):
         n, features = x.shape
         if self.fit_intercept:
             # one allreduce of the column sums of x and the sum of y
-            sums = torch.cat(
-                [
-                    samples.sum(0, dtype=torch.float64),
-                    targets.sum(0, dtype=torch.float64).reshape(1),
-                ]
-            )
+            sums = torch.cat([column_sums(samples), column_sums(targets).reshape(1)])
             if distributed:
                 sums = comm.allreduce_tensor(sums)
             means = (sums / n).cpu()
