@@ -14,7 +14,7 @@ import pytest
 import torch
 
 import heat as ht
-from tests.helpers import Checks, expect_errors, inputs, random_array, splits_for
+from tests.helpers import Checks, expect_errors, inputs, random_array
 
 xp = pytest.importorskip("array_api_strict")
 
@@ -56,13 +56,6 @@ NONE_MEANS_STANDARD_DEFAULT = {
     ("linalg.vector_norm", "ord"): "None is the 2-norm",
     ("fft.*", "norm"): "None is 'backward'",
 }
-
-_UNSET = object()
-
-
-def _standard_names(module, exclude=()):
-    return sorted(n for n in module.__all__ if n not in exclude and not n.startswith("_") or n in (
-        "__array_api_version__", "__array_namespace_info__"))
 
 
 def _is_sentinel(default) -> bool:
