@@ -28,8 +28,8 @@ from ..core import types
 from ..core.complex_math import conj, real
 from ..core.dndarray import DNDarray
 from ..core.joining import concatenate
-from ..core.layout import balance, resplit
-from ..core.manipulations import flip, pad, reshape, transpose
+from ..core.layout import balance, redistribute, resplit
+from ..core.manipulations import flip, pad
 from ..core.sanitation import sanitize_axis, sanitize_in
 
 __all__ = ["check_input", "check_n", "check_norm", "cook_nd", "execute", "swap_norm"]
@@ -226,6 +226,28 @@ def _resize(x: DNDarray, n: int) -> DNDarray:
     return x
 
 
+def _as_rows(vector: DNDarray, rows: int, width: int) -> DNDarray:
+    """
+    The split vector as the row-major ``(rows, width)`` matrix split along its rows: the rows
+    are first redistributed so that every block starts at a row boundary (one all-to-all that
+    moves only the parts near the old block boundaries), then each block is viewed locally.
+    """
+    comm = vector.comm
+    counts = tuple(c * width for c in comm.counts_displs_shape((rows,), 0)[0])
+    if tuple(vector.counts_displs()[0]) != counts:
+        vector = redistribute(vector, counts)
+    local = vector.larray.reshape(-1, width)
+    return DNDarray(local, (rows, width), vector.dtype, 0, vector.device, comm, True)
+
+
+def _as_vector(matrix: DNDarray) -> DNDarray:
+    """The row-major flattening of a matrix split along its rows, as a balanced split vector."""
+    local = matrix.larray.reshape(-1)
+    size = matrix.gshape[0] * matrix.gshape[1]
+    vector = DNDarray(local, (size,), matrix.dtype, 0, matrix.device, matrix.comm, None)
+    return balance(vector)
+
+
 def _four_step(x: DNDarray, kind: str, norm) -> DNDarray:
     """
     The complex transform of the split complex vector ``x`` of length ``N = N1 * N2``, with
@@ -233,16 +255,17 @@ def _four_step(x: DNDarray, kind: str, norm) -> DNDarray:
     with ``B[n1, n2] = x[N2 * n1 + n2]``,
     ``X[k1 + N1 * k2] = sum_n2 w_N^(n2 k1) w_N2^(n2 k2) sum_n1 B[n1, n2] w_N1^(n1 k1)``.
 
-    The vector becomes the (N1, N2) matrix split along its columns (one all-to-all), the columns
-    are transformed locally and multiplied by the twiddle factors ``w_N^(n2 k1)``, the matrix is
-    resplit along its rows (one all-to-all), the rows are transformed locally, and the
-    transposed matrix is read back as a vector split along axis 0 (one all-to-all). Every
-    process holds about ``N / p`` points throughout. The 1-D transforms carry ``norm``
-    (its scaling factors multiply over the two stages).
+    The vector becomes the (N1, N2) matrix ``B`` split along its columns, the columns are
+    transformed locally and multiplied by the twiddle factors ``w_N^(n2 k1)``, the matrix is
+    resplit along its rows, the rows are transformed locally, and the transposed matrix is read
+    back as a split vector. The three full exchanges are resplits (all-to-alls of strided
+    views); the two redistributions that align blocks with rows move only the data near block
+    boundaries. Every process holds about ``N / p`` points throughout. The 1-D transforms
+    carry ``norm`` (its factors multiply over the two stages).
     """
     big = x.gshape[0]
     n1, n2 = _factor(big)
-    matrix = reshape(x, (n1, n2), new_split=1)
+    matrix = resplit(_as_rows(x, n1, n2), 1)
     local = _apply_local(matrix.larray, kind, [(0, n1)], norm)
     # twiddle factors of this process's columns, from exact integer products mod N
     offset = sum(matrix.counts_displs()[0][: x.comm.rank])
@@ -255,9 +278,10 @@ def _four_step(x: DNDarray, kind: str, norm) -> DNDarray:
                       True)
     matrix = resplit(matrix, 0)
     local = _apply_local(matrix.larray, kind, [(1, n2)], norm)
-    matrix = DNDarray(local, (n1, n2), types.canonical_heat_type(local.dtype), 0, x.device, x.comm,
-                      True)
-    return reshape(transpose(matrix), (big,), new_split=0)
+    # X[k1 + N1 * k2] is the transposed (N2, N1) matrix read row by row
+    transposed = DNDarray(local.T, (n2, n1), types.canonical_heat_type(local.dtype), 1, x.device,
+                          x.comm, True)
+    return _as_vector(resplit(transposed, 0))
 
 
 def _gathered(x: DNDarray, kind: str, n: int, norm) -> DNDarray:
