@@ -78,6 +78,11 @@ KMEANS_K = 8
 KMEANS_ITER = 20
 # issue 8: PCA (exact solver) of the tall-skinny matrix of "qr" and "svd", PCA_COMPONENTS kept
 PCA_COMPONENTS = 10
+# issue 8: Lasso of the first LASSO_COLS columns of the tall-skinny matrix, LASSO_ITER sweeps of
+# coordinate descent with penalty LASSO_LAM (scikit-learn's alpha)
+LASSO_COLS = 20
+LASSO_ITER = 20
+LASSO_LAM = 0.01
 # reshape (rows, COLS) -> (rows * COLS // RESHAPE_COLS, RESHAPE_COLS): the split axis changes
 # length (2000 -> 2500 rows), so rows really move between processes
 RESHAPE_COLS = COLS * 4 // 5
@@ -169,6 +174,21 @@ class NumpyLib:
         # tol=0: scikit-learn's only way not to stop on tolerance (and the data does not converge)
         model = KMeans(len(init), init=init, n_init=1, max_iter=KMEANS_ITER, tol=0.0, algorithm="lloyd")
         return model.fit(x)
+
+    def lasso(self, x, y):
+        # the serial baseline is scikit-learn's Lasso (tol=0: all LASSO_ITER sweeps), where installed
+        try:
+            from sklearn.linear_model import Lasso
+        except ImportError:
+            return _lasso_sweeps(x, y, LASSO_LAM, LASSO_ITER)
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "did not converge": tol=0 on purpose
+            return Lasso(alpha=LASSO_LAM, max_iter=LASSO_ITER, tol=0.0).fit(x, y)
+
+    def lasso_coef(self, model) -> np.ndarray:
+        return model if isinstance(model, np.ndarray) else np.asarray(model.coef_, dtype=np.float64)
 
     def pca(self, x):
         # the serial baseline is scikit-learn's PCA with the exact solver, where installed
@@ -292,6 +312,17 @@ class HeatLib(NumpyLib):
 
     def pca(self, x):
         return self.ht.decomposition.PCA(PCA_COMPONENTS, svd_solver="full").fit(x)
+
+    def lasso(self, x, y):
+        if self.legacy:  # HeAT 1.8: fit returns None; tol=None runs all sweeps
+            model = self.ht.regression.Lasso(lam=LASSO_LAM, max_iter=LASSO_ITER, tol=None)
+            model.fit(x, y)
+            return model
+        # tol=0: stops early only at an exact fixed point; the Gram variant ("auto" here)
+        return self.ht.regression.Lasso(lam=LASSO_LAM, max_iter=LASSO_ITER, tol=0.0).fit(x, y)
+
+    def lasso_coef(self, model) -> np.ndarray:
+        return self.to_numpy(model.coef_).reshape(-1).astype(np.float64)
 
     def explained_variance(self, model) -> np.ndarray:
         return self.to_numpy(model.explained_variance_)
@@ -650,7 +681,40 @@ def _ops() -> List[Op]:
 
     ops.append(Op("pca full 10 components split=0", "time", pca, expect_variance, rtol=1e-3,
                   atol=1e-4, convert=lambda L, model: L.explained_variance(model)))
+
+    # issue 8: Lasso, 20 coordinate-descent sweeps over the 20 coefficients of 200000 x 20 samples
+    # (HeAT 1.8 solves another problem: its first column is the intercept and it assumes columns
+    # of unit mean square, so its coefficients differ)
+    def lasso(L, D):
+        x = L.distribute(np.ascontiguousarray(D.tall[:, :LASSO_COLS]), 0)
+        y = L.distribute(_lasso_targets(D), 0)
+        return [x, y], lambda: L.lasso(x, y)
+
+    ops.append(Op(f"lasso {LASSO_ITER} iterations split=0", "time", lasso,
+                  lambda D: _lasso_sweeps(D.tall[:, :LASSO_COLS], _lasso_targets(D), LASSO_LAM, LASSO_ITER),
+                  rtol=1e-3, atol=1e-3, convert=lambda L, model: L.lasso_coef(model)))
     return ops
+
+
+def _lasso_targets(D: Data) -> np.ndarray:
+    """Targets of the Lasso case: a linear function of its columns plus noise, float32."""
+    coefficients = np.linspace(-2.0, 2.0, LASSO_COLS, dtype=np.float32)
+    return D.tall[:, :LASSO_COLS] @ coefficients + np.float32(0.1) * D.tall[:, LASSO_COLS]
+
+
+def _lasso_sweeps(x: np.ndarray, y: np.ndarray, lam: float, sweeps: int) -> np.ndarray:
+    """Cyclic coordinate descent of scikit-learn's Lasso objective in float64: the coefficients."""
+    x = x.astype(np.float64) - x.mean(axis=0, dtype=np.float64)
+    residual = y.astype(np.float64) - y.mean(dtype=np.float64)
+    norms = (x * x).sum(axis=0)
+    w = np.zeros(x.shape[1])
+    for _ in range(sweeps):
+        for j in range(x.shape[1]):
+            rho = x[:, j] @ residual + norms[j] * w[j]
+            new = np.sign(rho) * max(abs(rho) - lam * len(x), 0.0) / norms[j]
+            residual -= (new - w[j]) * x[:, j]
+            w[j] = new
+    return w
 
 
 def _lloyd(points: np.ndarray, init: np.ndarray, iterations: int) -> np.ndarray:
