@@ -52,8 +52,8 @@ balanced layout; otherwise the input's layout (per-process lengths) is kept.
 only the rows that change process.
 """
 
-from ._helpers import *  # noqa: F401,F403
-from ._transforms import *  # noqa: F401,F403
 from . import _helpers, _transforms
+from ._helpers import *
+from ._transforms import *
 
 __all__ = list(_transforms.__all__) + list(_helpers.__all__)

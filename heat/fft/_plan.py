@@ -10,16 +10,18 @@ input is cut or zero-padded to along ``axis`` before the 1-D transform.
 
 Execution (:func:`execute`) alternates between two layouts, split along the input's split axis
 ``s`` and along a target axis ``t``: every transform along an axis that is not split in the
-current layout runs on the local block (``torch.fft``); when the next transform is along the
-split axis, the array is resplit (one all-to-all) to the other layout. For every transform
-NumPy offers that is at most two all-to-alls (``s -> t`` and back).
+current layout runs on the local block (NumPy's pocketfft on CPU tensors, ``torch.fft`` on
+GPU); when the next transform is along the split axis, the array is resplit (one all-to-all)
+to the other layout. For every transform NumPy offers that is at most two all-to-alls
+(``s -> t`` and back). A split 1-D array has no ``t``: each 1-D transform of it is the
+distributed four-step algorithm (:func:`_four_step`), or, for a prime length, a transform of
+the whole vector on every process (:func:`_gathered`).
 """
 
 from __future__ import annotations
 
-from typing import List, Optional, Sequence, Tuple
-
 import math
+from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -210,7 +212,7 @@ def _apply_local(local: torch.Tensor, kind: str, ops: Sequence[Tuple[int, int]],
 
 def _factor(n: int) -> Tuple[int, int]:
     """``(n1, n2)`` with ``n1 * n2 == n`` and ``n1 <= n2`` as close to ``sqrt(n)`` as possible."""
-    n1 = int(math.isqrt(n))
+    n1 = math.isqrt(n)
     while n1 > 1 and n % n1:
         n1 -= 1
     return n1, n // n1

@@ -91,7 +91,7 @@ def one_d_cases(shapes, dtypes, lengths):
 def test_complex_1d(name):
     ours, theirs = getattr(ht.fft, name), getattr(np.fft, name)
     pairs, errors = [], []
-    lengths = lambda m: (None, m + 3, max(1, m - 1))  # noqa: E731
+    lengths = lambda m: (None, m + 3, max(1, m - 1))
     for data, dtype, x, axis, n, norm in one_d_cases(SHAPES_1D + SHAPES_ND[:3], DTYPES, lengths):
         expected = theirs(data, n=n, axis=axis, norm=norm)
         run(ours, x, expected, dtype, pairs, errors, n=n, axis=axis, norm=norm)
@@ -103,7 +103,7 @@ def test_complex_1d(name):
 def test_real_to_complex_1d(name):
     ours, theirs = getattr(ht.fft, name), getattr(np.fft, name)
     pairs, errors = [], []
-    lengths = lambda m: (None, m + 2, max(1, m - 1))  # noqa: E731
+    lengths = lambda m: (None, m + 2, max(1, m - 1))
     dtypes = REAL_DTYPES + (np.float16, np.bool_)
     for data, dtype, x, axis, n, norm in one_d_cases(SHAPES_1D + SHAPES_ND[:3], dtypes, lengths):
         expected = theirs(data, n=n, axis=axis, norm=norm)
@@ -116,7 +116,7 @@ def test_real_to_complex_1d(name):
 def test_complex_to_real_1d(name):
     ours, theirs = getattr(ht.fft, name), getattr(np.fft, name)
     pairs, errors = [], []
-    lengths = lambda m: (None, 2 * m + 1, m)  # noqa: E731
+    lengths = lambda m: (None, 2 * m + 1, m)
     dtypes = DTYPES + (np.float16,)
     for data, dtype, x, axis, n, norm in one_d_cases(((7,), (2,), (12,), (5, 6), (2, 3, 4)), dtypes, lengths):
         expected = reference(theirs, data, n=n, axis=axis, norm=norm)
