@@ -39,13 +39,17 @@ __all__ = [
     "bitwise_xor",
     "copysign",
     "cumprod",
+    "cumproduct",
     "cumsum",
     "cumulative_prod",
     "cumulative_sum",
     "diff",
+    "div",
     "divide",
+    "divmod",
     "float_power",
     "floor_divide",
+    "floordiv",
     "fmod",
     "gcd",
     "hypot",
@@ -53,6 +57,7 @@ __all__ = [
     "lcm",
     "left_shift",
     "mod",
+    "mul",
     "multiply",
     "nan_to_num",
     "nanprod",
@@ -68,6 +73,7 @@ __all__ = [
     "reciprocal",
     "remainder",
     "right_shift",
+    "sub",
     "subtract",
     "sum",
     "true_divide",
@@ -297,6 +303,9 @@ def subtract(
     return _binary(torch.sub, t1, t2, out, where, "subtract", result_type=rt)
 
 
+sub = subtract  # HeAT's name
+
+
 def multiply(
     t1: _ScalarOrArray, t2: _ScalarOrArray, out: Optional[DNDarray] = None, where=None
 ) -> DNDarray:
@@ -326,6 +335,9 @@ def multiply(
     DNDarray([2., 4.], dtype=ht.float32, device=cpu:0, split=None)
     """
     return _binary(torch.mul, t1, t2, out, where, "multiply")
+
+
+mul = multiply  # HeAT's name
 
 
 def divide(
@@ -366,6 +378,7 @@ def divide(
 
 
 true_divide = divide
+div = divide  # HeAT's name
 
 
 def floor_divide(
@@ -407,6 +420,9 @@ def floor_divide(
     operand_type = _int8_for_bool(rt)
     return _binary(_safe_floor_divide, t1, t2, out, where, "floor_divide",
                    operand_type=operand_type, result_type=operand_type or rt)
+
+
+floordiv = floor_divide  # HeAT's name
 
 
 def remainder(
@@ -451,6 +467,61 @@ def remainder(
 
 
 mod = remainder
+
+
+def divmod(
+    t1: _ScalarOrArray,
+    t2: _ScalarOrArray,
+    out1: Optional[DNDarray] = None,
+    out2: Optional[DNDarray] = None,
+    /,
+    out: Tuple[Optional[DNDarray], Optional[DNDarray]] = (None, None),
+    *,
+    where=None,
+) -> Tuple[DNDarray, DNDarray]:
+    """
+    Elementwise quotient and remainder at once: ``(floor_divide(t1, t2), remainder(t1, t2))``,
+    as :func:`numpy.divmod` (and Python's builtin ``divmod(x, y)`` on a DNDarray).
+
+    Parameters
+    ----------
+    t1, t2 : DNDarray, scalar or array-like
+        Dividend and divisor; see :func:`floor_divide` for the type rules.
+    out1, out2 : DNDarray, optional
+        Where to store the quotient and the remainder (positional, as in NumPy's ufuncs).
+    out : tuple of two DNDarray or None, optional
+        The same as a keyword pair; give either ``out1``/``out2`` or ``out``.
+    where : DNDarray or array-like of bool, optional
+        See :func:`add`.
+
+    Returns
+    -------
+    tuple of DNDarray
+        The quotient and the remainder.
+
+    Raises
+    ------
+    TypeError
+        If an operand is complex, or ``out`` is not a pair.
+    ValueError
+        If the shapes cannot be broadcast together, or the outputs are given twice.
+
+    Examples
+    --------
+    >>> q, r = ht.divmod(ht.array([-7, 7], split=0), 2)
+    >>> q, r
+    (DNDarray([-4,  3], dtype=ht.int64, device=cpu:0, split=0), DNDarray([1, 1], dtype=ht.int64, device=cpu:0, split=0))
+    """
+    if not isinstance(out, tuple) or len(out) != 2:
+        raise TypeError(f"out must be a tuple of two arrays or None, but was {out!r}")
+    if (out1 is not None or out2 is not None) and out != (None, None):
+        raise ValueError("give the outputs either as out1, out2 or as out=, not both")
+    if out1 is None and out2 is None:
+        out1, out2 = out
+    return (
+        floor_divide(t1, t2, out=out1, where=where),
+        remainder(t1, t2, out=out2, where=where),
+    )
 
 
 def fmod(t1: _ScalarOrArray, t2: _ScalarOrArray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
@@ -1791,6 +1862,9 @@ def cumprod(a: DNDarray, axis: Optional[int] = None, dtype=None, out: Optional[D
     DNDarray([ 1,  2,  6, 24], dtype=ht.int64, device=cpu:0, split=0)
     """
     return _cumulative(a, axis, dtype, out, _cumprod_partial, MPI.PROD, torch.mul, 1)
+
+
+cumproduct = cumprod  # HeAT's (and NumPy 1's) name
 
 
 # ---------------------------------------------------------------------------------------------

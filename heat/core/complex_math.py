@@ -17,7 +17,7 @@ from .arithmetics import _unary
 from .dndarray import DNDarray
 from .sanitation import sanitize_in
 
-__all__ = ["angle", "conj", "conjugate", "imag", "real"]
+__all__ = ["angle", "conj", "conjugate", "imag", "iscomplex", "isreal", "real"]
 
 
 def _is_complex(x: DNDarray) -> bool:
@@ -175,3 +175,72 @@ def angle(z: DNDarray, deg: bool = False) -> DNDarray:
         # NumPy computes arctan2(0, z) with a weak integer 0: bool -> int64 -> float64
         z = z.astype(types.float64)
     return local_op(_angle_tensor, z, no_cast=False, deg=bool(deg))
+
+
+def _nonzero_imag(tensor: torch.Tensor) -> torch.Tensor:
+    return tensor.imag != 0
+
+
+def _zero_imag(tensor: torch.Tensor) -> torch.Tensor:
+    return tensor.imag == 0
+
+
+def iscomplex(x: DNDarray) -> DNDarray:
+    """
+    Elementwise: whether each element has a non-zero imaginary part, as :func:`numpy.iscomplex`
+    (a complex array's ``1+0j`` is not complex; a real array is False everywhere).
+    No communication.
+
+    Parameters
+    ----------
+    x : DNDarray
+
+    Returns
+    -------
+    DNDarray
+        Of dtype bool, with ``x``'s shape and layout.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray.
+
+    Examples
+    --------
+    >>> ht.iscomplex(ht.array([1 + 1j, 1 + 0j, 4.5, 3, 2, 2j]))
+    DNDarray([ True, False, False, False, False,  True], dtype=ht.bool, device=cpu:0, split=None)
+    """
+    sanitize_in(x)
+    if not _is_complex(x):
+        return local_op(torch.zeros_like, x, no_cast=True, dtype=torch.bool)
+    return local_op(_nonzero_imag, x, no_cast=True)
+
+
+def isreal(x: DNDarray) -> DNDarray:
+    """
+    Elementwise: whether each element has a zero imaginary part, as :func:`numpy.isreal`
+    (a real array is True everywhere). No communication.
+
+    Parameters
+    ----------
+    x : DNDarray
+
+    Returns
+    -------
+    DNDarray
+        Of dtype bool, with ``x``'s shape and layout.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray.
+
+    Examples
+    --------
+    >>> ht.isreal(ht.array([1 + 1j, 1 + 0j, 4.5, 3, 2, 2j]))
+    DNDarray([False,  True,  True,  True,  True, False], dtype=ht.bool, device=cpu:0, split=None)
+    """
+    sanitize_in(x)
+    if not _is_complex(x):
+        return local_op(torch.ones_like, x, no_cast=True, dtype=torch.bool)
+    return local_op(_zero_imag, x, no_cast=True)

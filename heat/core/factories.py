@@ -27,6 +27,7 @@ __all__ = [
     "arange",
     "array",
     "asarray",
+    "copy",
     "empty",
     "empty_like",
     "eye",
@@ -41,6 +42,36 @@ __all__ = [
     "zeros",
     "zeros_like",
 ]
+
+def copy(x: DNDarray, /) -> DNDarray:
+    """
+    A copy of ``x`` with the same dtype, device and layout (no communication); HeAT's and
+    NumPy's ``copy``, the same as ``x.copy()``.
+
+    Parameters
+    ----------
+    x : DNDarray
+
+    Returns
+    -------
+    DNDarray
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray.
+
+    Examples
+    --------
+    >>> x = ht.arange(4, split=0)
+    >>> y = ht.copy(x); y[0] = 9
+    >>> x
+    DNDarray([0, 1, 2, 3], dtype=ht.int64, device=cpu:0, split=0)
+    """
+    if not isinstance(x, DNDarray):
+        raise TypeError(f"x must be a DNDarray, but was {type(x).__name__}")
+    return x.copy()
+
 
 def array(
     obj,

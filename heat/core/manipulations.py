@@ -43,6 +43,7 @@ from .sanitation import broadcast_shapes, sanitize_axis, sanitize_in, sanitize_s
 __all__ = [
     "astype",
     "broadcast_arrays",
+    "broadcast_shape",
     "broadcast_to",
     "expand_dims",
     "flatten",
@@ -57,6 +58,7 @@ __all__ = [
     "reshape",
     "roll",
     "rot90",
+    "shape",
     "squeeze",
     "swapaxes",
     "tile",
@@ -692,6 +694,63 @@ def broadcast_to(x: DNDarray, shape) -> DNDarray:
         lshape[split] = out_counts[x.comm.rank]
         balanced = True
     return _wrap(local.expand(lshape), x, shape, split, balanced)
+
+
+def broadcast_shape(shape_a: Sequence[int], shape_b: Sequence[int]) -> Tuple[int, ...]:
+    """
+    The shape two arrays of shapes ``shape_a`` and ``shape_b`` broadcast to (HeAT's name; see
+    :func:`heat.broadcast_shapes` for any number of shapes). No communication.
+
+    Parameters
+    ----------
+    shape_a, shape_b : sequence of int
+
+    Returns
+    -------
+    tuple of int
+
+    Raises
+    ------
+    TypeError
+        If a shape is not a sequence of integers.
+    ValueError
+        If the shapes cannot be broadcast together.
+
+    Examples
+    --------
+    >>> ht.broadcast_shape((5, 4), (4,))
+    (5, 4)
+    >>> ht.broadcast_shape((1, 100, 1), (10, 1, 5))
+    (10, 100, 5)
+    """
+    return broadcast_shapes(
+        sanitize_shape(shape_a, "shape_a"), sanitize_shape(shape_b, "shape_b")
+    )
+
+
+def shape(a) -> Tuple[int, ...]:
+    """
+    The global shape of ``a``, as :func:`numpy.shape` (``a.shape`` for a DNDarray; no
+    communication).
+
+    Parameters
+    ----------
+    a : DNDarray or array-like
+
+    Returns
+    -------
+    tuple of int
+
+    Examples
+    --------
+    >>> ht.shape(ht.zeros((3, 4), split=0))
+    (3, 4)
+    >>> ht.shape([[1, 2, 3]])
+    (1, 3)
+    """
+    if isinstance(a, DNDarray):
+        return a.gshape
+    return tuple(np.shape(a))
 
 
 def broadcast_arrays(*args: DNDarray) -> Tuple[DNDarray, ...]:
