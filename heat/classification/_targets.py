@@ -93,6 +93,12 @@ def column_sums(local: torch.Tensor) -> torch.Tensor:
     return total
 
 
+def rows_like(x: "ht.DNDarray", values: torch.Tensor, dtype) -> "ht.DNDarray":
+    """Per-sample results ``values`` of the local rows of ``x`` as a DNDarray laid out like them."""
+    shape = (x.shape[0],) + tuple(values.shape[1:])
+    return ht.DNDarray(values, shape, dtype, x.split, x.device, x.comm, x.balanced)
+
+
 def rows_of(x: "ht.DNDarray") -> "ht.DNDarray":
     """``x`` split along the rows or not at all (data split along the features is resplit)."""
     return ht.resplit(x, 0) if x.split == 1 else x

@@ -23,6 +23,7 @@ from ._targets import (
     aligned_rows,
     encode_labels,
     is_finite,
+    rows_like,
     rows_of,
     unique_labels,
     validate_targets,
@@ -221,11 +222,6 @@ class KNeighborsClassifier(ClassificationMixin, BaseEstimator):
         distances = chosen[..., 0].to(block.dtype)
         return distances, chosen[..., 1].to(torch.int64), chosen[..., 2].to(torch.int64)
 
-    def _rows(self, x, values: torch.Tensor, dtype) -> "ht.DNDarray":
-        """A DNDarray of per-query results, laid out like the rows of ``x``."""
-        shape = (x.shape[0],) + tuple(values.shape[1:])
-        return ht.DNDarray(values, shape, dtype, x.split, x.device, x.comm, x.balanced)
-
     def kneighbors(self, x, n_neighbors=None, return_distance: bool = True):
         """
         The nearest training samples of every query. Collective.
@@ -258,10 +254,10 @@ class KNeighborsClassifier(ClassificationMixin, BaseEstimator):
         """
         x, k = self._check_queries(x, n_neighbors)
         distances, indices, _ = self._neighbours(x, k)
-        indices = self._rows(x, indices, ht.int64)
+        indices = rows_like(x, indices, ht.int64)
         if not return_distance:
             return indices
-        return self._rows(x, distances, x.dtype), indices
+        return rows_like(x, distances, x.dtype), indices
 
     def predict_proba(self, x) -> "ht.DNDarray":
         """
@@ -284,7 +280,7 @@ class KNeighborsClassifier(ClassificationMixin, BaseEstimator):
             As :meth:`kneighbors`.
         """
         x, proba = self._proba(x)
-        return self._rows(x, proba, ht.float64)
+        return rows_like(x, proba, ht.float64)
 
     def _proba(self, x) -> Tuple["ht.DNDarray", torch.Tensor]:
         x, k = self._check_queries(x, None)
@@ -328,7 +324,7 @@ class KNeighborsClassifier(ClassificationMixin, BaseEstimator):
         """
         x, proba = self._proba(x)
         labels = self.classes_.larray[proba.argmax(1)]
-        return self._rows(x, labels, self.classes_.dtype)
+        return rows_like(x, labels, self.classes_.dtype)
 
 
 def _check_neighbors(value, name: str) -> None:

@@ -17,6 +17,7 @@ from heat.classification._targets import (
     aligned_rows,
     encode_labels,
     is_finite,
+    rows_like,
     rows_of,
     unique_labels,
     validate_targets,
@@ -93,8 +94,8 @@ class GaussianNB(ClassificationMixin, BaseEstimator):
     >>> model.predict(ht.array([[-0.8, -1.0]]))
     DNDarray([1], dtype=ht.int64, device=cpu:0, split=None)
     >>> model.theta_
-    DNDarray([[-2.        , -1.33333333],
-              [ 2.        ,  1.33333333]], dtype=ht.float64, device=cpu:0, split=None)
+    DNDarray([[-2.       , -1.3333334],
+              [ 2.       ,  1.3333334]], dtype=ht.float32, device=cpu:0, split=None)
     """
 
     def __init__(self, priors=None, var_smoothing: float = 1e-9):
@@ -361,11 +362,6 @@ class GaussianNB(ClassificationMixin, BaseEstimator):
             likelihood[:, c] = ((samples - theta[c]).square_() / var[c]).sum(1)
         return x, log_prior + normalizer - 0.5 * likelihood
 
-    def _rows(self, x, values: torch.Tensor, dtype) -> "ht.DNDarray":
-        """A DNDarray of per-sample results, laid out like the rows of ``x``."""
-        shape = (x.shape[0],) + tuple(values.shape[1:])
-        return ht.DNDarray(values, shape, dtype, x.split, x.device, x.comm, x.balanced)
-
     def predict(self, x) -> "ht.DNDarray":
         """
         The most probable class of every sample. Local but for the finiteness check.
@@ -390,7 +386,7 @@ class GaussianNB(ClassificationMixin, BaseEstimator):
         """
         x, joint = self._joint_log_likelihood(x)
         labels = self.classes_.larray[joint.argmax(1)]
-        return self._rows(x, labels, self.classes_.dtype)
+        return rows_like(x, labels, self.classes_.dtype)
 
     def predict_log_proba(self, x) -> "ht.DNDarray":
         """
@@ -414,7 +410,7 @@ class GaussianNB(ClassificationMixin, BaseEstimator):
         """
         x, joint = self._joint_log_likelihood(x)
         log_proba = joint - torch.logsumexp(joint, dim=1, keepdim=True)
-        return self._rows(x, log_proba.to(self._dtype.torch_type()), self._dtype)
+        return rows_like(x, log_proba.to(self._dtype.torch_type()), self._dtype)
 
     def predict_proba(self, x) -> "ht.DNDarray":
         """
@@ -437,4 +433,4 @@ class GaussianNB(ClassificationMixin, BaseEstimator):
         """
         x, joint = self._joint_log_likelihood(x)
         proba = torch.softmax(joint, dim=1).to(self._dtype.torch_type())
-        return self._rows(x, proba, self._dtype)
+        return rows_like(x, proba, self._dtype)

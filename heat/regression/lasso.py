@@ -16,6 +16,7 @@ from heat.classification._targets import (
     aligned_rows,
     column_sums,
     is_finite,
+    rows_like,
     rows_of,
     validate_targets,
 )
@@ -265,25 +266,15 @@ class Lasso(RegressionMixin, BaseEstimator):
         packed = packed.cpu().numpy()
         gram = packed[: features * features].reshape(features, features)
         correlation = packed[features * features :]
-        diagonal = gram.diagonal().copy()
-        coef = np.zeros(features)
         fitted = np.zeros(features)  # gram @ coef, kept up to date
-        for sweep in range(1, self.max_iter + 1):
-            largest_change = largest_coef = 0.0
-            for j in range(features):
-                if diagonal[j] == 0.0:
-                    continue
-                old = coef[j]
-                rho = correlation[j] - fitted[j] + diagonal[j] * old
-                new = _soft_threshold(rho, threshold) / diagonal[j]
-                if new != old:
-                    fitted += (new - old) * gram[:, j]
-                    coef[j] = new
-                largest_change = max(largest_change, abs(new - old))
-                largest_coef = max(largest_coef, abs(new))
-            if largest_coef == 0.0 or largest_change <= self.tol * largest_coef:
-                return coef, sweep
-        return coef, self.max_iter
+
+        def correlation_of(j: int) -> float:
+            return correlation[j] - fitted[j]
+
+        def update(j: int, change: float) -> None:
+            fitted[:] += change * gram[:, j]
+
+        return self._sweeps(gram.diagonal().copy(), correlation_of, update, threshold)
 
     def _descend_residual(
         self,
@@ -296,7 +287,6 @@ class Lasso(RegressionMixin, BaseEstimator):
         distributed: bool,
     ) -> Tuple[np.ndarray, int]:
         """Coordinate descent on the local residual: one scalar allreduce per coordinate."""
-        features = samples.shape[1]
         columns = samples.T.contiguous()  # the one copy: a coordinate's column is contiguous
         columns -= x_mean.to(columns).unsqueeze(1)
         residual = targets - y_mean.to(targets)
@@ -304,19 +294,32 @@ class Lasso(RegressionMixin, BaseEstimator):
         if distributed:
             norms = comm.allreduce_tensor(norms.cpu())
         norms = norms.cpu().numpy()
-        coef = np.zeros(features)
+
+        def correlation_of(j: int) -> float:
+            dot = float(columns[j] @ residual) if residual.numel() else 0.0
+            return comm.allreduce(dot) if distributed else dot
+
+        def update(j: int, change: float) -> None:
+            residual.add_(columns[j], alpha=-change)
+
+        return self._sweeps(norms, correlation_of, update, threshold)
+
+    def _sweeps(self, norms: np.ndarray, correlation_of, update, threshold: float):
+        """
+        Cyclic coordinate descent from zero: ``correlation_of(j)`` is ``X_j^T r`` for the current
+        residual ``r``, ``update(j, change)`` accounts for coefficient ``j`` changing by
+        ``change``. Returns the coefficients and the number of sweeps.
+        """
+        coef = np.zeros(len(norms))
         for sweep in range(1, self.max_iter + 1):
             largest_change = largest_coef = 0.0
-            for j in range(features):
-                if norms[j] == 0.0:
+            for j in range(len(norms)):
+                if norms[j] == 0.0:  # a constant feature keeps coefficient 0
                     continue
-                dot = float(columns[j] @ residual) if residual.numel() else 0.0
-                if distributed:
-                    dot = comm.allreduce(dot)
                 old = coef[j]
-                new = _soft_threshold(dot + norms[j] * old, threshold) / norms[j]
+                new = _soft_threshold(correlation_of(j) + norms[j] * old, threshold) / norms[j]
                 if new != old:
-                    residual.add_(columns[j], alpha=-(new - old))
+                    update(j, new - old)
                     coef[j] = new
                 largest_change = max(largest_change, abs(new - old))
                 largest_coef = max(largest_coef, abs(new))
@@ -352,10 +355,7 @@ class Lasso(RegressionMixin, BaseEstimator):
         check_n_features(self, x)
         x = rows_of(validate_samples(x, name="x"))
         coef = self.coef_.larray
-        values = x.larray.to(coef.dtype) @ coef + self.intercept_
-        return ht.DNDarray(
-            values, (x.shape[0],), self.coef_.dtype, x.split, x.device, x.comm, x.balanced
-        )
+        return rows_like(x, x.larray.to(coef.dtype) @ coef + self.intercept_, self.coef_.dtype)
 
 
 def _soft_threshold(value: float, threshold: float) -> float:
