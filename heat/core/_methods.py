@@ -27,6 +27,7 @@ from . import halos
 from . import indexing
 from . import layout
 from . import manipulations
+from . import partition
 from . import printing
 from . import relational
 from . import rounding
@@ -424,4 +425,5 @@ def install(namespace: Dict[str, Callable]) -> None:
     DNDarray.halo_prev = property(halos.halo_prev)
     DNDarray.halo_next = property(halos.halo_next)
     DNDarray.array_with_halos = property(halos.array_with_halos)
+    DNDarray.__partitioned__ = property(partition.partitioned)
     types.datatype.__new__ = staticmethod(_new_array_of_type)
