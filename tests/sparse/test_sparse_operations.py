@@ -123,8 +123,8 @@ def test_matmul(fmt_split, b_split):
     factory, _, axis = FORMATS[fmt]
     rng = np.random.default_rng(0)
     errors = []
-    for seed, (m, n) in enumerate(((7, 5), (2, 6), (6, 2), (5, 0))):
-        for k in (3, 1):
+    for seed, (m, n) in enumerate(((7, 5), (2, 6), (5, 0))):
+        for k in ((3, 1) if seed == 0 else (3,)):
             for dtypes in ((np.float32, np.float32), (np.float64, np.float32), (np.int64, np.int64),
                            (np.int32, np.float64)):
                 for density in (0.0, 0.1, 0.5):
