@@ -12,6 +12,7 @@ import torch
 
 import heat as ht
 from heat.core.base import BaseEstimator, ClusteringMixin, validate_samples
+from heat.graph import Laplacian
 
 from .kmeans import KMeans
 
@@ -177,28 +178,21 @@ class Spectral(ClusteringMixin, BaseEstimator):
         if x.split == 1:
             x = ht.resplit(x, 0)
         comm = x.comm
-        weights = self._graph(x)  # (n, n), split along the rows like x
-        block = weights.larray.double()
-        # no self-loops; the diagonal of the local rows starts at their first global row
+        # L = I - D^-1/2 W D^-1/2 (n x n, split along the rows like x); its smallest
+        # eigenvalues are the largest of M = I - L, which the eigensolvers below work on
+        laplacian = self._laplacian().construct(x)
+        block = laplacian.larray.double().neg()
         first = _first_row(x)
         rows = torch.arange(block.shape[0], device=block.device)
-        block[rows, rows + first] = 0.0
-        degrees = block.sum(1)
-        if weights.split == 0 and comm.size > 1:
-            all_degrees = comm.allgather_tensors(degrees, axis=0)
-        else:
-            all_degrees = degrees
-        # D^-1/2 W D^-1/2 (isolated samples: 0); its largest eigenvalues are L's smallest
-        scale = torch.where(all_degrees > 0, all_degrees.rsqrt(), torch.zeros_like(all_degrees))
-        normalized = block * scale[first : first + block.shape[0]].unsqueeze(1) * scale.unsqueeze(0)
+        block[rows, rows + first] += 1.0
         normalized = ht.DNDarray(
-            normalized,
+            block,
             (n, n),
             ht.float64,
-            weights.split,
-            weights.device,
+            laplacian.split,
+            laplacian.device,
             comm,
-            weights.balanced if weights.split is not None else True,
+            laplacian.balanced if laplacian.split is not None else True,
         )
         if n > self.n_lanczos:
             eigenvalues, vectors, rows = self._lanczos(normalized, n)
@@ -224,28 +218,27 @@ class Spectral(ClusteringMixin, BaseEstimator):
         self.n_features_in_ = x.shape[1]
         return self
 
-    def _graph(self, x) -> "ht.DNDarray":
-        """The weights of the similarity graph, split along the rows like ``x``."""
+    def _laplacian(self) -> Laplacian:
+        """The normalized Laplacian of the similarity graph, as the parameters define it."""
         if self.metric == "rbf":
             sigma = float(np.sqrt(1.0 / (2.0 * self.gamma)))
-            measure = ht.spatial.rbf(x, sigma=sigma, quadratic_expansion=True)
+
+            def similarity(x):
+                return ht.spatial.rbf(x, sigma=sigma, quadratic_expansion=True)
+
         else:
-            measure = ht.spatial.cdist(x, quadratic_expansion=True)
-        if self.laplacian == "fully_connected":
-            return measure
-        local = measure.larray
-        if self.boundary == "upper":
-            connected = local < self.threshold
-        else:
-            connected = local > self.threshold
-        return ht.DNDarray(
-            connected.to(local.dtype),
-            measure.gshape,
-            measure.dtype,
-            measure.split,
-            measure.device,
-            measure.comm,
-            measure.balanced if measure.split is not None else True,
+
+            def similarity(x):
+                return ht.spatial.cdist(x, quadratic_expansion=True)
+
+        # eNeighbour connects with weight 1, the fully connected graph with the RBF weights
+        return Laplacian(
+            similarity,
+            weighted=self.laplacian == "fully_connected",
+            definition="norm_sym",
+            mode=self.laplacian,
+            threshold_key=self.boundary,
+            threshold_value=self.threshold,
         )
 
     def _choose_k(self, laplacian_values: torch.Tensor, n: int) -> int:
