@@ -23,7 +23,8 @@ How the work is distributed
 An n-D transform is a chain of 1-D transforms along its axes. Each process holds a block of the
 array, split along one axis ``s``:
 
-- Transforms along axes other than ``s`` run on every process's local block (``torch.fft``),
+- Transforms along axes other than ``s`` run on every process's local block (NumPy's pocketfft
+  on the memory of CPU tensors, ``torch.fft`` on GPU),
   without communication; so does everything for ``split=None`` or on one process.
 - When a transform is along ``s``, the array is resplit to another axis ``t`` (one
   all-to-all; ``t`` is preferably an axis that is not transformed at all, else the longest
@@ -41,9 +42,11 @@ array, split along one axis ``s``:
   ``N / p`` points throughout (fewer balanced when ``N1`` is small, e.g. ``N = 2 * prime``).
   ``rfft`` is this complex transform of the real input, cut to ``N // 2 + 1`` terms, and
   ``irfft`` the real part of the inverse transform of the Hermitian extension.
-  **Limitation:** a prime length ``N`` (and ``N < 4``) has no such factorization; that one
-  transform is computed on the whole vector on every process (one all-gather, ``N`` points of
-  memory per process), and each process keeps its block of the result.
+  A prime length ``N`` has no such factorization: its transform is Bluestein's circular
+  convolution with a chirp, done with three four-step transforms of a power-of-two length
+  ``M >= 2N - 1`` (about ``M / p`` points per process, four to six times the work of a
+  composite length). Only lengths below 4 are transformed whole on every process (a few
+  numbers, one all-gather).
 
 The result has the split of the input. When the split axis was transformed it is in the
 balanced layout; otherwise the input's layout (per-process lengths) is kept.

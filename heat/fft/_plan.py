@@ -14,8 +14,9 @@ current layout runs on the local block (NumPy's pocketfft on CPU tensors, ``torc
 GPU); when the next transform is along the split axis, the array is resplit (one all-to-all)
 to the other layout. For every transform NumPy offers that is at most two all-to-alls
 (``s -> t`` and back). A split 1-D array has no ``t``: each 1-D transform of it is the
-distributed four-step algorithm (:func:`_four_step`), or, for a prime length, a transform of
-the whole vector on every process (:func:`_gathered`).
+distributed four-step algorithm (:func:`_four_step`), for a prime length Bluestein's
+(:func:`_bluestein`, built on three four-step transforms); only lengths below 4 are
+transformed whole on every process (:func:`_gathered`).
 """
 
 from __future__ import annotations
@@ -295,27 +296,95 @@ def _gathered(x: DNDarray, kind: str, n: int, norm) -> DNDarray:
     return resplit(whole, 0)
 
 
+def _offset(x: DNDarray) -> int:
+    """The global index of this process's first element of the split vector ``x``."""
+    return sum(x.counts_displs()[0][: x.comm.rank])
+
+
+def _chirp(start: int, count: int, big: int, sign: float, device) -> torch.Tensor:
+    """``exp(sign * i * pi * j**2 / big)`` for ``j`` in ``[start, start + count)``, exactly reduced."""
+    j = torch.arange(start, start + count, dtype=torch.int64, device=device)
+    angle = ((j * j) % (2 * big)).double() * (sign * math.pi / big)
+    return torch.polar(torch.ones_like(angle), angle)
+
+
+def _scaled(x: DNDarray, factor: float) -> DNDarray:
+    if factor == 1.0:
+        return x
+    return DNDarray(x.larray * factor, x.gshape, x.dtype, x.split, x.device, x.comm, x._balanced)
+
+
+def _bluestein(x: DNDarray, kind: str, norm) -> DNDarray:
+    """
+    The complex transform of the split complex vector ``x`` of any length ``N`` (a prime one,
+    which has no four-step factorization) as a circular convolution (Bluestein's algorithm):
+    with ``c_j = exp(-+ i pi j^2 / N)``, ``X_k = c_k sum_n (x_n c_n) conj(c_(k - n))``, the
+    convolution done with three four-step transforms of a power-of-two length ``M >= 2N - 1``.
+    Every process keeps about ``M / p`` points; the chirps are computed locally from global
+    indices.
+    """
+    big = x.gshape[0]
+    padded = 1 << (2 * big - 2).bit_length()
+    sign = -1.0 if kind == "fft" else 1.0
+    device, dtype = x.larray.device, x.larray.dtype
+    chirp = _chirp(_offset(x), x.lshape[0], big, sign, device).to(dtype)
+    a = pad(_scaled_local(x, chirp), (0, padded - big))
+    # b_j = conj(c_j) for |j| < N, read circularly: b_(M - j) = b_j; zero in between
+    start, lshape, _ = x.comm.chunk((padded,), 0)
+    j = torch.arange(start, start + lshape[0], dtype=torch.int64, device=device)
+    distance = torch.minimum(j, padded - j)
+    angle = ((distance * distance) % (2 * big)).double() * (-sign * math.pi / big)
+    values = torch.polar(torch.ones_like(angle), angle).to(dtype)
+    values = torch.where(distance < big, values, torch.zeros_like(values))
+    kernel = DNDarray(values, (padded,), x.dtype, 0, x.device, x.comm, True)
+    spectrum = _four_step(a, "fft", "backward")
+    kernel_spectrum = _four_step(kernel, "fft", "backward")
+    product = DNDarray(spectrum.larray * kernel_spectrum.larray, (padded,), x.dtype, 0, x.device,
+                       x.comm, True)
+    convolution = balance(_four_step(product, "ifft", "backward")[:big])
+    result = _scaled_local(convolution, _chirp(_offset(convolution), convolution.lshape[0], big,
+                                                sign, device).to(dtype))
+    unnormalized_is = "backward" if kind == "fft" else "forward"
+    if norm == "ortho":
+        return _scaled(result, 1.0 / math.sqrt(big))
+    if (norm or "backward") != unnormalized_is:
+        return _scaled(result, 1.0 / big)
+    return result
+
+
+def _scaled_local(x: DNDarray, factors: torch.Tensor) -> DNDarray:
+    """``x`` times this process's ``factors`` (as long as its block)."""
+    return DNDarray(x.larray * factors, x.gshape, x.dtype, x.split, x.device, x.comm, x._balanced)
+
+
+def _complex_vector(x: DNDarray, kind: str, norm) -> DNDarray:
+    """The complex transform of a split complex vector: four-step, or Bluestein for primes."""
+    if _factor(x.gshape[0])[0] == 1:
+        return _bluestein(x, kind, norm)
+    return _four_step(x, kind, norm)
+
+
 def _vector_transform(x: DNDarray, kind: str, n: int, norm) -> DNDarray:
     """
-    One 1-D transform of a vector split over several processes. Complex transforms of a
-    length with a factorization ``N1 * N2`` (both > 1) use :func:`_four_step`; ``rfft`` is the
-    complex transform of the real input, cut to ``n // 2 + 1`` terms; ``irfft`` the real part
-    of the complex inverse transform of the Hermitian extension (which, as NumPy, ignores the
-    imaginary parts of the zero and Nyquist terms). A prime length (no four-step
-    factorization) is transformed whole on every process.
+    One 1-D transform of a vector split over several processes. Complex transforms use
+    :func:`_four_step` (or :func:`_bluestein` for a prime length); ``rfft`` is the complex
+    transform of the real input, cut to ``n // 2 + 1`` terms; ``irfft`` the real part of the
+    complex inverse transform of the Hermitian extension (which, as NumPy, ignores the
+    imaginary parts of the zero and Nyquist terms). Lengths below 4 are transformed whole on
+    every process (a few numbers).
     """
-    if n < 4 or _factor(n)[0] == 1:
+    if n < 4:
         return _gathered(x, kind, n, norm)
     complex_type = types.complex_type_for(x.dtype)
     if kind in ("fft", "ifft"):
-        return _four_step(_resize(x, n).astype(complex_type), kind, norm)
+        return _complex_vector(_resize(x, n).astype(complex_type), kind, norm)
     if kind == "rfft":
-        full = _four_step(_resize(x, n).astype(complex_type), "fft", norm)
+        full = _complex_vector(_resize(x, n).astype(complex_type), "fft", norm)
         return balance(full[: n // 2 + 1])
     half = _resize(x.astype(complex_type), n // 2 + 1)
     tail = conj(flip(half[1 : (n - 1) // 2 + 1], 0))
     extended = balance(concatenate([half, tail], axis=0))
-    return real(_four_step(extended, "ifft", norm))
+    return real(_complex_vector(extended, "ifft", norm))
 
 
 def _choose_target(x: DNDarray, axes: set) -> int:

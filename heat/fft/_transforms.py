@@ -105,8 +105,8 @@ def fft(x: DNDarray, n: Optional[int] = None, axis: int = -1, norm: Optional[str
 
     Along a non-split axis every process transforms its local block. Along the split axis the
     array is resplit to another axis (one all-to-all), transformed and resplit back; a split 1-D
-    array is transformed with the distributed four-step algorithm, except for a prime length,
-    which is transformed whole on every process (see :mod:`heat.fft`).
+    array is transformed with the distributed four-step algorithm (Bluestein's for a prime
+    length); it is never collected on one process (see :mod:`heat.fft`).
 
     Parameters
     ----------
