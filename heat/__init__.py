@@ -15,3 +15,4 @@ from . import nn, optim  # noqa: F401,E402
 from . import preprocessing  # noqa: F401,E402
 from . import spatial  # noqa: F401,E402
 from . import cluster  # noqa: F401,E402
+from . import signal  # noqa: F401,E402
