@@ -22,6 +22,9 @@ from .manipulations import *  # noqa: F401,F403
 from .arithmetics import *  # noqa: F401,F403
 from .products import *  # noqa: F401,F403
 from . import dcsx_matrix as _dcsx_matrix
+from .arithmetics import add, mul
+from .manipulations import to_dense
+from .products import sparse_matmul
 
 
 def _install_methods() -> None:

@@ -9,7 +9,7 @@ import torch
 from ..core import types
 from ..core.dndarray import DNDarray
 from . import _operations
-from .dcsx_matrix import DCSC_matrix, DCSR_matrix, _DCSXMatrix
+from .dcsx_matrix import DCSC_matrix, _DCSXMatrix
 from .manipulations import _csc_to_row_split_csr, _share
 
 __all__ = ["sparse_matmul"]
@@ -123,7 +123,7 @@ def _ring_rows(indptr, indices, values, b_local, out, counts, displs, comm) -> N
     ``out = A_local @ B`` with B split along rows: B's blocks pass around the ring; the local
     entries of A are sorted once into one CSR piece per block (columns shifted to the block).
     """
-    size, rank = comm.size, comm.rank
+    size = comm.size
     rows = out.shape[0]
     k = b_local.shape[1]
     local_rows = _operations.major_ids(indptr)
