@@ -6,3 +6,6 @@ estimators and attributes: :class:`PCA` (exact, hierarchical or randomized SVD) 
 
 from .pca import *  # noqa: F401,F403
 from .pca import __all__  # noqa: F401
+from .dmd import DMD, DMDc  # noqa: F401
+
+__all__ = __all__ + ["DMD", "DMDc"]
