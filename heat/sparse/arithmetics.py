@@ -6,6 +6,7 @@ import numbers
 from typing import Callable, Union
 
 import numpy as np
+import torch
 
 from ..core import types
 from . import _operations
@@ -124,12 +125,14 @@ def _binary(t1, t2, name: str, merge: Callable) -> _DCSXMatrix:
         t1, t2 = _share(t1, leader._counts), _share(t2, leader._counts)
     lshape = t1.lshape
     n_minor = lshape[1 - axis]
-    torch_type = dtype.torch_type()
+    # booleans are summed as integers and compared with 0 (logical or), as scipy.sparse does
+    torch_type = torch.int64 if dtype is types.bool and merge is _operations.merge_add else dtype.torch_type()
     parts = []
     for operand in (t1, t2):
         indptr, indices, values = _operations.compressed_parts(operand.larray, axis)
         parts += [_operations.keys_of(indptr, indices, n_minor), values.to(torch_type)]
     keys, values = merge(*parts)
+    values = values.to(dtype.torch_type()) if values.dtype != dtype.torch_type() else values
     local = _operations.build(*_operations.from_keys(keys, values, lshape[axis], n_minor), lshape, axis)
     return type(t1)._from_local(
         local, t1.gshape, dtype, t1.split, t1.device, t1.comm, t1._counts

@@ -8,10 +8,10 @@ import numpy as np
 import torch
 
 from ..core import types
-from ..core._conversion import to_tensor
-from ..core.communication import MPICommunication, sanitize_comm
+from ..core.communication import MPI_SELF, MPICommunication, sanitize_comm
 from ..core.devices import Device, sanitize_device
 from ..core.dndarray import DNDarray
+from ..core.factories import array
 from ..core.layout import resplit
 from . import _operations
 from .dcsx_matrix import DCSC_matrix, DCSR_matrix, _DCSXMatrix
@@ -204,7 +204,7 @@ def _local_tensor(obj: Any, axis: int, dtype, device: Device) -> torch.Tensor:
         if isinstance(obj, torch.Tensor):
             tensor = obj.detach()
         else:
-            tensor, _ = to_tensor(obj, dtype)
+            tensor = array(obj, dtype=dtype, copy=None, device=device, comm=MPI_SELF).larray
         if tensor.dim() != 2:
             raise ValueError(f"obj must be 2-dimensional, but has {tensor.dim()} dimensions")
         tensor = _operations.to_layout(tensor, axis)

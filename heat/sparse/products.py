@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import List, Sequence
+from typing import Sequence
 
 import torch
 
@@ -129,20 +129,29 @@ def _ring_rows(indptr, indices, values, b_local, out, counts, displs, comm) -> N
     local_rows = _operations.major_ids(indptr)
     ends = torch.tensor([d + c for d, c in zip(displs, counts)], dtype=torch.int64, device=indices.device)
     owners = torch.searchsorted(ends, indices.to(torch.int64), right=True)
-    pieces: List = []
-    for owner in range(size):
-        mask = owners == owner
-        piece_rows = local_rows[mask]
-        piece_indptr = torch.zeros(rows + 1, dtype=torch.int64, device=indices.device)
-        torch.cumsum(torch.bincount(piece_rows, minlength=rows)[:rows], 0, out=piece_indptr[1:])
-        pieces.append((piece_indptr, indices[mask] - displs[owner], values[mask]))
-    out.zero_()
-    _circulate(
-        b_local.contiguous(),
-        [(c, k) for c in counts],
-        comm,
-        lambda owner, block: _operations.spmm(*pieces[owner], block, out, True),
+    # the stored entries grouped by the owner of their column's block of B, row order kept
+    # within each group (a stable sort of CSR order): no more memory than the entries themselves
+    order = torch.argsort(owners, stable=True)
+    sizes = torch.bincount(owners, minlength=size).tolist()
+    groups = list(
+        zip(
+            torch.split(local_rows[order], sizes),
+            torch.split(indices[order], sizes),
+            torch.split(values[order], sizes),
+        )
     )
+
+    def accumulate(owner, block):
+        group_rows, group_columns, group_values = groups[owner]
+        if group_values.numel() == 0:
+            return
+        group_indptr = torch.zeros(rows + 1, dtype=torch.int64, device=indices.device)
+        torch.cumsum(torch.bincount(group_rows, minlength=rows)[:rows], 0, out=group_indptr[1:])
+        columns = group_columns - displs[owner]
+        _operations.spmm(group_indptr, columns, group_values, block, out, True)
+
+    out.zero_()
+    _circulate(b_local.contiguous(), [(c, k) for c in counts], comm, accumulate)
 
 
 def _ring_columns(indptr, indices, values, b_local, out, counts, displs, comm) -> None:

@@ -183,3 +183,16 @@ def test_matmul_bad_operands():
     assert_raises_then_collective_works(TypeError, ht.sparse.sparse_matmul, a, np.ones((3, 2)))
     assert_raises_then_collective_works(TypeError, ht.sparse.sparse_matmul, np.ones((4, 3)), ht.ones((3, 2)))
     assert_raises_then_collective_works(TypeError, a.__matmul__, sp.eye(3))
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+def test_bool(fmt):
+    """Booleans: + is a logical or, * a logical and, @ or-of-ands (as scipy.sparse)."""
+    factory, _, axis = FORMATS[fmt]
+    s1 = random_sparse((7, 5), 0.4, np.int64, seed=11).astype(bool)
+    s2 = random_sparse((7, 5), 0.4, np.int64, seed=12).astype(bool)
+    a, b = factory(s1, split=axis), factory(s2, split=axis)
+    errors = problems(a + b, pruned(s1 + s2), fmt, axis) + problems(a * b, pruned(s1.multiply(s2)), fmt, axis)
+    dense = np.random.default_rng(1).integers(0, 2, size=(5, 3)).astype(bool)
+    errors += _check_dense(a @ ht.array(dense, split=0), s1.toarray() @ dense, 0, "bool @")
+    collective_assert(not errors, "; ".join(errors[:5]))
