@@ -31,6 +31,7 @@ from .sets import *  # noqa: F401,F403
 from .io import *  # noqa: F401,F403
 from .partition import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
+from .vmap import *  # noqa: F401,F403
 from . import linalg  # noqa: F401
 from . import random  # noqa: F401
 
