@@ -15,4 +15,8 @@ from . import nn, optim  # noqa: F401,E402
 from . import preprocessing  # noqa: F401,E402
 from . import spatial  # noqa: F401,E402
 from . import cluster  # noqa: F401,E402
+from . import regression, decomposition, naive_bayes, classification  # noqa: F401,E402
+from . import fft  # noqa: F401,E402
 from . import signal  # noqa: F401,E402
+from . import sparse  # noqa: F401,E402
+from . import graph  # noqa: F401,E402
