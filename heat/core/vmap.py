@@ -127,7 +127,7 @@ def vmap(
     >>> y, = ht.vmap(lambda row, w: row @ w)(x, w)
     >>> y.shape, y.split
     ((6, 2), 0)
-    >>> cols, = ht.vmap(lambda col, scale: col * scale, out_dims=1)(x.resplit(1), scale=2.0)
+    >>> cols, = ht.vmap(lambda col, scale: col * scale, out_dims=1)(ht.resplit(x, 1), scale=2.0)
     >>> cols.shape, cols.split
     ((6, 3), 1)
     """
