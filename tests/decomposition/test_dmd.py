@@ -250,3 +250,14 @@ def test_bad_input_raises_on_every_process():
     params = ht.decomposition.DMD("randomized", svd_rank=3, random_state=0).get_params()
     collective_assert(params == dict(svd_solver="randomized", svd_rank=3, svd_tol=None,
                                      random_state=0), f"{params}")
+
+
+def test_docstring_examples():
+    """The Examples sections of heat/decomposition/dmd.py run and show what they claim."""
+    import doctest
+
+    from heat.decomposition import dmd
+
+    result = doctest.testmod(dmd, extraglobs={"ht": ht}, optionflags=doctest.NORMALIZE_WHITESPACE,
+                             verbose=False, report=False)
+    collective_assert(result.failed == 0, f"{result.failed} docstring examples of dmd failed")

@@ -132,3 +132,14 @@ def test_bad_parameters():
     assert_raises_then_collective_works(ValueError, not_square.construct, ht.ones((4, 3), split=0))
     not_array = ht.graph.Laplacian(lambda x: np.ones((3, 3)))
     assert_raises_then_collective_works(TypeError, not_array.construct, ht.ones((3, 3), split=0))
+
+
+def test_docstring_examples():
+    """The Examples sections of heat/graph/laplacian.py run and show what they claim."""
+    import doctest
+
+    from heat.graph import laplacian
+
+    result = doctest.testmod(laplacian, extraglobs={"ht": ht},
+                             optionflags=doctest.NORMALIZE_WHITESPACE, verbose=False, report=False)
+    collective_assert(result.failed == 0, f"{result.failed} docstring examples of Laplacian failed")
