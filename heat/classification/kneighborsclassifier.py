@@ -187,22 +187,22 @@ class KNeighborsClassifier(ClassificationMixin, BaseEstimator):
         if train.split is None or comm.size == 1:
             # all training rows are here: the queries' rows of the distances are complete
             block = distance(queries, train).larray
-            order = torch.sort(block, dim=1, stable=True).indices[:, :k]
-            return block.gather(1, order), order, self._fit_codes[order]
+            distances, order = _k_smallest(block, k)
+            return distances, order, self._fit_codes[order]
 
         # training rows split: each process's candidates among its own training rows
         block = distance(train, queries).larray  # (local training rows, all queries)
         offset = train.counts_displs()[1][comm.rank]
         local_k = min(k, block.shape[0])
-        order = torch.sort(block, dim=0, stable=True).indices[:local_k]
+        distances, order = _k_smallest(block.T, local_k)
         candidates = torch.stack(
             [
-                block.gather(0, order).to(torch.float64),
+                distances.to(torch.float64),
                 (order + offset).to(torch.float64),  # exact: indices < 2^53
                 self._fit_codes[order].to(torch.float64),
             ],
             dim=2,
-        ).transpose(0, 1)  # (queries, local_k, 3)
+        )  # (queries, local_k, 3)
         if local_k < k:  # too few local rows: pad with candidates that always lose
             padding = candidates.new_empty((candidates.shape[0], k - local_k, 3))
             padding[..., 0] = float("inf")
@@ -325,6 +325,34 @@ class KNeighborsClassifier(ClassificationMixin, BaseEstimator):
         x, proba = self._proba(x)
         labels = self.classes_.larray[proba.argmax(1)]
         return rows_like(x, labels, self.classes_.dtype)
+
+
+def _k_smallest(distances: torch.Tensor, k: int) -> Tuple[torch.Tensor, torch.Tensor]:
+    """
+    The ``k`` smallest entries of every row of ``distances`` and their column indices, ordered
+    by (value, index): of equal values the smaller index comes first, also where equal values
+    straddle the k-th place. ``torch.topk`` does the selection (a full stable sort of the rows
+    is ~50x slower); only rows where equal values straddle the k-th place are sorted in full.
+    """
+    if k == 0 or distances.shape[0] == 0:
+        empty = distances.new_empty((distances.shape[0], k))
+        return empty, empty.to(torch.int64)
+    # one more than needed: if the (k+1)-th value equals the k-th, equal values straddle the
+    # k-th place and topk's choice among them is arbitrary
+    chosen = min(k + 1, distances.shape[1])
+    values, index = torch.topk(distances, chosen, dim=1, largest=False, sorted=False)
+    index, order = torch.sort(index, dim=1)  # by index, then stably by value
+    values, order = torch.sort(values.gather(1, order), dim=1, stable=True)
+    index = index.gather(1, order)
+    if chosen > k:
+        ambiguous = (values[:, k] == values[:, k - 1]).nonzero().flatten()
+        values, index = values[:, :k].contiguous(), index[:, :k].contiguous()
+        if ambiguous.numel():
+            rows = distances[ambiguous]
+            order = torch.sort(rows, dim=1, stable=True).indices[:, :k]
+            index[ambiguous] = order
+            values[ambiguous] = rows.gather(1, order)
+    return values, index
 
 
 def _check_neighbors(value, name: str) -> None:

@@ -156,3 +156,24 @@ def test_bad_input_raises_on_every_rank():
     )
     assert_raises_then_collective_works(ValueError, model.predict, ht.array(bad, split=0))
     assert_raises_then_collective_works(ValueError, model.kneighbors, hx, n_neighbors=7)
+
+
+def test_k_smallest_orders_ties_by_index():
+    # the local selection: topk plus a full stable sort only where ties straddle the k-th place
+    import torch
+
+    from heat.classification.kneighborsclassifier import _k_smallest
+
+    generator = torch.Generator().manual_seed(0)
+    for _ in range(200):
+        m = int(torch.randint(1, 30, (1,), generator=generator))
+        k = int(torch.randint(1, m + 1, (1,), generator=generator))
+        distances = torch.randint(0, 5, (7, m), generator=generator).double()
+        values, index = _k_smallest(distances, k)
+        expected = torch.sort(distances, dim=1, stable=True)
+        assert torch.equal(index, expected.indices[:, :k])
+        assert torch.equal(values, expected.values[:, :k])
+    # transposed views (the layout of the distributed case) and no rows
+    values, index = _k_smallest(distances.T.contiguous().T, 2)
+    assert torch.equal(index, torch.sort(distances, dim=1, stable=True).indices[:, :2])
+    assert _k_smallest(torch.empty((0, 4)), 3)[1].shape == (0, 3)
