@@ -97,6 +97,9 @@ def _time_series(x, name: str, min_steps: int = 2) -> ht.DNDarray:
         raise ValueError(f"{name} must have at least one feature")
     if not ht.types.heat_type_is_realfloating(x.dtype):
         x = x.astype(ht.types.promote_types(x.dtype, ht.float32))
+    local_ok = bool(torch.isfinite(x.larray).all()) if x.larray.numel() else True
+    if not x.comm.allreduce(local_ok, op=ht.MPI.LAND):
+        raise ValueError(f"{name} contains NaN or infinity")
     return x
 
 
@@ -331,7 +334,8 @@ class DMD(RegressionMixin, BaseEstimator):
         ------
         TypeError, ValueError
             For bad parameters, data that is not a real 2-D array with at least two time steps,
-            or data without dynamics (all snapshots but the last zero); on every process alike.
+            holds NaN or infinity, or has no dynamics (all snapshots but the last zero); on
+            every process alike.
         """
         _check_solver(self)
         X = _time_series(X, "X")

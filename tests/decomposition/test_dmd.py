@@ -233,6 +233,10 @@ def test_bad_input_raises_on_every_process():
     assert_raises_then_collective_works(ValueError, dmd.fit, ht.ones((3,), split=0))
     assert_raises_then_collective_works(TypeError, dmd.fit, "data")
     assert_raises_then_collective_works(ValueError, dmd.fit, ht.zeros((4, 5), split=1))
+    with_nan = np.ones((4, 5))
+    with_nan[3, 4] = np.nan  # on the last process only, for either split
+    for split in SPLITS:
+        assert_raises_then_collective_works(ValueError, dmd.fit, ht.array(with_nan, split=split))
     assert_raises_then_collective_works(NotFittedError, dmd.predict_next, X[:, 0])
     dmd.fit(X)
     assert_raises_then_collective_works(ValueError, dmd.predict_next, ht.ones(5))
