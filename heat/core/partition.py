@@ -26,7 +26,7 @@ process, so an array tiled along one axis and owned in rank order round-trips wi
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Tuple
 
 import numpy as np
 import torch
