@@ -19,8 +19,10 @@ rows ``i - k + 1 .. i``, so each process
 3. and the result, whose blocks are as uneven as the work was, is balanced (one all-to-all; the
    local lengths are known to every process without communication).
 
-Along axes that are not split, everything is local. A signal that is not distributed is convolved
-locally on every process.
+Along axes that are not split, everything is local. A signal that is not split, convolved with a
+split kernel, is first cut into blocks along the kernel's split axis (local slicing, no
+communication), so the work is still shared; if neither input is split, every process convolves
+the whole signal.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from __future__ import annotations
 import itertools
 import math
 import operator
-from typing import List, Optional, Sequence, Tuple, Union
+from typing import Optional, Sequence, Tuple, Union
 
 import torch
 
@@ -161,6 +163,9 @@ def _convolve(
     split: Optional[int],
 ) -> DNDarray:
     """The convolution of ``signal`` with the (whole, local) ``kernel``, split along ``split``."""
+    if signal.split is None and split is not None:
+        # a result that is to be split is computed split: the signal's blocks are local slices
+        signal = resplit(signal, split)
     torch_type = dtype.torch_type()
     block = signal.larray.to(torch_type)
     kernel = kernel.to(device=block.device, dtype=torch_type)
@@ -182,8 +187,12 @@ def _convolve(
         ]
         offset, length = windows[axis]
         selected = [_selected(lo, hi, offset, length, strides[axis]) for lo, hi in owned]
-        signal.get_halo(k - 1, prev=True, next=False)
-        halo = signal.halo_prev
+        # the halo is fetched for a view of the signal, so the caller's array keeps its own
+        view = DNDarray(
+            signal.larray, shape, signal.dtype, axis, signal.device, signal.comm, signal.balanced
+        )
+        view.get_halo(k - 1, prev=True, next=False)
+        halo = view.halo_prev
         if halo is not None:
             halo = halo.to(torch_type)
     me = signal.comm.rank
@@ -228,9 +237,13 @@ def _convolve(
         local = torch.zeros(counts_out, dtype=torch_type, device=block.device)
 
     if axis is None:
-        result = DNDarray(local.contiguous(), out_shape, dtype, None, signal.device, signal.comm, True)
+        result = DNDarray(
+            local.contiguous(), out_shape, dtype, None, signal.device, signal.comm, True
+        )
         return result if split is None else resplit(result, split)
-    result = DNDarray(local.contiguous(), out_shape, dtype, axis, signal.device, signal.comm, None)
+    result = DNDarray(
+        local.contiguous(), out_shape, dtype, axis, signal.device, signal.comm, None
+    )
     lshape_map = torch.tensor([out_shape] * signal.comm.size, dtype=torch.int64)
     lshape_map[:, axis] = torch.tensor([stop - first for first, stop in selected])
     result.redistribute_(lshape_map=lshape_map)

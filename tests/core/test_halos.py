@@ -56,7 +56,11 @@ def same(actual, expected):
     if not isinstance(actual, torch.Tensor):
         return False
     values = actual.cpu().numpy()
-    return values.shape == expected.shape and values.dtype == expected.dtype and np.array_equal(values, expected)
+    return (
+        values.shape == expected.shape
+        and values.dtype == expected.dtype
+        and np.array_equal(values, expected)
+    )
 
 
 @pytest.mark.parametrize("shape", [(7,), (5, 6), (2, 3, 4), (1, 5), (9, 2)], ids=str)

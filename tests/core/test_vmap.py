@@ -108,7 +108,8 @@ def test_vmap_chunk_size_and_int_outputs():
 def test_vmap_randomness():
     x = ht.zeros((8, 3), split=0)
     (result,) = ht.vmap(lambda row: row + torch.rand(3), randomness="different")(x)
-    ok = result.shape == (8, 3) and result.split == 0 and bool(((result.larray >= 0) & (result.larray < 1)).all())
+    within = bool(((result.larray >= 0) & (result.larray < 1)).all())
+    ok = result.shape == (8, 3) and result.split == 0 and within
     collective_assert(ok, "randomness='different'")
     expect_errors([(RuntimeError, ht.vmap(lambda row: row + torch.rand(3)), (x,), {})])
 

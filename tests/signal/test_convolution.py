@@ -185,3 +185,11 @@ def test_convolve2d_bad_input_raises_on_every_rank():
             (TypeError, ht.signal.convolve2d, (a, v), {"stride": "2"}),
         ]
     )
+
+
+def test_inputs_keep_their_halos():
+    x = ht.arange(12, split=0, dtype=ht.float64)
+    x.get_halo(1)
+    before = (x.halo_prev, x.halo_next)
+    ht.signal.convolve(x, ht.ones(4))
+    collective_assert(x.halo_prev is before[0] and x.halo_next is before[1], "halos changed")
