@@ -20,6 +20,7 @@ from typing import Callable, Dict, Optional
 
 import torch
 
+from . import _interop
 from . import arithmetics
 from . import complex_math
 from . import factories
@@ -381,6 +382,198 @@ def _new_array_of_type(cls, *value, **kwargs) -> DNDarray:
 
 
 # ------------------------------------------------------------------------------------------------
+# in-place methods (HeAT's x.add_(y), x.exp_(), ...): heat.<function>(self, ..., out=self)
+# ------------------------------------------------------------------------------------------------
+# method name -> heat function; binary ones take ``other`` (broadcast to self's shape, aligned to
+# self's layout as ``x += y`` does), unary ones nothing
+_IN_PLACE_BINARY = {
+    "add_": "add", "sub_": "subtract", "subtract_": "subtract", "mul_": "multiply",
+    "multiply_": "multiply", "div_": "divide", "divide_": "divide", "true_divide_": "divide",
+    "floordiv_": "floor_divide", "floor_divide_": "floor_divide", "pow_": "pow",
+    "power_": "pow", "mod_": "remainder", "remainder_": "remainder", "fmod_": "fmod",
+    "bitwise_and_": "bitwise_and", "bitwise_or_": "bitwise_or", "bitwise_xor_": "bitwise_xor",
+    "left_shift_": "left_shift", "bitwise_left_shift_": "left_shift",
+    "right_shift_": "right_shift", "bitwise_right_shift_": "right_shift",
+    "copysign_": "copysign", "hypot_": "hypot", "gcd_": "gcd", "lcm_": "lcm",
+    "arctan2_": "arctan2", "atan2_": "arctan2",
+}
+_IN_PLACE_UNARY = {
+    "neg_": "neg", "negative_": "neg", "pos_": "pos", "positive_": "pos", "abs_": "abs",
+    "absolute_": "abs", "invert_": "bitwise_not", "bitwise_not_": "bitwise_not",
+    "bitwise_invert_": "bitwise_not", "reciprocal_": "reciprocal", "exp_": "exp",
+    "expm1_": "expm1", "exp2_": "exp2", "log_": "log", "log2_": "log2", "log10_": "log10",
+    "log1p_": "log1p", "sqrt_": "sqrt", "square_": "square", "sin_": "sin", "cos_": "cos",
+    "tan_": "tan", "arcsin_": "arcsin", "arccos_": "arccos", "arctan_": "arctan", "sinh_": "sinh",
+    "cosh_": "cosh", "tanh_": "tanh", "arcsinh_": "arcsinh", "arccosh_": "arccosh",
+    "arctanh_": "arctanh", "ceil_": "ceil", "floor_": "floor", "trunc_": "trunc", "sign_": "sign",
+}
+
+_INTEGER_FUNCTIONS = frozenset(
+    ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "left_shift", "right_shift",
+     "gcd", "lcm")
+)
+
+
+def _in_place_doc(name: str, function: Callable, binary: bool) -> str:
+    """The docstring of the in-place method ``name`` that calls ``function``."""
+    operands, argument = ("self, other", "2") if binary else ("self", "")
+    dtype = "int64" if function.__name__ in _INTEGER_FUNCTIONS else "float32"
+    other = """
+
+    ``other`` (a DNDarray, scalar or array-like) is broadcast to ``self``'s shape; an array split
+    along another axis is aligned to ``self``'s layout, as for the augmented assignments
+    (``x += y``).
+""" if binary else " No communication.\n"
+    parameters = """
+    Parameters
+    ----------
+    other : DNDarray, scalar or array-like
+""" if binary else ""
+    value_error = """    ValueError
+        If ``other`` does not broadcast to ``self``'s shape.
+""" if binary else ""
+    return f"""
+    In place: ``heat.{function.__name__}({operands}, out=self)``; returns ``self``.{other}
+    The result is written into ``self``'s local blocks and ``self`` is returned, so its dtype,
+    shape and layout stay. As NumPy's ``out=`` (casting rule ``'same_kind'``), a result that
+    cannot be cast to ``self``'s dtype raises TypeError before anything is written (e.g. a
+    floating result for an integer array).
+{parameters}
+    Returns
+    -------
+    DNDarray
+        ``self``.
+
+    Raises
+    ------
+    TypeError
+        If the result cannot be cast to ``self``'s dtype, or an operand has an unsupported type.
+{value_error}
+    Examples
+    --------
+    >>> x = ht.ones(3, dtype=ht.{dtype}, split=0)
+    >>> x.{name}({argument}) is x
+    True
+    """
+
+
+def _in_place_binary(name: str, function: Callable) -> Callable:
+    def method(self, other):
+        function(self, other, out=self)
+        return self
+
+    return _named(method, name, _in_place_doc(name, function, binary=True))
+
+
+def _in_place_unary(name: str, function: Callable) -> Callable:
+    def method(self):
+        function(self, out=self)
+        return self
+
+    return _named(method, name, _in_place_doc(name, function, binary=False))
+
+
+def _clip_(self, min=None, max=None, *, a_min=None, a_max=None) -> DNDarray:
+    """
+    In place: ``heat.clip(self, min, max, out=self)``; returns ``self``.
+
+    Parameters
+    ----------
+    min, max : scalar, DNDarray, array-like or None
+        The bounds (see :func:`heat.clip`); ``a_min``/``a_max`` are accepted as keywords.
+
+    Raises
+    ------
+    TypeError
+        If the result (the promotion of ``self`` and the bounds) cannot be cast to ``self``'s
+        dtype under ``'same_kind'`` casting, e.g. float bounds for an integer array.
+
+    Examples
+    --------
+    >>> x = ht.arange(6, split=0)
+    >>> x.clip_(1, 3)
+    DNDarray([1, 1, 2, 3, 3, 3], dtype=ht.int64, device=cpu:0, split=0)
+    """
+    rounding.clip(self, min, max, out=self, a_min=a_min, a_max=a_max)
+    return self
+
+
+def _nan_to_num_(self, nan: float = 0.0, posinf=None, neginf=None) -> DNDarray:
+    """
+    In place: ``heat.nan_to_num(self, copy=False, ...)``; returns ``self``. No communication.
+
+    Examples
+    --------
+    >>> x = ht.array([float("nan"), 1.0, -float("inf")], split=0)
+    >>> x.nan_to_num_(neginf=-9.0)
+    DNDarray([ 0.,  1., -9.], dtype=ht.float32, device=cpu:0, split=0)
+    """
+    arithmetics.nan_to_num(self, copy=False, nan=nan, posinf=posinf, neginf=neginf)
+    return self
+
+
+def _cumsum_(self, axis: Optional[int] = None) -> DNDarray:
+    """
+    In place: ``heat.cumsum(self, axis, out=self)``; returns ``self``. Accumulated as
+    :func:`heat.cumsum` does (bool and small integer types in int64), then cast back to
+    ``self``'s dtype, as NumPy's ``np.cumsum(x, axis, out=x)``. ``axis=None`` needs a 1-D array.
+
+    Examples
+    --------
+    >>> x = ht.arange(1, 5, split=0)
+    >>> x.cumsum_(0)
+    DNDarray([ 1,  3,  6, 10], dtype=ht.int64, device=cpu:0, split=0)
+    """
+    arithmetics.cumsum(self, axis, out=self)
+    return self
+
+
+def _cumprod_(self, axis: Optional[int] = None) -> DNDarray:
+    """
+    In place: ``heat.cumprod(self, axis, out=self)``; returns ``self`` (see :meth:`cumsum_`).
+
+    Examples
+    --------
+    >>> x = ht.arange(1, 5, split=0)
+    >>> x.cumprod_(0)
+    DNDarray([ 1,  2,  6, 24], dtype=ht.int64, device=cpu:0, split=0)
+    """
+    arithmetics.cumprod(self, axis, out=self)
+    return self
+
+
+def _round_(self, decimals: int = 0) -> DNDarray:
+    """
+    In place: ``heat.round(self, decimals, out=self)``; returns ``self``.
+
+    Examples
+    --------
+    >>> x = ht.array([0.5, 1.5, 2.26], split=0)
+    >>> x.round_(1)
+    DNDarray([0.5, 1.5, 2.3], dtype=ht.float32, device=cpu:0, split=0)
+    """
+    rounding.round(self, decimals, out=self)
+    return self
+
+
+def _in_place_methods(namespace: Dict[str, Callable]) -> Dict[str, Callable]:
+    """Every in-place method whose heat function ``namespace`` holds."""
+    methods: Dict[str, Callable] = {}
+    for table, build in ((_IN_PLACE_BINARY, _in_place_binary), (_IN_PLACE_UNARY, _in_place_unary)):
+        for name, function_name in table.items():
+            function = namespace.get(function_name)
+            if callable(function):
+                methods[name] = build(name, function)
+    for name, method in (
+        ("clip_", _clip_), ("nan_to_num_", _nan_to_num_), ("cumsum_", _cumsum_),
+        ("cumprod_", _cumprod_), ("round_", _round_),
+    ):
+        methods[name] = _named(method, name, method.__doc__)
+    methods["cumproduct_"] = _cumprod_
+    return methods
+
+
+# ------------------------------------------------------------------------------------------------
 # installation
 # ------------------------------------------------------------------------------------------------
 def install(namespace: Dict[str, Callable]) -> None:
@@ -415,9 +608,14 @@ def install(namespace: Dict[str, Callable]) -> None:
         "get_halo": halos.get_halo,
         "is_distributed": halos.is_distributed,
         **_operators(),
+        **_in_place_methods(namespace),
     }
     for name, method in methods.items():
         setattr(DNDarray, name, method)
+    # NumPy's and torch's functions on DNDarrays call heat's (see heat.core._interop)
+    DNDarray.__array_ufunc__ = _interop.array_ufunc
+    DNDarray.__array_function__ = _interop.array_function
+    DNDarray.__torch_function__ = classmethod(_interop.torch_function)
     DNDarray.T = property(_transposed)
     DNDarray.mT = property(_matrix_transposed)
     DNDarray.real = property(_real)

@@ -45,6 +45,17 @@ class DNDarray:
         Whether the blocks follow the default balanced layout; None when not known yet
         (computed on demand).
 
+    Notes
+    -----
+    NumPy and PyTorch functions applied to a DNDarray call heat's function of the same name and
+    return a distributed DNDarray without gathering (``__array_ufunc__``, ``__array_function__``
+    and ``__torch_function__``, installed by :mod:`heat.core._methods`; see
+    :mod:`heat.core._interop`): ``np.multiply(x, 3)``, ``np.mean(x)``,
+    ``np.concatenate([x, y])``, ``torch.add(x, y)``. A NumPy function heat lacks raises
+    TypeError instead of gathering silently. ``np.asarray(x)`` and ``np.array(x)`` (and whatever
+    converts through them, e.g. ``np.testing.assert_allclose``) still return the whole global
+    array as a NumPy array on every process (``x.numpy()``, collective).
+
     Examples
     --------
     >>> x = ht.arange(10, split=0)
@@ -63,9 +74,6 @@ class DNDarray:
         "_lshape_map",
         "__weakref__",
     )
-
-    # NumPy defers to our reflected operators instead of converting us element by element
-    __array_ufunc__ = None
 
     def __init__(
         self,
