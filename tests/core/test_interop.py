@@ -269,3 +269,61 @@ def test_torch_functions_heat_lacks_or_means_differently_raise():
                            if hasattr(torch, "add_") else (torch.logdet, (ht.eye(3),))):
         with no_gather():
             assert_raises_then_collective_works(TypeError, function, *args)
+
+
+# ---------------------------------------------------------------------------------------------
+# HeAT's names for NumPy's functions (scripts ported from HeAT call them)
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_heat_aliases(dtype):
+    for shape, split in LAYOUTS:
+        a, b = _values(shape, dtype, seed=13), _values(shape, dtype, seed=14)
+        x, y = ht.array(a, split=split), ht.array(b, split=0)
+        _check(ht.div(x, y), np.divide(a, b))
+        _check(ht.mul(x, y), np.multiply(a, b))
+        _check(ht.sub(x, 2), np.subtract(a, 2), split=x.split)
+        _check(ht.floordiv(x, y), np.floor_divide(a, b))
+        _check(ht.cumproduct(x, 1), np.cumprod(a, 1), split=x.split, rtol=1e-4)
+        q, r = ht.divmod(x, y)
+        eq, er = np.divmod(a, b)
+        _check(q, eq)
+        _check(r, er)
+        q, r = ht.zeros(shape, dtype=x.dtype, split=split), ht.zeros(shape, dtype=x.dtype, split=0)
+        results = ht.divmod(x, 3, q, r)
+        collective_assert(results[0] is q and results[1] is r)
+        _check(q, np.floor_divide(a, 3))
+        _check(r, np.remainder(a, 3))
+        results = ht.divmod(x, 3, out=(None, r))
+        collective_assert(results[1] is r)
+        copied = ht.copy(x)
+        collective_assert(copied is not x and copied.split == x.split and copied.dtype is x.dtype)
+        copied.larray.zero_()
+        _check(x, a, split=x.split)
+        collective_assert(ht.shape(x) == a.shape and ht.shape(a.tolist()) == a.shape)
+    with pytest.raises(ValueError):
+        ht.divmod(x, 3, q, r, out=(q, r))
+    with pytest.raises(TypeError):
+        ht.divmod(x, 3, out=q)
+    with pytest.raises(TypeError):
+        ht.copy(a)
+
+
+def test_iscomplex_isreal():
+    values = np.array([[1 + 1j, 1 + 0j, 4.5, 3], [2, 2j, -0.0j, np.nan], [1, 2, 3, 4.0j]])
+    for dtype in (np.complex64, np.complex128, np.float32, np.int64):
+        a = values.astype(dtype) if np.dtype(dtype).kind == "c" else values.real.astype(dtype) \
+            if dtype is not np.int64 else np.arange(12).reshape(3, 4)
+        for split in (None, 0, 1):
+            x = ht.array(a, split=split)
+            _check(ht.iscomplex(x), np.iscomplex(a), split=x.split)
+            _check(ht.isreal(x), np.isreal(a), split=x.split)
+    assert_raises_then_collective_works(TypeError, ht.iscomplex, [1j])
+
+
+def test_broadcast_shape():
+    for a, b in (((5, 4), (4,)), ((1, 100, 1), (10, 1, 5)), ((), (3,)), ((2, 1), (1, 0))):
+        collective_assert(ht.broadcast_shape(a, b) == np.broadcast_shapes(a, b))
+    with pytest.raises(ValueError):
+        ht.broadcast_shape((2, 3), (4,))
+    with pytest.raises(TypeError):
+        ht.broadcast_shape((2, 3), "a")
