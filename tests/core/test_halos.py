@@ -63,7 +63,7 @@ def same(actual, expected):
     )
 
 
-@pytest.mark.parametrize("shape", [(7,), (5, 6), (2, 3, 4), (1, 5), (9, 2)], ids=str)
+@pytest.mark.parametrize("shape", [(7,), (5, 6), (2, 3, 4), (1, 5), (9, 2), (0, 4)], ids=str)
 def test_halos_match_global_rows(shape):
     failures = []
     for dtype in (np.float32, np.int64, np.complex128):
