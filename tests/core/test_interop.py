@@ -53,6 +53,13 @@ def _check(result, expected, split="any", rtol=1e-5):
     assert_array_equal(result, expected, rtol=rtol, atol=1e-6)
 
 
+def _layouts(dtype):
+    """Three of the layouts per dtype, rotated so every layout meets several dtypes (the full
+    product makes the folder slow at 4 processes)."""
+    start = DTYPES.index(dtype) if dtype in DTYPES else 0
+    return [LAYOUTS[(start * 2 + k) % len(LAYOUTS)] for k in range(3)]
+
+
 def _values(shape, dtype, seed):
     low, high = (1, 6) if np.dtype(dtype).kind == "i" else (0.5, 4)
     return random_array(shape, dtype, seed=seed, low=low, high=high)
@@ -69,7 +76,7 @@ BINARY_UFUNCS = (np.add, np.subtract, np.multiply, np.divide, np.floor_divide, n
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_unary_ufuncs(dtype):
-    for shape, split in LAYOUTS:
+    for shape, split in _layouts(dtype):
         a = _values(shape, dtype, seed=0)
         x = ht.array(a, split=split)
         for ufunc in UNARY_UFUNCS:
@@ -143,7 +150,7 @@ def test_ufunc_out_and_where(split):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_ufunc_reduce_and_accumulate(dtype):
-    for shape, split in LAYOUTS:
+    for shape, split in _layouts(dtype):
         a = _values(shape, dtype, seed=6)
         x = ht.array(a, split=split)
         for ufunc in (np.add, np.multiply, np.maximum, np.minimum):
@@ -176,7 +183,7 @@ def test_ufunc_methods_heat_lacks_raise():
 # ---------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_array_functions(dtype):
-    for shape, split in LAYOUTS:
+    for shape, split in _layouts(dtype):
         a, b = _values(shape, dtype, seed=7), _values(shape, dtype, seed=8)
         x, y = ht.array(a, split=split), ht.array(b, split=split)
         _check(_call(np.mean, x), np.mean(a))
@@ -276,7 +283,7 @@ def test_torch_functions_heat_lacks_or_means_differently_raise():
 # ---------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_heat_aliases(dtype):
-    for shape, split in LAYOUTS:
+    for shape, split in _layouts(dtype):
         a, b = _values(shape, dtype, seed=13), _values(shape, dtype, seed=14)
         x, y = ht.array(a, split=split), ht.array(b, split=0)
         _check(ht.div(x, y), np.divide(a, b))
