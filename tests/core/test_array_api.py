@@ -34,13 +34,11 @@ MISSING = {
     "uint16": "torch has no arithmetic for uint16/uint32/uint64 on CPU",
     "uint32": "torch has no arithmetic for uint16/uint32/uint64 on CPU",
     "uint64": "torch has no arithmetic for uint16/uint32/uint64 on CPU",
-    "tensordot": "comes with the linear-algebra issue (owner of heat/core/linalg)",
 }
 LINALG_MISSING = {
     name: "comes with the linear-algebra issue (owner of heat/core/linalg)"
     for name in (
         "cholesky", "eigvalsh", "matrix_power", "matrix_rank", "pinv", "slogdet", "svdvals",
-        "tensordot",
     )
 }
 

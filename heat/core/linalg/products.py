@@ -50,11 +50,11 @@ from ..complex_math import conj
 from ..dndarray import DNDarray
 from ..factories import array
 from ..layout import resplit
-from ..manipulations import expand_dims, flatten, moveaxis, reshape
+from ..manipulations import expand_dims, flatten, moveaxis, reshape, transpose
 from ..sanitation import broadcast_shapes, sanitize_axis, sanitize_in
 from ._matmul import distributed_matmul
 
-__all__ = ["cross", "dot", "matmul", "outer", "projection", "vdot", "vecdot"]
+__all__ = ["cross", "dot", "matmul", "outer", "projection", "tensordot", "vdot", "vecdot"]
 
 
 class _Automatic:
@@ -552,3 +552,105 @@ def projection(a: DNDarray, b: DNDarray) -> DNDarray:
     if a.gshape != b.gshape:
         raise ValueError(f"projection: a and b must have equal lengths, but have {a.gshape} and {b.gshape}")
     return multiply(divide(dot(a, b), dot(b, b)), b)
+
+
+# ---------------------------------------------------------------------------------------------
+# tensordot
+# ---------------------------------------------------------------------------------------------
+def _tensordot_axes(axes, x1: DNDarray, x2: DNDarray):
+    """The contracted axes of ``x1`` and ``x2`` (non-negative), validated from global shapes."""
+    if isinstance(axes, bool):
+        raise TypeError(f"axes must be an int or a pair of sequences of ints, not {axes!r}")
+    if isinstance(axes, int):
+        if axes < 0 or axes > min(x1.ndim, x2.ndim):
+            raise ValueError(
+                f"axes={axes} must be between 0 and min(x1.ndim, x2.ndim) = {min(x1.ndim, x2.ndim)}"
+            )
+        return list(range(x1.ndim - axes, x1.ndim)), list(range(axes))
+    try:
+        first, second = axes
+        first = [first] if isinstance(first, int) else list(first)
+        second = [second] if isinstance(second, int) else list(second)
+    except (TypeError, ValueError):
+        raise TypeError(f"axes must be an int or a pair of sequences of ints, not {axes!r}") from None
+    if len(first) != len(second):
+        raise ValueError(f"axes: the two sequences differ in length ({len(first)} and {len(second)})")
+    resolved = []
+    for values, x, name in ((first, x1, "x1"), (second, x2, "x2")):
+        out = []
+        for axis in values:
+            if isinstance(axis, bool) or not isinstance(axis, int):
+                raise TypeError(f"axes: {axis!r} is not an int")
+            if not -x.ndim <= axis < x.ndim:
+                raise ValueError(f"axes: axis {axis} is out of bounds for {name} of {x.ndim} dimensions")
+            out.append(axis % x.ndim)
+        if len(set(out)) != len(out):
+            raise ValueError(f"axes: repeated axis of {name} in {values}")
+        resolved.append(out)
+    return resolved[0], resolved[1]
+
+
+def tensordot(x1: DNDarray, x2: DNDarray, /, *, axes=2) -> DNDarray:
+    """
+    Tensor contraction of ``x1`` and ``x2`` over the given axes, as :func:`numpy.tensordot`
+    (the array API standard's ``tensordot``).
+
+    The free axes of ``x1`` are moved to the front and its contracted axes to the back (those
+    of ``x2`` the other way round), both are reshaped to matrices and multiplied with the
+    distributed :func:`matmul`; the result is reshaped to ``x1``'s free axes followed by
+    ``x2``'s. No operand is gathered: every split of either operand is handled by ``matmul``
+    and the (distributed) reshapes.
+
+    Parameters
+    ----------
+    x1, x2 : DNDarray
+        The operands (array-likes become replicated arrays).
+    axes : int or (sequence of int, sequence of int)
+        An int ``N``: the last ``N`` axes of ``x1`` with the first ``N`` of ``x2``, in order;
+        a pair: the axes of ``x1`` and of ``x2`` contracted with each other, pairwise.
+
+    Returns
+    -------
+    DNDarray
+        Shape ``x1``'s free axes + ``x2``'s free axes; NumPy's type promotion.
+
+    Raises
+    ------
+    TypeError
+        If an operand is not array-like or ``axes`` is neither an int nor a pair of sequences.
+    ValueError
+        If ``axes`` is out of range, repeats an axis, or the contracted lengths differ.
+
+    Examples
+    --------
+    >>> a = ht.arange(24.0, split=0).reshape((2, 3, 4))
+    >>> b = ht.ones((4, 3), split=1)
+    >>> ht.tensordot(a, b, axes=([1, 2], [1, 0]))
+    DNDarray([ 66., 210.], dtype=ht.float32, device=cpu:0, split=0)
+    """
+    x1 = _as_array(x1, x2, "x1")
+    x2 = _as_array(x2, x1, "x2")
+    _check_pair(x1, x2)
+    contracted1, contracted2 = _tensordot_axes(axes, x1, x2)
+    for a, b in zip(contracted1, contracted2):
+        if x1.gshape[a] != x2.gshape[b]:
+            raise ValueError(
+                f"tensordot: axis {a} of x1 (length {x1.gshape[a]}) does not match axis {b} of x2 "
+                f"(length {x2.gshape[b]})"
+            )
+    free1 = [i for i in range(x1.ndim) if i not in contracted1]
+    free2 = [i for i in range(x2.ndim) if i not in contracted2]
+    shape1 = tuple(x1.gshape[i] for i in free1)
+    shape2 = tuple(x2.gshape[i] for i in free2)
+    k = _prod([x1.gshape[i] for i in contracted1])
+    left = _as_matrix(x1, free1 + contracted1, (_prod(shape1), k))
+    right = _as_matrix(x2, contracted2 + free2, (k, _prod(shape2)))
+    result = matmul(left, right)
+    return reshape(result, shape1 + shape2)
+
+
+def _as_matrix(x: DNDarray, order, shape) -> DNDarray:
+    """``x`` with its axes in ``order``, reshaped to the 2-D ``shape``."""
+    if order != list(range(x.ndim)):
+        x = transpose(x, order)
+    return reshape(x, shape)
