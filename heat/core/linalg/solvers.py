@@ -21,7 +21,9 @@ outcome (one small Allreduce) before raising.
 
 from __future__ import annotations
 
+import collections
 import math
+import operator
 from typing import Optional, Tuple
 
 import torch
@@ -34,17 +36,23 @@ from ..dndarray import DNDarray
 from ..layout import resplit
 from ..sanitation import broadcast_shapes, sanitize_in
 from .norms import matrix_norm
+from .products import matmul
 
 __all__ = [
     "LinAlgError",
+    "cholesky",
     "condest",
     "det",
     "expm",
     "inv",
     "matrix_exp",
+    "matrix_power",
+    "slogdet",
     "solve",
     "solve_triangular",
 ]
+
+SlogdetResult = collections.namedtuple("SlogdetResult", "sign, logabsdet")
 
 
 class LinAlgError(ValueError):
@@ -649,3 +657,165 @@ def _hager_inverse_norm1(lu: torch.Tensor, pivots: torch.Tensor, n: int) -> floa
     )
     safeguard = 2 * float(solve(alternating, False).abs().sum()) / (3 * n)
     return max(estimate, safeguard)
+
+
+# ---------------------------------------------------------------------------------------------
+# the array API standard's matrix_power, slogdet, cholesky
+# ---------------------------------------------------------------------------------------------
+def matrix_power(x: DNDarray, n: int, /) -> DNDarray:
+    """
+    The ``n``-th power of a square matrix or of each matrix of a stack, as
+    :func:`numpy.linalg.matrix_power`: repeated squaring with the distributed :func:`matmul`
+    (about ``2 log2 |n|`` products, no gathering), the inverse first for ``n < 0``, the identity
+    (in ``x``'s dtype and layout) for ``n == 0``.
+
+    Parameters
+    ----------
+    x : DNDarray
+        Shape ``(..., m, m)``.
+    n : int
+        The exponent.
+
+    Returns
+    -------
+    DNDarray
+        ``x``'s shape; ``x``'s dtype for ``n >= 0`` (integers stay integers), the type of
+        :func:`inv` for ``n < 0``.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray or ``n`` is not an integer.
+    LinAlgError
+        If the matrices are not square, or ``n < 0`` and a matrix is singular.
+
+    Examples
+    --------
+    >>> ht.linalg.matrix_power(ht.array([[1, 1], [0, 1]], split=0), 3)
+    DNDarray([[1, 3],
+              [0, 1]], dtype=ht.int64, device=cpu:0, split=0)
+    """
+    _check_square(x, "x")
+    if isinstance(n, bool):
+        raise TypeError("n must be an integer, not bool")
+    try:
+        n = operator.index(n)
+    except TypeError:
+        raise TypeError(f"n must be an integer, not {type(n).__name__}") from None
+    if n == 0:
+        m = x.gshape[-1]
+        full = torch.eye(m, dtype=x.dtype.torch_type(), device=x.larray.device).expand(x.gshape)
+        local = full.contiguous() if x.split is None else _own_block(full, x)
+        return DNDarray(local, x.gshape, x.dtype, x.split, x.device, x.comm, x._balanced)
+    base = inv(x) if n < 0 else x
+    n = abs(n)
+    result = None
+    while True:
+        if n & 1:
+            result = base if result is None else matmul(result, base)
+        n >>= 1
+        if not n:
+            break
+        base = matmul(base, base)
+    return _back_to_layout(result, x)
+
+
+def slogdet(x: DNDarray, /) -> SlogdetResult:
+    """
+    The sign and the natural logarithm of the absolute value of the determinant of a square
+    matrix or of each matrix of a stack, as :func:`numpy.linalg.slogdet`; from the same LU
+    factorization as :func:`det` (the logarithms of the pivots are summed, so determinants far
+    beyond the floating-point range are fine). Layout and memory as :func:`det`.
+
+    Parameters
+    ----------
+    x : DNDarray
+        Shape ``(..., n, n)``.
+
+    Returns
+    -------
+    SlogdetResult
+        The named tuple ``(sign, logabsdet)``, each of shape ``(...)``; ``sign`` is -1, 0 or 1
+        (a unit complex number for complex input), ``logabsdet`` real (``-inf`` for a singular
+        matrix, with sign 0).
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray or is half precision.
+    LinAlgError
+        If ``x`` has fewer than two dimensions or its matrices are not square.
+
+    Examples
+    --------
+    >>> sign, logabsdet = ht.linalg.slogdet(ht.array([[1.0, 2.0], [3.0, 4.0]], split=0))
+    >>> sign.item(), round(logabsdet.item(), 4)
+    (-1.0, 0.6931)
+    """
+    _check_square(x, "x")
+    dtype = _solver_type(x.dtype, "x")
+    matrices = _Matrices(x, dtype.torch_type())
+    local = matrices.local
+    if local.numel() or x.gshape[-1] == 0:
+        sign, logabsdet = torch.linalg.slogdet(local)
+    else:  # an empty block of a stack
+        sign = local.new_ones(local.shape[:-2])
+        logabsdet = torch.zeros(local.shape[:-2], dtype=types.real_type_of(dtype).torch_type(),
+                                device=local.device)
+    return SlogdetResult(
+        matrices.wrap(sign, x.gshape[:-2], dtype),
+        matrices.wrap(logabsdet, x.gshape[:-2], types.real_type_of(dtype)),
+    )
+
+
+def cholesky(x: DNDarray, /, *, upper: bool = False) -> DNDarray:
+    """
+    The Cholesky factor of a symmetric (Hermitian) positive-definite matrix or of each matrix
+    of a stack, as :func:`numpy.linalg.cholesky`: ``x = L L^H`` (``upper=False``) or
+    ``x = U^H U``. Only the lower (upper) triangle of ``x`` is read.
+
+    A single distributed matrix is gathered on every process and factored there (memory: the
+    whole matrix per process); the factor is returned in ``x``'s layout. Stacks are factored
+    in whole matrices (see the module docstring).
+
+    Parameters
+    ----------
+    x : DNDarray
+        Shape ``(..., n, n)``.
+    upper : bool
+        Return the upper factor ``U`` instead of the lower ``L``.
+
+    Returns
+    -------
+    DNDarray
+        ``x``'s shape and layout; floating point (float64 for integers).
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray or is half precision.
+    LinAlgError
+        If the matrices are not square or a matrix is not positive definite (on every process).
+
+    Examples
+    --------
+    >>> ht.linalg.cholesky(ht.array([[4.0, 2.0], [2.0, 5.0]], split=0))
+    DNDarray([[2., 0.],
+              [1., 2.]], dtype=ht.float32, device=cpu:0, split=0)
+    """
+    _check_square(x, "x")
+    dtype = _solver_type(x.dtype, "x")
+    matrices = _Matrices(x, dtype.torch_type())
+    if matrices.local.numel():
+        local, info = torch.linalg.cholesky_ex(matrices.local, upper=bool(upper))
+        failed = bool((info > 0).any().item())
+    else:
+        local, failed = matrices.local.clone(), False
+    if x.split is not None and x.comm.size > 1:
+        failed = x.comm.allreduce(failed, op=MPI.LOR)
+    if failed:
+        raise LinAlgError("Matrix is not positive definite")
+    if matrices.gathered:
+        return DNDarray(_own_block(local, x), x.gshape, dtype, x.split, x.device, x.comm,
+                        x._balanced)
+    return _back_to_layout(matrices.wrap(local, x.gshape, dtype), x)

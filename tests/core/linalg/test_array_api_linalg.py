@@ -53,3 +53,90 @@ def test_tensordot_errors():
     assert_raises_then_collective_works(ValueError, ht.tensordot, a, b, axes=([5], [0]))
     assert_raises_then_collective_works(TypeError, ht.tensordot, a, b, axes="x")
     assert_raises_then_collective_works(TypeError, ht.tensordot, a, b, axes=True)
+
+
+def well_conditioned(shape, dtype=np.float64, seed=0):
+    n = shape[-1]
+    a = random_array(shape, dtype=dtype, seed=seed, low=-1, high=1)
+    return (a + n * np.eye(n)).astype(dtype)
+
+
+def spd(shape, dtype=np.float64, seed=0):
+    a = random_array(shape, dtype=np.float64, seed=seed, low=-1, high=1)
+    return (a @ np.swapaxes(a, -1, -2) + shape[-1] * np.eye(shape[-1])).astype(dtype)
+
+
+SQUARE_SHAPES = [(5, 5), (2, 2), (1, 1), (3, 4, 4), (2, 1, 3, 3)]
+
+
+@pytest.mark.parametrize("shape", SQUARE_SHAPES, ids=str)
+def test_matrix_power(shape):
+    cases = []
+    for dtype in (np.float32, np.float64):
+        a = well_conditioned(shape, dtype=dtype, seed=3) / shape[-1]
+        for n in (0, 1, 2, 5, -1, -3):
+            expected = np.linalg.matrix_power(a, n)
+            for split in splits(len(shape)):
+                result = ht.linalg.matrix_power(ht.array(a, split=split), n)
+                cases.append((result, expected, {"rtol": 10 * RTOL[dtype], "atol": 1e-5}))
+                assert result.split == split
+    ints = np.array([[1, 1], [0, 1]])
+    for split in splits(2):
+        cases.append((ht.linalg.matrix_power(ht.array(ints, split=split), 4), np.linalg.matrix_power(ints, 4)))
+    assert_arrays_equal(cases)
+
+
+def test_matrix_power_errors():
+    x = ht.zeros((3, 3), split=0)
+    assert_raises_then_collective_works(TypeError, ht.linalg.matrix_power, x, 1.5)
+    assert_raises_then_collective_works(ValueError, ht.linalg.matrix_power, ht.zeros((3, 4), split=0), 2)
+    assert_raises_then_collective_works(ht.linalg.LinAlgError, ht.linalg.matrix_power, x, -1)
+
+
+@pytest.mark.parametrize("shape", SQUARE_SHAPES, ids=str)
+def test_slogdet(shape):
+    cases = []
+    for dtype in (np.float32, np.float64):
+        a = well_conditioned(shape, dtype=dtype, seed=4)
+        a[..., 0, :] *= -1
+        sign, logabsdet = np.linalg.slogdet(a)
+        for split in splits(len(shape)):
+            result = ht.linalg.slogdet(ht.array(a, split=split))
+            assert isinstance(result, tuple) and result._fields == ("sign", "logabsdet")
+            cases.append((result.sign, sign))
+            cases.append((result.logabsdet, logabsdet, {"rtol": RTOL[dtype]}))
+    assert_arrays_equal(cases)
+
+
+def test_slogdet_no_overflow_and_singular():
+    big = np.diag(np.full(60, 1e10))  # det = 1e600 overflows float64; its log does not
+    singular = np.array([[1.0, 2.0], [2.0, 4.0]])
+    cases = []
+    for split in splits(2):
+        sign, logabsdet = ht.linalg.slogdet(ht.array(big, split=split))
+        cases += [(sign, 1.0), (logabsdet, np.linalg.slogdet(big)[1])]
+        sign, logabsdet = ht.linalg.slogdet(ht.array(singular, split=split))
+        cases += [(sign, 0.0), (logabsdet, -np.inf)]
+    assert_arrays_equal(cases)
+
+
+@pytest.mark.parametrize("shape", SQUARE_SHAPES, ids=str)
+def test_cholesky(shape):
+    cases = []
+    for dtype in (np.float32, np.float64):
+        a = spd(shape, dtype=dtype, seed=5)
+        lower = np.linalg.cholesky(a)
+        for split in splits(len(shape)):
+            for upper in (False, True):
+                result = ht.linalg.cholesky(ht.array(a, split=split), upper=upper)
+                assert result.split == split
+                expected = np.swapaxes(lower, -1, -2) if upper else lower
+                cases.append((result, expected, {"rtol": RTOL[dtype], "atol": 1e-5}))
+    assert_arrays_equal(cases)
+
+
+def test_cholesky_not_positive_definite():
+    for split in splits(2):
+        x = ht.array([[1.0, 2.0], [2.0, 1.0]], split=split)
+        assert_raises_then_collective_works(ht.linalg.LinAlgError, ht.linalg.cholesky, x)
+    assert_raises_then_collective_works(ValueError, ht.linalg.cholesky, ht.zeros((2, 3), split=0))
