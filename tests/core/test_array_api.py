@@ -35,12 +35,7 @@ MISSING = {
     "uint32": "torch has no arithmetic for uint16/uint32/uint64 on CPU",
     "uint64": "torch has no arithmetic for uint16/uint32/uint64 on CPU",
 }
-LINALG_MISSING = {
-    name: "comes with the linear-algebra issue (owner of heat/core/linalg)"
-    for name in (
-        "eigvalsh", "matrix_rank", "pinv", "svdvals",
-    )
-}
+LINALG_MISSING = {}
 
 # functions whose signature differs from the standard's, each with the reason
 SIGNATURE_EXCEPTIONS = {

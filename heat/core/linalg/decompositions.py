@@ -39,7 +39,7 @@ from ..layout import resplit
 from ..sanitation import sanitize_in
 from .products import matmul
 
-__all__ = ["eigh", "polar", "qr", "svd"]
+__all__ = ["eigh", "eigvalsh", "matrix_rank", "pinv", "polar", "qr", "svd", "svdvals"]
 
 QR = collections.namedtuple("QR", "Q, R")
 SVD = collections.namedtuple("SVD", "U, S, Vh")
@@ -503,3 +503,187 @@ def polar(
     h = (v.mH * S.larray.to(v.dtype)) @ v  # S of a single matrix is replicated
     H = DNDarray(h, (A.gshape[1], A.gshape[1]), Vh.dtype, None, A.device, A.comm, True)
     return U, H
+
+
+# ---------------------------------------------------------------------------------------------
+# the array API standard's svdvals, matrix_rank, pinv, eigvalsh
+# ---------------------------------------------------------------------------------------------
+def svdvals(x: DNDarray, /) -> DNDarray:
+    """
+    The singular values of a matrix or of each matrix of a stack, in descending order, as
+    :func:`numpy.linalg.svd` with ``compute_uv=False``; computed as :func:`svd` does
+    (TSQR for tall-skinny distributed matrices).
+
+    Parameters
+    ----------
+    x : DNDarray
+        Shape ``(..., m, n)``.
+
+    Returns
+    -------
+    DNDarray
+        Shape ``(..., min(m, n))``, real floating point.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray or is half precision.
+    ValueError
+        If ``x`` has fewer than two dimensions.
+
+    Examples
+    --------
+    >>> ht.linalg.svdvals(ht.array([[3.0, 0.0], [0.0, -4.0]], split=0))
+    DNDarray([4., 3.], dtype=ht.float32, device=cpu:0, split=None)
+    """
+    _check_matrix(x, "x")
+    return svd(x, compute_uv=False)
+
+
+def _cutoff(S: DNDarray, rtol, shape) -> DNDarray:
+    """``rtol`` times the largest singular value of each matrix, shaped ``(..., 1)``."""
+    from ..statistics import max as _max
+
+    if rtol is None:
+        rtol = max(shape[-2], shape[-1]) * torch.finfo(S.larray.dtype).eps
+    elif isinstance(rtol, DNDarray):
+        from ..manipulations import expand_dims
+
+        rtol = expand_dims(rtol, -1)
+    elif isinstance(rtol, bool) or not isinstance(rtol, (int, float)):
+        raise TypeError(f"rtol must be a float, a DNDarray or None, not {type(rtol).__name__}")
+    return _max(S, axis=-1, keepdims=True) * rtol
+
+
+def matrix_rank(x: DNDarray, /, *, rtol=None) -> DNDarray:
+    """
+    The rank of a matrix or of each matrix of a stack, as :func:`numpy.linalg.matrix_rank`
+    with ``rtol``: the number of singular values above ``rtol`` times the largest one.
+
+    Parameters
+    ----------
+    x : DNDarray
+        Shape ``(..., m, n)``.
+    rtol : float or DNDarray, optional
+        The relative tolerance (a DNDarray broadcasts against the stack's shape ``(...)``);
+        default ``max(m, n)`` times the machine epsilon of ``x``'s floating-point type.
+
+    Returns
+    -------
+    DNDarray
+        Shape ``(...)``, int64.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray or is half precision, or ``rtol`` is of a wrong type.
+    ValueError
+        If ``x`` has fewer than two dimensions.
+
+    Examples
+    --------
+    >>> ht.linalg.matrix_rank(ht.array([[1.0, 2.0], [2.0, 4.0]], split=1))
+    DNDarray(1, dtype=ht.int64, device=cpu:0, split=None)
+    """
+    from ..arithmetics import sum as _sum
+
+    _check_matrix(x, "x")
+    if isinstance(rtol, bool) or not (rtol is None or isinstance(rtol, (int, float, DNDarray))):
+        raise TypeError(f"rtol must be a float, a DNDarray or None, not {type(rtol).__name__}")
+    if min(x.gshape[-2:]) == 0:
+        raise ValueError(f"matrix_rank needs non-empty matrices, but x has shape {x.gshape}")
+    S = svdvals(x)
+    return _sum(S > _cutoff(S, rtol, x.gshape), axis=-1).astype(types.int64)
+
+
+def pinv(x: DNDarray, /, *, rtol=None) -> DNDarray:
+    """
+    The Moore-Penrose pseudo-inverse of a matrix or of each matrix of a stack, as
+    :func:`numpy.linalg.pinv` with ``rtol``: from the reduced SVD ``x = U S Vh`` as
+    ``Vh^H S^+ U^H``, singular values at or below ``rtol`` times the largest one treated as 0.
+    The SVD is computed as :func:`svd` does and the product with the distributed
+    :func:`matmul`.
+
+    Parameters
+    ----------
+    x : DNDarray
+        Shape ``(..., m, n)``.
+    rtol : float or DNDarray, optional
+        The relative cut-off (as in :func:`matrix_rank`); default ``max(m, n)`` times the
+        machine epsilon.
+
+    Returns
+    -------
+    DNDarray
+        Shape ``(..., n, m)``, floating point (float64 for integers).
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray or is half precision, or ``rtol`` is of a wrong type.
+    ValueError
+        If ``x`` has fewer than two dimensions or its matrices are empty.
+
+    Examples
+    --------
+    >>> ht.linalg.pinv(ht.array([[2.0, 0.0], [0.0, 0.0]], split=0))
+    DNDarray([[0.5, 0. ],
+              [0. , 0. ]], dtype=ht.float32, device=cpu:0, split=1)
+    """
+    from ..complex_math import conj
+    from ..indexing import where
+    from ..manipulations import expand_dims
+    from .basics import matrix_transpose
+
+    _check_matrix(x, "x")
+    if isinstance(rtol, bool) or not (rtol is None or isinstance(rtol, (int, float, DNDarray))):
+        raise TypeError(f"rtol must be a float, a DNDarray or None, not {type(rtol).__name__}")
+    if min(x.gshape[-2:]) == 0:
+        raise ValueError(f"pinv needs non-empty matrices, but x has shape {x.gshape}")
+    U, S, Vh = svd(x)
+    keep = S > _cutoff(S, rtol, x.gshape)
+    inverse = where(keep, 1.0 / where(keep, S, 1.0), 0.0).astype(S.dtype)
+    right = matrix_transpose(Vh)
+    left = matrix_transpose(U)
+    if types.heat_type_is_complexfloating(Vh.dtype):
+        right, left = conj(right), conj(left)
+    return matmul(right * expand_dims(inverse, -2), left)
+
+
+def eigvalsh(x: DNDarray, /) -> DNDarray:
+    """
+    The eigenvalues of a symmetric (Hermitian) matrix or of each matrix of a stack, in
+    ascending order, as :func:`numpy.linalg.eigvalsh` (the lower triangle is read). A single
+    distributed matrix is gathered on every process (as in :func:`eigh`, without computing the
+    eigenvectors); stacks are worked on in whole matrices.
+
+    Parameters
+    ----------
+    x : DNDarray
+        Shape ``(..., n, n)``.
+
+    Returns
+    -------
+    DNDarray
+        Shape ``(..., n)``, real floating point.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray or is half precision.
+    ValueError
+        If ``x`` has fewer than two dimensions or its matrices are not square.
+
+    Examples
+    --------
+    >>> ht.linalg.eigvalsh(ht.array([[2.0, 1.0], [1.0, 2.0]], split=1))
+    DNDarray([1., 3.], dtype=ht.float32, device=cpu:0, split=None)
+    """
+    _check_matrix(x, "x")
+    if x.gshape[-1] != x.gshape[-2]:
+        raise ValueError(f"eigvalsh needs square matrices, but x has shape {x.gshape}")
+    dtype = _float_type(x.dtype, "x")
+    local, split = _gathered_matrices(x, dtype.torch_type())
+    w = torch.linalg.eigvalsh(local)
+    w_split = split if split is not None and split < x.ndim - 2 else None
+    return _wrap(w, x.gshape[:-1], types.real_type_of(dtype), w_split, x)

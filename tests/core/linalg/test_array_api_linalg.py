@@ -140,3 +140,61 @@ def test_cholesky_not_positive_definite():
         x = ht.array([[1.0, 2.0], [2.0, 1.0]], split=split)
         assert_raises_then_collective_works(ht.linalg.LinAlgError, ht.linalg.cholesky, x)
     assert_raises_then_collective_works(ValueError, ht.linalg.cholesky, ht.zeros((2, 3), split=0))
+
+
+MATRIX_SHAPES = [(7, 3), (3, 7), (2, 5), (5, 5), (40, 2), (2, 40), (3, 4, 2), (2, 2, 3, 5)]
+
+
+def low_rank(shape, rank, dtype, seed=0):
+    a = random_array(shape[:-1] + (rank,), seed=seed, low=-1, high=1)
+    b = random_array(shape[:-2] + (rank, shape[-1]), seed=seed + 1, low=-1, high=1)
+    return (a @ b).astype(dtype)
+
+
+@pytest.mark.parametrize("shape", MATRIX_SHAPES, ids=str)
+def test_svdvals_matrix_rank_pinv(shape):
+    cases = []
+    for dtype in (np.float32, np.float64):
+        full = random_array(shape, dtype=dtype, seed=6, low=-1, high=1)
+        deficient = low_rank(shape, 1, dtype, seed=7)
+        for a in (full, deficient):
+            s = np.linalg.svd(a, compute_uv=False)
+            rank = np.linalg.matrix_rank(a)
+            rank_loose = np.linalg.matrix_rank(a, rtol=0.5)
+            # the standard's default cut-off (NumPy's pinv defaults to rcond=1e-15 instead)
+            inverse = np.linalg.pinv(a, rtol=max(shape[-2:]) * np.finfo(dtype).eps)
+            for split in splits(len(shape)):
+                x = ht.array(a, split=split)
+                cases.append((ht.linalg.svdvals(x), s, {"rtol": RTOL[dtype], "atol": 1e-5}))
+                cases.append((ht.linalg.matrix_rank(x), rank))
+                cases.append((ht.linalg.matrix_rank(x, rtol=0.5), rank_loose))
+                cases.append((ht.linalg.pinv(x), inverse, {"rtol": 10 * RTOL[dtype], "atol": 1e-4}))
+    assert_arrays_equal(cases)
+
+
+def test_rtol_array_and_errors():
+    a = np.stack([np.diag([1.0, 0.1, 0.01]), np.diag([1.0, 0.5, 0.2])])
+    rtol = np.array([0.05, 0.3])
+    cases = []
+    for split in splits(3):
+        x = ht.array(a, split=split)
+        cases.append((ht.linalg.matrix_rank(x, rtol=ht.array(rtol)), np.linalg.matrix_rank(a, rtol=rtol)))
+        cases.append((ht.linalg.pinv(x, rtol=ht.array(rtol)), np.linalg.pinv(a, rtol=rtol), {"atol": 1e-10}))
+    assert_arrays_equal(cases)
+    x = ht.zeros((3, 3), split=0)
+    for function in (ht.linalg.svdvals, ht.linalg.matrix_rank, ht.linalg.pinv, ht.linalg.eigvalsh):
+        assert_raises_then_collective_works(ValueError, function, ht.zeros(3, split=0))
+    assert_raises_then_collective_works(TypeError, ht.linalg.matrix_rank, x, rtol="big")
+    assert_raises_then_collective_works(TypeError, ht.linalg.pinv, x, rtol=[0.1])
+    assert_raises_then_collective_works(ValueError, ht.linalg.eigvalsh, ht.zeros((3, 4), split=0))
+
+
+@pytest.mark.parametrize("shape", SQUARE_SHAPES + [(7, 7)], ids=str)
+def test_eigvalsh(shape):
+    cases = []
+    for dtype in (np.float32, np.float64):
+        a = spd(shape, dtype=dtype, seed=8) - shape[-1] * np.eye(shape[-1], dtype=dtype) * 1.5
+        expected = np.linalg.eigvalsh(a)
+        for split in splits(len(shape)):
+            cases.append((ht.linalg.eigvalsh(ht.array(a, split=split)), expected, {"rtol": RTOL[dtype], "atol": 1e-4}))
+    assert_arrays_equal(cases)
