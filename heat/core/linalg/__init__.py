@@ -5,12 +5,14 @@ Linear algebra on DNDarrays (``ht.linalg.*``; the functions are also ``ht.*``, a
 basics          diagonals, triangles, transposes: ``diag``, ``diagonal``, ``trace``, ``tril``,
                 ``triu``, ``matrix_transpose``
 products        ``matmul`` (the ``@`` operator), ``dot``, ``vdot``, ``vecdot``, ``outer``,
-                ``cross``, ``projection``; the distributed matrix product itself is ``_matmul``
+                ``cross``, ``projection``, ``tensordot``; the distributed matrix product
+                itself is ``_matmul``
 norms           ``vector_norm``, ``matrix_norm``, ``norm``
-solvers         ``det``, ``inv``, ``solve``, ``solve_triangular``, ``matrix_exp`` (``expm``),
-                ``condest``; ``LinAlgError`` (a ValueError, as NumPy's)
-decompositions  ``qr`` (TSQR, block Gram-Schmidt), ``svd`` (tall-skinny via TSQR), ``eigh``,
-                ``polar``
+solvers         ``det``, ``slogdet``, ``inv``, ``matrix_power``, ``cholesky``, ``solve``,
+                ``solve_triangular``, ``matrix_exp`` (``expm``), ``condest``; ``LinAlgError``
+                (a ValueError, as NumPy's)
+decompositions  ``qr`` (TSQR, block Gram-Schmidt), ``svd`` (tall-skinny via TSQR), ``svdvals``,
+                ``matrix_rank``, ``pinv``, ``eigh``, ``eigvalsh``, ``polar``
 iterative       ``cg``, ``lanczos``
 randomized      ``rsvd``, ``reigh``
 svdtools        ``hsvd_rank``, ``hsvd_rtol`` (hierarchical SVD), ``isvd`` (incremental SVD)
