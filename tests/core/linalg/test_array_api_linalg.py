@@ -198,3 +198,29 @@ def test_eigvalsh(shape):
         for split in splits(len(shape)):
             cases.append((ht.linalg.eigvalsh(ht.array(a, split=split)), expected, {"rtol": RTOL[dtype], "atol": 1e-4}))
     assert_arrays_equal(cases)
+
+
+def test_unbalanced_layouts_and_negative_split():
+    """Skewed (unbalanced) blocks and split=-1 give the same values and keep the layout."""
+    from tests.helpers import skewed
+
+    a = well_conditioned((6, 6), seed=9)
+    b = random_array((6, 4), seed=10)
+    pd = spd((6, 6), seed=11)
+    cases = []
+    for split in (0, 1, -1):
+        x = skewed(ht.array(a, split=split))
+        y = skewed(ht.array(b, split=split))
+        cases.append((ht.tensordot(x, y, axes=1), np.tensordot(a, b, axes=1)))
+        cases.append((ht.tensordot(x, y, axes=([0], [0])), np.tensordot(a, b, axes=([0], [0]))))
+        power = ht.linalg.matrix_power(x, 3)
+        cases.append((power, np.linalg.matrix_power(a, 3), {"rtol": 1e-9}))
+        cases.append((ht.linalg.matrix_power(x, 0), np.eye(6)))
+        cases.append((ht.linalg.slogdet(x).logabsdet, np.linalg.slogdet(a)[1], {"rtol": 1e-9}))
+        factor = ht.linalg.cholesky(skewed(ht.array(pd, split=split)))
+        assert factor.split == split % 2
+        cases.append((factor, np.linalg.cholesky(pd), {"rtol": 1e-9, "atol": 1e-12}))
+        cases.append((ht.linalg.pinv(y), np.linalg.pinv(b), {"rtol": 1e-8, "atol": 1e-12}))
+        cases.append((ht.linalg.eigvalsh(skewed(ht.array(pd, split=split))), np.linalg.eigvalsh(pd)))
+        cases.append((ht.linalg.matrix_rank(y), np.linalg.matrix_rank(b)))
+    assert_arrays_equal(cases)
