@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 import heat as ht
+from heat.core.base import is_finite, row_blocks
 
 __all__ = []
 
@@ -64,31 +65,11 @@ def aligned_rows(y: "ht.DNDarray", x: "ht.DNDarray") -> torch.Tensor:
     return ht.redistribute(y, counts).larray
 
 
-# elements of the largest temporary the blockwise helpers below create
-_BLOCK_ENTRIES = 1 << 20
-
-
-def _row_blocks(local: torch.Tensor):
-    """Blocks of rows of ``local`` of about ``_BLOCK_ENTRIES`` elements each."""
-    row_entries = max(1, local[0].numel()) if local.ndim > 1 and local.shape[0] else 1
-    rows = max(1, _BLOCK_ENTRIES // row_entries)
-    for first in range(0, local.shape[0], rows):
-        yield local[first : first + rows]
-
-
-def is_finite(local: torch.Tensor) -> bool:
-    """Whether every entry of ``local`` is finite; local, a block of rows at a time (torch's
-    ``isfinite`` of a whole float tensor costs several times its size)."""
-    if not (local.is_floating_point() or local.is_complex()):
-        return True
-    return all(bool(torch.isfinite(block).all()) for block in _row_blocks(local))
-
-
 def column_sums(local: torch.Tensor) -> torch.Tensor:
     """float64 column sums of the 2-D ``local`` (or the sum of a 1-D one), a block at a time
     (``sum(dtype=float64)`` of a whole tensor converts all of it first)."""
     total = local.new_zeros(local.shape[1:], dtype=torch.float64)
-    for block in _row_blocks(local):
+    for block in row_blocks(local):
         total += block.sum(0, dtype=torch.float64)
     return total
 

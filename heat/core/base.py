@@ -512,6 +512,26 @@ def is_transformer(obj: Any) -> bool:
 # ---------------------------------------------------------------------------------------------
 # input checks shared by the estimators
 # ---------------------------------------------------------------------------------------------
+# elements of the largest temporary the blockwise checks below create
+_BLOCK_ENTRIES = 1 << 20
+
+
+def row_blocks(local: torch.Tensor):
+    """Blocks of rows of ``local`` of about ``_BLOCK_ENTRIES`` elements each."""
+    row_entries = max(1, local[0].numel()) if local.ndim > 1 and local.shape[0] else 1
+    rows = max(1, _BLOCK_ENTRIES // row_entries)
+    for first in range(0, local.shape[0], rows):
+        yield local[first : first + rows]
+
+
+def is_finite(local: torch.Tensor) -> bool:
+    """Whether every entry of ``local`` is finite; local, a block of rows at a time (torch's
+    ``isfinite`` of a whole float tensor costs several times its size)."""
+    if not (local.is_floating_point() or local.is_complex()):
+        return True
+    return all(bool(torch.isfinite(block).all()) for block in row_blocks(local))
+
+
 def validate_samples(
     x: Any, name: str = "x", ensure_finite: bool = True, min_samples: int = 0
 ) -> DNDarray:
@@ -575,8 +595,7 @@ def validate_samples(
     if not types.heat_type_is_realfloating(x.dtype):
         x = x.astype(types.promote_types(x.dtype, types.float32))
     if ensure_finite:
-        local_ok = bool(torch.isfinite(x.larray).all()) if x.larray.numel() else True
-        if not x.comm.allreduce(local_ok, op=MPI.LAND):
+        if not x.comm.allreduce(is_finite(x.larray), op=MPI.LAND):
             raise ValueError(f"{name} contains NaN or infinity")
     return x
 
