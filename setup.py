@@ -42,10 +42,17 @@ setup(
         "progress": ["tqdm"],
         # The plots of benchmarks/ (daso_accuracy.py's loss-vs-time PNG).
         "bench": ["matplotlib"],
+        # benchmarks/run.py --dask: Dask arrays on a LocalCluster of single-threaded workers.
+        "dask": ["dask[array]", "distributed"],
+        # The API reference (docs/api, built with Sphinx from the NumPy-style docstrings).
+        "docs": ["sphinx", "numpydoc"],
+        # examples/notebooks: an ipyparallel cluster of MPI engines, run by nbclient in the tests.
+        "notebooks": ["ipyparallel", "nbclient", "ipykernel", "matplotlib"],
         # What scripts/run_tests.py needs (pytest>=8 for new-style hook wrappers in conftest).
         # scipy (skew, kurtosis, cdist) and scikit-learn (scalers, k-means) are test oracles only;
         # netCDF4 and zarr so that the tests of those formats run instead of being skipped.
-        "dev": ["pytest>=8", "pytest-timeout>=2.1", "mpich", "scipy", "scikit-learn", "netCDF4", "zarr", "array-api-strict"],
+        "dev": ["pytest>=8", "pytest-timeout>=2.1", "mpich", "scipy", "scikit-learn", "netCDF4", "zarr", "array-api-strict",
+                "sphinx", "numpydoc", "ipyparallel", "nbclient", "ipykernel", "matplotlib"],
     },
     classifiers=[
         "Programming Language :: Python :: 3",
