@@ -538,6 +538,7 @@ class DataLoader:
         self.drop_last = bool(drop_last)
         self.epoch = 0
         self._partial = isinstance(dataset, PartialH5Dataset)
+        self.collate_fn = collate_fn
         if self._partial:
             self.DataLoader = None
             return

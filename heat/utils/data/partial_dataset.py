@@ -13,8 +13,9 @@ processes keyed by (seed, epoch), every row exactly once per epoch (no dropped r
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Dict, Iterator, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
+import numpy as np
 import torch
 import torch.utils.data as torch_data
 
@@ -113,6 +114,7 @@ class PartialH5Dataset(torch_data.Dataset):
         """The streaming loader for this batch size and tail policy (built once, collective)."""
         key = (int(batch_size), bool(drop_last))
         if key not in self._loaders:
+            per_item = self.has_item_access()
             self._loaders[key] = StreamingDataLoader(
                 self.file,
                 self.dataset_names,
@@ -121,11 +123,59 @@ class PartialH5Dataset(torch_data.Dataset):
                 seed=self.seed,
                 window_bytes=self._window_bytes,
                 tail="drop" if drop_last else "short",
-                transforms=self.transforms,
-                device=self.device,
+                # a subclass's __getitem__ sees the rows as read; the transforms then apply to
+                # what it returns, and the collated batch moves to the device (as in HeAT)
+                transforms=None if per_item else self.transforms,
+                device="cpu" if per_item else self.device,
                 comm=self.comm,
             )
         return self._loaders[key]
+
+    def has_item_access(self) -> bool:
+        """Whether a subclass defines ``__getitem__`` (HeAT's way to build samples)."""
+        return type(self).__getitem__ is not PartialH5Dataset.__getitem__
+
+    def _set_rows(self, rows: Sequence[torch.Tensor]) -> None:
+        """Expose rows as attributes named after the datasets, NumPy arrays as HeAT reads them."""
+        for name, values in zip(self.dataset_names, rows):
+            setattr(self, name, values.numpy())
+
+    def _check_item_attributes(self) -> None:
+        """A dataset name must not hide an attribute or method of the dataset (same everywhere)."""
+        own = set(getattr(self, "_row_attributes", ()))
+        for name in self.dataset_names:
+            if not name.isidentifier():
+                raise ValueError(
+                    f"dataset_names: {name!r} is no Python identifier, so __getitem__ cannot "
+                    "reach it as an attribute; use the loader without overriding __getitem__"
+                )
+            if hasattr(type(self), name) or (name in vars(self) and name not in own):
+                raise ValueError(
+                    f"dataset_names: {name!r} would replace the dataset's attribute of that name, "
+                    "which __getitem__ reaches the rows by; rename the dataset or the attribute"
+                )
+        self._row_attributes = tuple(self.dataset_names)
+
+    def _transformed(self, item: Any) -> Any:
+        """HeAT's rule: ``transforms[k]`` applies to element ``k`` of what __getitem__ returns."""
+        transforms = self.transforms
+        if transforms is None:
+            return item
+        if callable(transforms):
+            transforms = [transforms]
+        if not isinstance(item, tuple):
+            return item if transforms[0] is None else transforms[0](item)
+        return tuple(
+            value if k >= len(transforms) or transforms[k] is None else transforms[k](value)
+            for k, value in enumerate(item)
+        )
+
+    def _first_row(self) -> List[torch.Tensor]:
+        """Row 0 of every dataset (this process reads it: the template of empty batches)."""
+        import h5py
+
+        with h5py.File(self.file, "r") as handle:
+            return [torch.from_numpy(np.asarray(handle[name][0:1])) for name in self.dataset_names]
 
     def __len__(self) -> int:
         """Rows of this process's balanced share of the file (a share, not an exact count)."""
@@ -133,8 +183,18 @@ class PartialH5Dataset(torch_data.Dataset):
         return self.total_size // p + (r < self.total_size % p)
 
     def __getitem__(self, index):
+        """
+        Override it to build samples as in HeAT: during iteration the attributes named after
+        the datasets hold the rows of the batch being built (NumPy arrays), ``index`` is a row
+        of them, and ``transforms[k]`` applies to element ``k`` of what it returns; the loader's
+        ``collate_fn`` (torch's default) stacks the samples into the batch. A process whose
+        rows ran out before the others' gets an empty batch: torch's default collation gives it
+        the form of a full one (from a template row); a ``collate_fn`` of the loader is called
+        with an empty list.
+        """
         raise TypeError(
-            "PartialH5Dataset is not indexed: iterate it through heat.utils.data.DataLoader"
+            "PartialH5Dataset is not indexed: iterate it through heat.utils.data.DataLoader, or "
+            "override __getitem__ in a subclass to build samples"
         )
 
     def Shuffle(self) -> None:
@@ -162,6 +222,11 @@ class PartialH5DataLoaderIter:
         self._length = len(self._stream)
         self._batches = iter(self._stream)
         self._single = len(loader.dataset.dataset_names) == 1
+        self._per_item = loader.dataset.has_item_access()
+        if self._per_item:
+            loader.dataset._check_item_attributes()
+            collate = getattr(loader, "collate_fn", None)
+            self._collate = collate if collate is not None else torch_data.default_collate
 
     def __len__(self) -> int:
         return self._length
@@ -175,4 +240,35 @@ class PartialH5DataLoaderIter:
         except StopIteration:
             self._loader.epoch = self._stream.epoch  # the stream moved on to the next epoch
             raise
+        if self._per_item:
+            return self._samples(batch)
         return batch[0] if self._single else tuple(batch)
+
+    def _samples(self, batch: Sequence[torch.Tensor]) -> Any:
+        """The batch built sample by sample by the subclass's ``__getitem__``, collated."""
+        dataset = self._loader.dataset
+        rows = len(batch[0])
+        if rows == 0 and self._collate is not torch_data.default_collate:
+            return self._collate([])  # a process without rows left: the user's function decides
+        empty = rows == 0  # default collation: a template row gives the empty batch its form
+        dataset._set_rows(dataset._first_row() if empty else batch)
+        samples = [dataset._transformed(dataset[i]) for i in range(1 if empty else rows)]
+        collated = self._collate(samples)
+        if empty:
+            collated = _map_tensors(collated, lambda t: t[:0])
+        if dataset.device != "cpu":
+            collated = _map_tensors(collated, lambda t: t.to("cuda", non_blocking=True))
+        return collated
+
+
+def _map_tensors(value: Any, function: Callable[[torch.Tensor], torch.Tensor]) -> Any:
+    """``function`` applied to every tensor in a nest of tuples, lists and dicts."""
+    if isinstance(value, torch.Tensor):
+        return function(value)
+    if isinstance(value, tuple) and hasattr(value, "_fields"):  # a named tuple
+        return type(value)(*(_map_tensors(v, function) for v in value))
+    if isinstance(value, (tuple, list)):
+        return type(value)(_map_tensors(v, function) for v in value)
+    if isinstance(value, dict):
+        return {key: _map_tensors(v, function) for key, v in value.items()}
+    return value

@@ -85,3 +85,53 @@ def test_bad_input(shared_dir):  # noqa: F811
     assert_raises_then_collective_works(ValueError, PartialH5Dataset, path, dataset_names="nope")
     ds = PartialH5Dataset(path, use_gpu=False)
     assert_raises_then_collective_works(TypeError, ds.__getitem__, 0)
+
+
+class HeatStylePairs(PartialH5Dataset):
+    """A subclass written as for HeAT 1.8: __getitem__ builds a sample from the row attributes."""
+
+    def __init__(self, path, **kwargs):
+        super().__init__(path, dataset_names=["x", "y"], use_gpu=False, initial_load=8, **kwargs)
+
+    def __getitem__(self, index):
+        assert isinstance(self.x, np.ndarray) and isinstance(self.y, np.ndarray)
+        return torch.from_numpy(self.x[index]), int(self.y[index]) + 1000
+
+
+@pytest.mark.parametrize("n", [2, 37])
+def test_subclass_getitem_builds_the_samples(shared_dir, n):  # noqa: F811
+    x, y = rows_data(n)
+    path = write_h5(shared_dir, f"sub{n}.h5", {"x": x, "y": y})
+    # transforms apply to the elements __getitem__ returns (HeAT's rule), not to the datasets
+    ds = HeatStylePairs(path, transforms=[lambda t: t * 2, None])
+    loader = DataLoader(ds, batch_size=4)
+    labels = []
+    for features, targets in loader:
+        assert features.dtype == torch.float32 and features.shape[1:] == (3,)
+        assert targets.dtype == torch.int64 and targets.shape == features.shape[:1]
+        assert torch.equal(features[:, 0], 2 * (targets - 1000).to(torch.float32))
+        labels.append(targets.numpy() - 1000)
+    every = np.concatenate(COMM.allgather(np.concatenate(labels)))
+    collective_assert(np.array_equal(np.sort(every), np.arange(n)), f"rows {every}")
+    # the loader's collate_fn builds the batch from the samples
+    seen = []
+
+    def collate(samples):
+        seen.append(len(samples))
+        return [s[1] for s in samples]
+
+    counts = [len(batch) for batch in DataLoader(ds, batch_size=4, collate_fn=collate)]
+    assert counts == seen  # one call per batch, empty batches included
+    total = COMM.allreduce(sum(counts))
+    collective_assert(total == n, f"{total} samples through collate_fn")
+
+
+def test_subclass_dataset_name_hiding_an_attribute(shared_dir):  # noqa: F811
+    path = write_h5(shared_dir, "hide.h5", {"seed": np.arange(6)})
+
+    class Hiding(PartialH5Dataset):
+        def __getitem__(self, index):
+            return self.seed[index]
+
+    ds = Hiding(path, dataset_names="seed", use_gpu=False)
+    assert_raises_then_collective_works(ValueError, lambda: next(iter(DataLoader(ds, 2))))
