@@ -1,0 +1,250 @@
+"""
+Unit tests of the alpha-beta model in benchmarks/scaling_model.py: hand-computed small cases,
+the one-process limit (no communication), latency- and bandwidth-dominated limits, and DASO's
+epoch schedule. Pure Python: no emulated cluster, no collectives (every rank computes the same).
+"""
+
+import math
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import scaling_model as sm  # noqa: E402
+
+LINK = sm.Link(alpha=1.0, beta=0.5)
+
+
+def machine(nodes=2, per_node=2, **gammas):
+    return sm.Machine(
+        nodes=nodes,
+        per_node=per_node,
+        cross=sm.Link(alpha=1.0, beta=0.5),
+        local=sm.Link(alpha=0.1, beta=0.01),
+        **gammas,
+    )
+
+
+# -- links and machines ------------------------------------------------------------------------
+
+
+def test_link_and_machine_validation():
+    assert LINK.time(10, messages=2) == 2 * 1.0 + 10 * 0.5
+    with pytest.raises(ValueError, match="alpha and beta"):
+        sm.Link(alpha=-1.0, beta=0.0)
+    with pytest.raises(ValueError, match="nodes"):
+        machine(nodes=0)
+    with pytest.raises(ValueError, match="per_node"):
+        machine(per_node=True)
+    assert machine(3, 4).processes == 12
+
+
+# -- ring algorithms ---------------------------------------------------------------------------
+
+
+def test_ring_allreduce_hand_computed():
+    # 2 (p-1) alpha + 2 (p-1)/p n beta = 6 + 1.5 * 100 * 0.5
+    assert sm.ring_allreduce(100.0, 4, LINK) == pytest.approx(81.0)
+    # + (p-1)/p n gamma_add = 0.75 * 100 * 0.1
+    assert sm.ring_allreduce(100.0, 4, LINK, gamma_add=0.1) == pytest.approx(88.5)
+    assert sm.ring_allreduce(100.0, 2, LINK) == pytest.approx(2.0 + 50.0)
+
+
+def test_ring_allgather_hand_computed():
+    # (p-1) alpha + (p-1)/p n beta
+    assert sm.ring_allgather(100.0, 4, LINK) == pytest.approx(3.0 + 37.5)
+    assert sm.ring_allgather(100.0, 1, LINK) == 0.0
+
+
+def test_one_process_has_no_communication():
+    single = machine(1, 1, gamma_copy=1.0, gamma_add=1.0, gamma_cast=1.0, gamma_alloc=1.0)
+    assert sm.ring_allreduce(1e9, 1, LINK) == 0.0
+    assert sm.flat_allreduce(1e9, single) == 0.0
+    assert sm.hierarchical_allreduce(1e9, single) == 0.0
+    assert sm.daso_exchange(1e9, single) == sm.DasoCosts(0.0, 0.0, 0.0)
+    compute = 0.25
+    assert sm.flat_blocking_batch(1e9, single, compute) == compute
+    assert sm.ddp_batch(1e9, single, compute) == compute
+    assert sm.hierarchical_blocking_batch(1e9, single, compute) == compute
+    assert sm.daso_batch(1e9, single, compute) == compute
+    assert sm.daso_batch(1e9, single, compute, batches_per_epoch=10) == pytest.approx(compute)
+
+
+def test_one_node_never_uses_the_cross_link():
+    slow_cross = replace(machine(1, 4), cross=sm.Link(alpha=1e6, beta=1e6))
+    fast = machine(1, 4)
+    assert sm.flat_allreduce(1000.0, slow_cross) == sm.flat_allreduce(1000.0, fast)
+    assert sm.cross_node_slices(1000.0, slow_cross) == 0.0
+    assert sm.daso_exchange(1000.0, slow_cross).wire == 0.0
+
+
+def test_flat_allreduce_waits_for_the_cross_link():
+    m = machine(2, 2)
+    assert sm.flat_allreduce(100.0, m) == pytest.approx(sm.ring_allreduce(100.0, 4, m.cross))
+    assert sm.flat_allreduce(100.0, machine(1, 2)) == pytest.approx(
+        sm.ring_allreduce(100.0, 2, m.local)
+    )
+
+
+def test_latency_dominated_limit():
+    m = machine(8, 4)
+    # n = 0: only the messages count
+    assert sm.flat_allreduce(0.0, m) == pytest.approx(2 * 31 * 1.0)
+    # local all-reduce 2 (G-1) alpha_l, cross 2 (P-1) alpha_c, local all-gather (G-1) alpha_l
+    assert sm.hierarchical_allreduce(0.0, m) == pytest.approx(2 * 3 * 0.1 + 2 * 7 * 1.0 + 3 * 0.1)
+    # K buckets pay the latency K times
+    nbytes = 4 * sm.BUCKET_BYTES
+    zero_beta = replace(m, cross=sm.Link(1.0, 0.0), local=sm.Link(0.1, 0.0))
+    assert sm.flat_blocking_batch(nbytes, zero_beta, 0.0) == pytest.approx(4 * 62.0)
+
+
+def test_bandwidth_dominated_limit():
+    m = replace(machine(16, 4), cross=sm.Link(1e-6, 1e-9), local=sm.Link(1e-6, 0.0))
+    n = 1e13
+    p = m.processes
+    assert sm.flat_allreduce(n, m) / (2 * (p - 1) / p * n * 1e-9) == pytest.approx(1.0, rel=1e-6)
+    # the hierarchical all-reduce crosses each node's link with 2 (P-1)/P n, the ring with
+    # 2 (PG-1)/(PG) n: slightly less
+    ratio = sm.hierarchical_allreduce(n, m) / sm.flat_allreduce(n, m)
+    assert ratio == pytest.approx((15 / 16) / (63 / 64), rel=1e-6)
+    # DASO's bfloat16 exchange moves half of a float32 all-reduce's bytes
+    daso = sm.daso_exchange(n, m, wire_bytes=2)
+    assert daso.wire / sm.cross_node_slices(n, m, "allreduce") == pytest.approx(0.5, rel=1e-6)
+
+
+def test_cross_node_slices_hand_computed():
+    m = machine(2, 2)  # slice s = 50 of n = 100
+    # all-reduce: 2 (P-1) alpha + G * 2 (P-1)/P * s * beta = 2 + 2 * 50 * 0.5
+    assert sm.cross_node_slices(100.0, m, "allreduce") == pytest.approx(52.0)
+    # all-gather: (P-1) alpha + G * (P-1) * s * beta = 1 + 2 * 50 * 0.5
+    assert sm.cross_node_slices(100.0, m, "allgather") == pytest.approx(51.0)
+    assert sm.cross_node_slices(100.0, m, "allgather", wire_fraction=0.5) == pytest.approx(26.0)
+    # three nodes, reduce-scatter + all-gather: 2 * 2 * 1 + 2 * (4/3) * 50 * 0.5
+    assert sm.cross_node_slices(100.0, machine(3, 2), "reduce_scatter") == pytest.approx(
+        4.0 + 200.0 / 3
+    )
+    with pytest.raises(ValueError, match="algorithm"):
+        sm.cross_node_slices(100.0, m, "tree")
+    with pytest.raises(ValueError, match="local"):
+        sm.hierarchical_allreduce(100.0, m, local="tree")
+
+
+def test_hierarchical_hand_computed():
+    m = machine(2, 2)
+    # local all-reduce 2 * 0.1 + 100 * 0.01, cross 52, all-gather 0.1 + 50 * 0.01
+    assert sm.hierarchical_allreduce(100.0, m) == pytest.approx(1.2 + 52.0 + 0.6)
+    # NCCL-style local reduce-scatter: (G-1) alpha + (G-1)/G n beta
+    assert sm.hierarchical_allreduce(100.0, m, local="reduce_scatter") == pytest.approx(
+        0.6 + 52.0 + 0.6
+    )
+    # copies: the slice's clone and result (2 s), the padded copy (s), the vector copied out (n)
+    copies = sm.hierarchical_allreduce(100.0, machine(2, 2, gamma_copy=1.0)) - 53.8
+    assert copies == pytest.approx(2 * 50 + 50 + 100)
+
+
+# -- overlap and buckets -----------------------------------------------------------------------
+
+
+def test_buckets():
+    assert sm.buckets(4 * sm.BUCKET_BYTES) == [sm.BUCKET_BYTES] * 4
+    assert len(sm.buckets(4 * sm.BUCKET_BYTES + 1)) == 5
+    assert sm.buckets(0) == []
+
+
+def test_overlap_exposed_hand_computed():
+    assert sm.overlap_exposed([3.0, 3.0], window=4.0) == pytest.approx(4.0)  # ends at 5 and 8
+    assert sm.overlap_exposed([1.0, 1.0], window=4.0) == pytest.approx(1.0)  # ends at 3 and 5
+    assert sm.overlap_exposed([], window=4.0) == 0.0
+    # no backward pass to hide behind: everything is exposed
+    assert sm.overlap_exposed([1.0, 2.0], window=0.0) == pytest.approx(3.0)
+
+
+def test_ddp_hides_communication_behind_backward():
+    m = machine(2, 2)
+    nbytes = 4 * sm.BUCKET_BYTES
+    compute = 1e12  # far longer than any bucket's all-reduce
+    per_bucket = sm.flat_allreduce(sm.BUCKET_BYTES, m)
+    # only the last bucket's all-reduce sticks out of the backward pass
+    assert sm.ddp_batch(nbytes, m, compute) - compute == pytest.approx(per_bucket, rel=1e-9)
+    assert sm.ddp_batch(nbytes, m, 0.0) == pytest.approx(sm.flat_blocking_batch(nbytes, m, 0.0))
+
+
+# -- DASO --------------------------------------------------------------------------------------
+
+
+def test_daso_epoch_hand_computed():
+    costs = sm.DasoCosts(send=1.0, wire=10.0, receive=2.0)
+    # 24 batches of 5 s; syncs start after batches 0, 8, 16 and are received 2 batches later,
+    # when their 10 s on the wire are over; the last batch synchronizes blocking
+    assert sm.daso_epoch(costs, 5.0, 8, 2, 24) == pytest.approx(120 + 3 * (1 + 2) + (1 + 10 + 2))
+    # 20 s on the wire: 10 s of each is exposed
+    slow = sm.DasoCosts(send=1.0, wire=20.0, receive=2.0)
+    assert sm.daso_epoch(slow, 5.0, 8, 2, 24) == pytest.approx(120 + 3 * 13 + 23)
+    # blocking every batch (cool-down): an epoch of one batch
+    assert sm.daso_epoch(costs, 5.0, 1, 0, 1) == pytest.approx(5 + 13)
+    # a sync started before the last batch is received there, before the blocking one
+    assert sm.daso_epoch(costs, 5.0, 8, 4, 3) == pytest.approx(15 + 1 + 2 + 13)
+    with pytest.raises(ValueError):
+        sm.daso_epoch(costs, 5.0, 0, 2, 24)
+
+
+def test_daso_exchange_hand_computed():
+    m = machine(2, 2)  # n = 100 bytes of float32, slice s = 50, bfloat16 on the wire
+    costs = sm.daso_exchange(100.0, m)
+    assert costs.send == 0.0
+    assert costs.wire == pytest.approx(1.0 + 2 * 25 * 0.5)  # all-gather of 2 x 25 bytes
+    assert costs.receive == pytest.approx(0.1 + 50 * 0.01)  # node all-gather of 100 bytes
+    # copies: gather the slice (s) / padded copy (s), again the slice (s), copy out and write
+    # back (2 n)
+    copying = sm.daso_exchange(100.0, machine(2, 2, gamma_copy=1.0))
+    assert copying.send == pytest.approx(50.0)
+    assert copying.receive - costs.receive == pytest.approx(50 + 50 + 200)
+    # a slice of 25 float32 values in chunks of 10 elements: 3 all-gathers, 3 latencies
+    chunked = sm.daso_exchange(100.0 * 4 / 4 * 2, m, chunk_elements=10)
+    assert chunked.wire == pytest.approx(3 * 1.0 + 2 * 50 * 0.5)
+
+
+def test_daso_steady_state_matches_a_long_epoch():
+    m = machine(4, 2, gamma_copy=1e-3)
+    nbytes, compute = 1000.0, 50.0
+    steady = sm.daso_batch(nbytes, m, compute, 8, 2)
+    local = sm.daso_batch(nbytes, replace(m, nodes=1), compute)
+    costs = sm.daso_exchange(nbytes, m, 2, 10_000_000)
+    assert steady == pytest.approx(
+        local + (costs.send + costs.receive + max(0.0, costs.wire - 2 * local)) / 8
+    )
+    long_epoch = sm.daso_batch(nbytes, m, compute, 8, 2, batches_per_epoch=8 * 2000 + 1)
+    assert long_epoch == pytest.approx(steady, rel=1e-3)
+    # the blocking last batch costs more in short epochs
+    assert sm.daso_batch(nbytes, m, compute, 8, 2, batches_per_epoch=4) > steady
+
+
+def test_daso_crosses_fewer_bytes_than_flat():
+    m = replace(machine(64, 4), cross=sm.Link(0.0, 1e-9), local=sm.Link(0.0, 0.0))
+    nbytes, compute = 1e9, 0.0  # no compute to hide behind
+    flat = sm.flat_blocking_batch(nbytes, m, compute) - compute
+    daso = sm.daso_batch(nbytes, m, compute, 8, 2) - compute
+    # bfloat16 (1/2) every 8 batches (1/8), slightly fewer ring steps
+    assert daso / flat == pytest.approx((1 / 16) * (63 / 64) / (255 / 256), rel=1e-6)
+
+
+# -- projection --------------------------------------------------------------------------------
+
+
+def test_projection_is_sane():
+    rows = sm.projection()
+    assert len(rows) == len(sm.WORKLOADS) * len(sm.NODE_COUNTS)
+    for row in rows:
+        for name in sm.VARIANTS:
+            assert row[name] >= row["compute"]
+            assert 0 < row[name + " efficiency"] <= 1
+    for workload in sm.WORKLOADS:
+        mine = [r for r in rows if r["workload"] == workload.name]
+        flat = [r["flat blocking"] for r in mine]
+        assert all(a <= b for a, b in zip(flat, flat[1:]))  # more nodes, more ring steps
+        assert mine[-1]["hierarchical blocking"] < mine[-1]["flat blocking"]
+    table = sm.projection_table(rows)
+    assert table.count("\n| 1024 | 4096 |") == len(sm.WORKLOADS)
+    assert math.isclose(sm.WORKLOADS[0].compute, 64 / 2470)
