@@ -273,14 +273,6 @@ def _heat_type_of_file(dtype: np.dtype, where: str) -> type:
     """The heat type for values of NumPy type ``dtype`` found in a file."""
     dtype = np.dtype(dtype)
     _check_numbers(dtype, where)
-    if dtype.kind == "u" and dtype.itemsize > 1:
-        # heat has uint8 only: wider unsigned integers go to the signed type that holds them
-        if dtype.itemsize == 8:
-            raise TypeError(
-                f"{where} holds uint64 values, which no heat type holds exactly; "
-                "pass dtype=ht.int64 or ht.float64 to convert them"
-            )
-        return types.int32 if dtype.itemsize == 2 else types.int64
     return types.canonical_heat_type(dtype)
 
 

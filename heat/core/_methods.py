@@ -52,8 +52,8 @@ _METHOD_NAMES = (
 
 _COMPLEX = frozenset((types.complex64, types.complex128))
 _REAL_NUMERIC = frozenset(
-    (types.uint8, types.int8, types.int16, types.int32, types.int64, types.float16,
-     types.bfloat16, types.float32, types.float64)
+    (types.uint8, types.uint16, types.uint32, types.uint64, types.int8, types.int16, types.int32,
+     types.int64, types.float16, types.bfloat16, types.float32, types.float64)
 )
 _NUMERIC = _REAL_NUMERIC | _COMPLEX
 _FLOATING = frozenset((types.float16, types.bfloat16, types.float32, types.float64))

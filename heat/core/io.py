@@ -309,7 +309,7 @@ def load_hdf5(
     dataset : str
         Name (path) of the dataset in the file.
     dtype : heat type, optional
-        Type of the result; default: the dataset's type (uint16 -> int32, uint32 -> int64).
+        Type of the result; default: the dataset's type.
     slices : slice or tuple of slices (or None), optional
         Load only this part of the dataset, one slice per leading axis (positive steps); bounds
         outside the dataset are an error, not clipped.

@@ -58,7 +58,7 @@ def test_array_inference_and_copy():
     assert ht.array([True]).dtype is ht.bool
     assert ht.array(np.zeros(2, dtype=np.float64)).dtype is ht.float64
     assert ht.array(torch.zeros(2, dtype=torch.bfloat16)).dtype is ht.bfloat16
-    assert ht.array(np.arange(3, dtype=np.uint16)).dtype is ht.int32
+    assert ht.array(np.arange(3, dtype=np.uint16)).dtype is ht.uint16
     data = np.arange(4.0)
     x = ht.array(data)
     data[0] = 100
