@@ -19,7 +19,7 @@ from typing import Any, Dict, Optional, Tuple
 import torch
 
 from ..core.communication import MPI_WORLD, MPICommunication, sanitize_comm
-from .averaging import WIRE_DTYPES, FlatLayout, blend
+from .averaging import WIRE_DTYPES, FlatLayout
 from .gradients import GradientReducer, bucket_bytes
 from .schedule import DASOSchedule
 from .timeline import BatchRecord, Timeline
@@ -289,7 +289,14 @@ class DASO:
             self.groups, self._layout.numel, self.sending_chunk_size, self.downcast_type
         )
         self._reference = self._my_slice()  # the last global average (identical on all nodes)
-        self._full = torch.empty(self._layout.numel, dtype=self._flat_dtype, device=self._device)
+        # buffers kept across synchronizations (a fresh 100 MB tensor costs its page faults
+        # every time on CPU): this slice, padded to the node's all-gather width; the sum over
+        # nodes; the node's slices received in the all-gather
+        numel, width = self._layout.numel, self.groups.gather_width(self._layout.numel)
+        flat = dict(dtype=self._flat_dtype, device=self._device)
+        self._slice_buffer = torch.zeros(width, **flat)
+        self._sum_buffer = torch.empty(self._exchange.slice_length, **flat)
+        self._received = torch.empty(width * self.groups.local_size, **flat)
         self._last_step_end = time.perf_counter()
 
     def _require_model(self) -> None:
@@ -298,9 +305,13 @@ class DASO:
                 "DASO has no model: wrap it with ht.nn.DataParallelMultiGPU(module, daso) first"
             )
 
-    def _my_slice(self) -> torch.Tensor:
+    def _my_slice(self, into_buffer: bool = False) -> torch.Tensor:
+        """This process's slice of the parameters: a new tensor, or in the kept slice buffer."""
         exchange = self._exchange
-        out = torch.empty(exchange.slice_length, dtype=self._flat_dtype, device=self._device)
+        if into_buffer:
+            out = self._slice_buffer[: exchange.slice_length]
+        else:
+            out = torch.empty(exchange.slice_length, dtype=self._flat_dtype, device=self._device)
         return self._layout.gather(self._parameters, exchange.start_index, exchange.stop_index, out)
 
     def batches_per_epoch(self) -> Optional[int]:
@@ -392,15 +403,15 @@ class DASO:
         """Start the cross-node sum of this slice's difference from the reference."""
         if self.groups.num_nodes == 1:
             return 0
-        delta = self._my_slice().sub_(self._reference)
-        handle = self._exchange.start(delta)
+        delta = self._my_slice(into_buffer=True).sub_(self._reference)
+        handle = self._exchange.start(delta)  # copies out of the buffer (cast or clone) at once
         self._in_flight = _InFlight(sent_at=batch, receive_at=receive_at, handle=handle)
         return handle.bytes_sent
 
     def _wait_in_flight(self) -> torch.Tensor:
         flight = self._in_flight
         if flight.node_sum is None:
-            flight.node_sum = self._exchange.finish(flight.handle)
+            flight.node_sum = self._exchange.finish(flight.handle, out=self._sum_buffer)
             flight.handle = None
         return flight.node_sum
 
@@ -410,31 +421,41 @@ class DASO:
         delta_sum = self._wait_in_flight()
         waited = batch - self._in_flight.sent_at
         self._in_flight = None
-        self._reference.add_(delta_sum.div_(nodes))  # the nodes' average when they sent
-        merged = blend(self._my_slice(), self._reference * nodes, nodes, waited)
+        self._reference.add_(delta_sum, alpha=1.0 / nodes)  # the nodes' average when they sent
+        # blend(x, P * reference, P, S) = (2S x + P reference) / (2S + P), as one in-place pass
+        merged = self._my_slice(into_buffer=True)
+        merged.lerp_(self._reference, nodes / (2.0 * waited + nodes))
         local, cross = self._average_buffers()
-        return self._write_back(merged) + local, cross
+        return self._write_back() + local, cross
 
     def _average_blocking(self):
         """Average the parameters over all nodes now; every process ends with the same values."""
         nodes = self.groups.num_nodes
         bytes_local = bytes_cross = 0
         if nodes > 1:
-            delta = self._my_slice().sub_(self._reference)
+            delta = self._my_slice(into_buffer=True).sub_(self._reference)
             handle = self._exchange.start(delta)
             bytes_cross += handle.bytes_sent
-            self._reference.add_(self._exchange.finish(handle).div_(nodes))
-            bytes_local += self._write_back(self._reference)
+            node_sum = self._exchange.finish(handle, out=self._sum_buffer)
+            self._reference.add_(node_sum, alpha=1.0 / nodes)
+            self._slice_buffer[: self._reference.numel()].copy_(self._reference)
+            bytes_local += self._write_back()
         else:
             self._reference = self._my_slice()
         local, cross = self._average_buffers()
         self._synchronized = True
         return bytes_local + local, bytes_cross + cross
 
-    def _write_back(self, piece: torch.Tensor) -> int:
-        """Reassemble the node's slices into the parameters (node-local all-gather)."""
-        sent = self.groups.node_all_gather(piece, self._layout.numel, self._full)
-        self._layout.scatter(self._full, self._parameters)
+    def _write_back(self) -> int:
+        """
+        Write the node's slices (this process's is in the slice buffer) into the parameters
+        (node-local all-gather straight from and into kept buffers).
+        """
+        slices, sent = self.groups.node_all_gather_slices(
+            self._slice_buffer, self._layout.numel, self._received
+        )
+        for start, _, values in slices:
+            self._layout.scatter(values, self._parameters, start)
         return sent
 
     def _average_buffers(self):

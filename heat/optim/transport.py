@@ -244,6 +244,49 @@ class NodeGroups:
 
     # -- node-local operations -------------------------------------------------------------------
 
+    def gather_width(self, length: int) -> int:
+        """Elements per process in a node-local all-gather of ``length`` (slices padded to it)."""
+        return max(-(-length // self.local_size), 1)
+
+    def node_all_gather_slices(
+        self, piece: torch.Tensor, length: int, received: Optional[torch.Tensor] = None
+    ) -> Tuple[List[Tuple[int, int, torch.Tensor]], int]:
+        """
+        The slices of the node's processes of a flat vector of ``length`` elements; blocking.
+
+        ``piece`` is this process's slice (:meth:`my_slice`), or a tensor of
+        :meth:`gather_width` elements that starts with it (no copy is made then). The slices
+        arrive in ``received`` (``local_size * gather_width`` elements; allocated when not
+        given), so a caller that keeps it avoids reallocating the vector every time.
+
+        Returns
+        -------
+        slices : list of (start, stop, values)
+            ``values`` holds elements ``[start, stop)`` of the vector (a view of ``received``).
+        sent : int
+            Bytes this process sent.
+        """
+        size = self.local_size
+        if size == 1:
+            return [(0, length, piece[:length])], 0
+        import torch.distributed as dist
+
+        width = self.gather_width(length)
+        if piece.numel() == width and piece.is_contiguous():
+            padded = piece
+        else:  # slices differ by one element: pad to equal sizes
+            padded = torch.zeros(width, dtype=piece.dtype, device=piece.device)
+            padded[: piece.numel()].copy_(piece)
+        if received is None:
+            received = torch.empty(size * width, dtype=piece.dtype, device=piece.device)
+        parts = list(received[: size * width].view(size, width))
+        dist.all_gather(parts, padded, group=self.node_group)
+        slices = []
+        for j, values in enumerate(parts):
+            start, stop = slice_bounds(length, size, j)
+            slices.append((start, stop, values[: stop - start]))
+        return slices, (size - 1) * width * padded.element_size()
+
     def node_all_gather(self, piece: torch.Tensor, length: int, out: torch.Tensor) -> int:
         """
         Reassemble a flat vector of ``length`` elements from the slices of the node's processes
@@ -254,21 +297,13 @@ class NodeGroups:
         int
             Bytes this process sent.
         """
-        size = self.local_size
-        if size == 1:
+        if self.local_size == 1:
             out.copy_(piece)
             return 0
-        import torch.distributed as dist
-
-        width = max(-(-length // size), 1)  # slices differ by one element: pad to equal sizes
-        padded = torch.zeros(width, dtype=piece.dtype, device=piece.device)
-        padded[: piece.numel()].copy_(piece)
-        gathered = [torch.empty_like(padded) for _ in range(size)]
-        dist.all_gather(gathered, padded, group=self.node_group)
-        for j, values in enumerate(gathered):
-            start, stop = slice_bounds(length, size, j)
-            out[start:stop].copy_(values[: stop - start])
-        return (size - 1) * padded.numel() * padded.element_size()
+        slices, sent = self.node_all_gather_slices(piece, length)
+        for start, stop, values in slices:
+            out[start:stop].copy_(values)
+        return sent
 
 
 @dataclass

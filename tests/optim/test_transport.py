@@ -109,3 +109,27 @@ def test_node_groups_need_every_process():
                 NodeGroups(sub)
     finally:
         sub.Free()
+
+
+@pytest.mark.parametrize("ranks_per_node", [None, 2, 3])
+def test_node_all_gather_slices_into_kept_buffer(emulate_nodes, ranks_per_node):
+    emulate_nodes(ranks_per_node)
+    groups = NodeGroups(ht.MPI_WORLD)
+    failures = []
+    for length in (1, 7, 24):
+        width = groups.gather_width(length)
+        start, stop = groups.my_slice(length)
+        padded = torch.full((width,), -5.0)  # a piece of the full width: sent without a copy
+        padded[: stop - start] = torch.arange(start, stop, dtype=torch.float32)
+        received = torch.full((width * groups.local_size + 3,), -7.0)  # larger than needed
+        slices, sent = groups.node_all_gather_slices(padded, length, received)
+        got = torch.full((length,), -1.0)
+        for a, b, values in slices:
+            got[a:b] = values
+            if groups.local_size > 1 and b > a and values.data_ptr() < received.data_ptr():
+                failures.append((length, "not in the kept buffer"))
+        if not torch.equal(got, torch.arange(length, dtype=torch.float32)):
+            failures.append((length, got.tolist()))
+        if sent != (groups.local_size - 1) * width * 4:
+            failures.append((length, "bytes", sent))
+    collective_assert(not failures, f"rank {RANK}: {failures}")
