@@ -171,37 +171,73 @@ def cross_node_slices(
     raise ValueError(f"algorithm must be allreduce, allgather or reduce_scatter, got {algorithm!r}")
 
 
-def hierarchical_allreduce(nbytes: float, machine: Machine, local: str = "allreduce") -> float:
+def pipelined(count: int, before: float, wire: float, after: float) -> float:
     """
-    heat's hierarchical all-reduce (``ht.nn.DataParallel(hierarchical=True)``) of ``nbytes``,
-    slice ``s = nbytes / G``:
+    ``count`` collectives started one after another and then finished one after another, as
+    heat's hierarchical average and DASO's chunks do: the CPU prepares collective ``i``
+    (``before``) while collective ``i - 1`` is on the wire; the wire serves them in order
+    (``wire`` each); the CPU finishes collective ``i`` (``after``) when it has arrived, while
+    later ones are still on the wire. Walking the two queues gives the time; when the wire is
+    the bottleneck (``wire >= before`` and ``wire >= after``) it is
+    ``before + count * wire + after``, and ``count = 1`` gives ``before + wire + after``.
+
+    Examples
+    --------
+    >>> pipelined(4, before=1.0, wire=10.0, after=2.0)  # 1 + 4 * 10 + 2
+    43.0
+    """
+    cpu, link, arrivals = 0.0, 0.0, []
+    for _ in range(count):
+        cpu += before
+        link = max(link, cpu) + wire
+        arrivals.append(link)
+    for arrived in arrivals:
+        cpu = max(cpu, arrived) + after
+    return cpu
+
+
+def hierarchical_allreduce(
+    nbytes: float, machine: Machine, local: str = "allreduce", count: int = 1
+) -> float:
+    """
+    heat's hierarchical all-reduce (``ht.nn.DataParallel(hierarchical=True)``) of ``count``
+    buckets of ``nbytes / count`` each, slice ``s`` = bucket / ``G``:
 
     1. node-local all-reduce (``local="allreduce"``, what heat does) or reduce-scatter
-       (``"reduce_scatter"``, NCCL-style) over the ``G`` processes of the node;
-    2. each process's slice all-reduced over the nodes (:func:`cross_node_slices`), around it a
-       clone and a result buffer (2 allocations, 2 copies of ``s``) and the division (``s``);
+       (``"reduce_scatter"``, NCCL-style) over the ``G`` processes of the node, every bucket;
+    2. each process's slice all-reduced over the nodes (:func:`cross_node_slices`, plus the
+       ring's additions); before it the slice is cloned (allocate and copy ``s``), after it the
+       result is copied into a new buffer (allocate and copy ``s``) and divided (``s``);
     3. node-local all-gather of the slices (:func:`ring_allgather`) into ``G`` fresh buffers plus a
        padded copy of the slice (``G + 1`` allocations of ``s``, a copy of ``s``), then the
-       gathered vector copied into place (``nbytes``).
+       gathered bucket copied into place.
+
+    Steps 2-3 of all buckets run as :func:`pipelined`: every cross-node exchange is started, then
+    each is finished (with its node-local all-gather) while later ones are still on the wire.
     """
     G, P = machine.per_node, machine.nodes
-    s = nbytes / G
+    if count < 1:
+        raise ValueError(f"count must be >= 1, got {count}")
+    b = nbytes / count
+    s = b / G
     gc, ga, gn = machine.gamma_copy, machine.gamma_add, machine.gamma_alloc
     if local == "allreduce":
-        t = ring_allreduce(nbytes, G, machine.local, ga)
+        t = ring_allreduce(b, G, machine.local, ga)
     elif local == "reduce_scatter":
         t = 0.0
         if G > 1:
-            t = (G - 1) * machine.local.alpha + (G - 1) / G * nbytes * machine.local.beta
-            t += (G - 1) / G * nbytes * ga
+            t = (G - 1) * machine.local.alpha + (G - 1) / G * b * (machine.local.beta + ga)
     else:
         raise ValueError(f"local must be 'allreduce' or 'reduce_scatter', got {local!r}")
+    t *= count
+    before = wire = after = 0.0
     if P > 1:
-        t += cross_node_slices(nbytes, machine, "allreduce") + (P - 1) / P * s * ga
-        t += s * (2 * gn + 2 * gc + ga)
+        before = s * (gn + gc)
+        wire = cross_node_slices(b, machine, "allreduce") + (P - 1) / P * s * ga
+        after = s * (gn + gc + ga)
     if G > 1:
-        t += ring_allgather(nbytes, G, machine.local) + (G + 1) * s * gn + s * gc + nbytes * gc
-    return t
+        after += ring_allgather(b, G, machine.local) + (G + 1) * s * gn + s * gc + b * gc
+    return t + pipelined(count, before, wire, after)
 
 
 def buckets(nbytes: float, bucket_bytes: float = BUCKET_BYTES) -> List[float]:
@@ -264,7 +300,7 @@ def hierarchical_blocking_batch(
     """``ht.nn.DataParallel(hierarchical=True, blocking_parameter_updates=True)``."""
     if machine.processes == 1:
         return compute
-    comm = sum(hierarchical_allreduce(b, machine, local) for b in buckets(nbytes))
+    comm = hierarchical_allreduce(nbytes, machine, local, count=len(buckets(nbytes)))
     return compute + comm + _gradient_bookkeeping(nbytes, machine)
 
 
@@ -368,18 +404,22 @@ def daso_batch(
     backward_fraction: float = 2 / 3,
     wire_bytes: int = 2,
     chunk_elements: Optional[int] = 10_000_000,
+    overlap_local: bool = True,
 ) -> float:
     """
     DASO per batch: compute, the node-local gradient all-reduce overlapped with the backward
-    pass, and a share of the global synchronizations (:func:`daso_epoch`). With
-    ``batches_per_epoch=None`` the steady state of an endless epoch::
+    pass (or, ``overlap_local=False``, after it: a CPU-bound transport on oversubscribed cores
+    cannot hide behind compute that needs the same cores), and a share of the global
+    synchronizations (:func:`daso_epoch`). With ``batches_per_epoch=None`` the steady state of
+    an endless epoch::
 
         T = T_local + (send + receive + max(0, wire - S T_local)) / B
     """
     local_machine = replace(machine, nodes=1)
     if machine.per_node > 1:
         times = [flat_allreduce(b, local_machine) for b in buckets(nbytes)]
-        local = compute + overlap_exposed(times, backward_fraction * compute)
+        window = backward_fraction * compute if overlap_local else 0.0
+        local = compute + overlap_exposed(times, window)
         local += _gradient_bookkeeping(nbytes, machine)
     else:
         local = compute
@@ -603,15 +643,34 @@ def _fit_link(rows: Sequence[Sequence[float]]) -> Link:
     return Link(alpha=rows[0][1], beta=max((t2 - t1) / (n2 - n1), 0.0))
 
 
+def _node_local_link(calibration: dict) -> Link:
+    """
+    alpha: one-way time of the smallest message between two processes of a node (both nodes'
+    pairs at once where measured); beta: from the node-local all-reduce of the buckets, run on
+    both nodes at once as in training, solved for beta with the ring formula (the additions at
+    ``gamma_add``).
+    """
+    rows = sorted(calibration.get("pingpong_local_concurrent", calibration["pingpong_local"]))
+    alpha = rows[0][1]
+    G, K, b = calibration["per_node"], calibration["buckets"], calibration["bucket_bytes"]
+    per_bucket = calibration["node_allreduce"] / K
+    rest = per_bucket - 2 * (G - 1) * alpha - (G - 1) / G * b * calibration["gamma_concurrent"]["add"]
+    return Link(alpha=alpha, beta=max(rest, 0.0) / (2 * (G - 1) / G * b))
+
+
 def calibrated_machine(calibrations: Sequence[dict]) -> Machine:
-    """The emulated cluster's machine from calibration jobs (medians over the jobs)."""
+    """
+    The emulated cluster's machine from calibration jobs (medians over the jobs): the
+    cross-node link from the ping-pong between nodes (alpha: smallest message, beta: slope
+    between the two largest), the node-local transport from :func:`_node_local_link`, the
+    ``gamma`` from the elementwise passes timed on all processes at once.
+    """
 
     def med(values):
         return statistics.median(values)
 
     cross = [_fit_link(c["pingpong_cross"]) for c in calibrations]
-    # node-local: both nodes' pairs at once (as in training), where measured
-    local = [_fit_link(c.get("pingpong_local_concurrent", c["pingpong_local"])) for c in calibrations]
+    local = [_node_local_link(c) for c in calibrations]
     gamma = [c["gamma_concurrent"] for c in calibrations]
     return Machine(
         nodes=calibrations[0]["nodes"],
@@ -636,9 +695,10 @@ def collective_checks(machine: Machine, calibration: dict) -> List[tuple]:
     gw, gn = machine.gamma_add_wire, machine.gamma_alloc
     local = replace(machine, nodes=1)
     s_b = b / G
-    # CrossNodeSum.start/finish in float32: clone the slice, all-reduce, copy into a new buffer
-    cross_bucket = cross_node_slices(b, machine, "allreduce") + (P - 1) / P * s_b * ga
-    cross_bucket += 2 * s_b * (gn + gc)
+    # CrossNodeSum.start/finish in float32, every bucket started, then every one finished:
+    # clone the slice, all-reduce, copy into a new buffer
+    cross_wire = cross_node_slices(b, machine, "allreduce") + (P - 1) / P * s_b * ga
+    cross_buckets = pipelined(K, s_b * (gn + gc), cross_wire, s_b * (gn + gc))
     # CrossNodeSum.start/finish in bfloat16 on two nodes: cast, all-gather, sum in float32
     s = m / G
     wire = daso_exchange(m, machine, 2, 10_000_000).wire
@@ -648,7 +708,7 @@ def collective_checks(machine: Machine, calibration: dict) -> List[tuple]:
     return [
         ("flat all-reduce, 4 buckets", calibration["flat_allreduce"], K * flat_allreduce(b, machine)),
         ("node all-reduce, 4 buckets", calibration["node_allreduce"], K * flat_allreduce(b, local)),
-        ("cross-node slices fp32, 4 buckets", calibration["cross_slices_fp32"], K * cross_bucket),
+        ("cross-node slices fp32, 4 buckets", calibration["cross_slices_fp32"], cross_buckets),
         ("DASO exchange bf16 (cast, wire, sum)", calibration["daso_exchange_bf16"], exchange),
         ("node all-gather of the slices", calibration["node_allgather"], gather),
     ]  # fmt: skip
@@ -673,8 +733,12 @@ def training_checks(machine: Machine, daso_results: Sequence[dict]) -> List[tupl
         "flat blocking": flat_blocking_batch(nbytes, machine, compute),
         "torch DDP": ddp_batch(nbytes, machine, compute),
         "hierarchical blocking": hierarchical_blocking_batch(nbytes, machine, compute),
-        "heat DASO": daso_batch(nbytes, machine, compute, 8, 2, batches_per_epoch=batches),
-        "heat DASO cool-down": daso_batch(nbytes, machine, compute, 1, 0, batches_per_epoch=1),
+        "heat DASO": daso_batch(
+            nbytes, machine, compute, 8, 2, batches_per_epoch=batches, overlap_local=False
+        ),
+        "heat DASO cool-down": daso_batch(
+            nbytes, machine, compute, 1, 0, batches_per_epoch=1, overlap_local=False
+        ),
     }
     for variant, model in models.items():
         value = measured(variant)

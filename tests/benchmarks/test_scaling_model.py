@@ -144,6 +144,30 @@ def test_hierarchical_hand_computed():
     assert copies == pytest.approx(2 * 50 + 50 + 100)
 
 
+def test_pipelined_hand_computed():
+    assert sm.pipelined(4, before=1.0, wire=10.0, after=2.0) == pytest.approx(1 + 40 + 2)
+    assert sm.pipelined(1, before=1.0, wire=10.0, after=2.0) == pytest.approx(13.0)
+    # nothing on the wire: the CPU does all the work, one collective after the other
+    assert sm.pipelined(4, before=1.0, wire=0.0, after=2.0) == pytest.approx(12.0)
+    # CPU-bound finishing: 3 starts (1 each, until t = 3; arrivals at 2, 3, 4), then 3 finishes
+    # of 5 one after the other
+    assert sm.pipelined(3, before=1.0, wire=1.0, after=5.0) == pytest.approx(3 + 15)
+
+
+def test_hierarchical_buckets_pipeline_the_cross_node_part():
+    m = machine(2, 2)
+    b = 100.0
+    local = sm.ring_allreduce(b, 2, m.local)
+    cross = sm.cross_node_slices(b, m, "allreduce")
+    gather = sm.ring_allgather(b, 2, m.local)
+    assert sm.hierarchical_allreduce(4 * b, m, count=4) == pytest.approx(
+        4 * local + sm.pipelined(4, 0.0, cross, gather)
+    )
+    assert sm.hierarchical_allreduce(4 * b, m, count=4) < 4 * sm.hierarchical_allreduce(b, m)
+    with pytest.raises(ValueError, match="count"):
+        sm.hierarchical_allreduce(b, m, count=0)
+
+
 # -- overlap and buckets -----------------------------------------------------------------------
 
 
