@@ -18,11 +18,6 @@ from .dndarray import DNDarray
 
 __all__ = ["to_tensor"]
 
-# NumPy dtypes without a heat counterpart, and where their values go
-_NUMPY_WIDENING = {np.dtype(np.uint16): np.int32, np.dtype(np.uint32): np.int64,
-                   np.dtype(np.uint64): np.int64}
-
-
 def to_tensor(obj, dtype) -> Tuple[torch.Tensor, Optional[str]]:
     """
     A torch tensor holding ``obj`` (Python data, NumPy array, tensor), and why it does not share
@@ -55,9 +50,6 @@ def to_tensor(obj, dtype) -> Tuple[torch.Tensor, Optional[str]]:
 def _numpy_to_tensor(array: np.ndarray) -> Tuple[torch.Tensor, Optional[str]]:
     """A tensor on the memory of ``array`` where torch can describe it (see :func:`to_tensor`)."""
     reason = None
-    if array.dtype in _NUMPY_WIDENING:
-        reason = f"heat has no {array.dtype.name} type, its values are widened"
-        array = array.astype(_NUMPY_WIDENING[array.dtype])
     if array.dtype.kind not in "biufc":
         raise TypeError(f"obj has NumPy dtype {array.dtype}, which heat cannot hold")
     if array.dtype.byteorder not in "=|":

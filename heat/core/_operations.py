@@ -28,6 +28,9 @@ _TORCH_TO_HEAT = {}
 for _t in (
     types.bool,
     types.uint8,
+    types.uint16,
+    types.uint32,
+    types.uint64,
     types.int8,
     types.int16,
     types.int32,
@@ -44,6 +47,213 @@ _INEXACT = frozenset(
     (types.float16, types.bfloat16, types.float32, types.float64, types.complex64, types.complex128)
 )
 _PYTHON_SCALARS = (bool, int, float, complex)
+
+
+# ---------------------------------------------------------------------------------------------
+# unsigned integers wider than 8 bits: stored as torch.uint16/32/64, computed in signed types
+# ---------------------------------------------------------------------------------------------
+# torch stores uint16/uint32/uint64 but has few CPU kernels for them (no +, -, <, max, abs, ...).
+# This is the one place that maps such storage to a type torch computes in and back:
+# uint16 -> int32 and uint32 -> int64 hold every value, results cast back wrap modulo 2**k as in
+# NumPy; uint64 is computed on its bits read as int64, which gives the same bits for +, -, *,
+# bitwise operations and left shifts; ordering uses keys with the sign bit flipped, and
+# division, remainder and right shift have unsigned kernels below.
+_UNSIGNED_COMPUTE = {torch.uint16: torch.int32, torch.uint32: torch.int64, torch.uint64: torch.int64}
+_UNSIGNED_TYPES = frozenset((types.uint16, types.uint32, types.uint64))
+_INT64_MIN = -(2**63)
+_INT64_MAX = 2**63 - 1
+# operations whose result depends on the order of values only (their uint64 keys are flipped)
+_ORDER_OPERATIONS = set()
+# operations that give the same bits on uint64 and on its int64 reading
+_WRAPPING_OPERATIONS = set()
+# operation -> kernel on uint64 tensors, for operations that need the unsigned reading
+_UINT64_KERNELS = {}
+
+
+def register_unsigned(operation: Callable, kind) -> Callable:
+    """
+    Declare how ``operation`` (a torch function or a heat wrapper of one, as the engines receive
+    it) computes on uint64 data: ``"order"`` (depends on the order of values only: comparisons,
+    maximum, clamp, ...), ``"wrap"`` (gives the same bits on the int64 reading: +, -, *, bitwise,
+    left shift) or a kernel ``kernel(*uint64 tensors, **kwargs)``. uint16 and uint32 need no
+    declaration: any operation computes on their widened values. Operations never declared run
+    on uint64 tensors as torch has them, and raise a TypeError naming uint64 where torch lacks
+    a kernel.
+
+    Examples
+    --------
+    >>> register_unsigned(torch.maximum, "order")
+    <built-in method maximum of type object at ...>
+    """
+    if kind == "order":
+        _ORDER_OPERATIONS.add(operation)
+    elif kind == "wrap":
+        _WRAPPING_OPERATIONS.add(operation)
+    elif callable(kind):
+        _UINT64_KERNELS[operation] = kind
+    else:
+        raise ValueError(f"kind must be 'order', 'wrap' or a callable, but was {kind!r}")
+    return operation
+
+
+def compute_tensor(tensor: torch.Tensor) -> torch.Tensor:
+    """
+    ``tensor`` in the type torch computes in: uint16 -> int32 and uint32 -> int64 (values kept),
+    uint64 -> its bits read as int64 (no copy); any other tensor as it is.
+
+    Examples
+    --------
+    >>> compute_tensor(torch.tensor([2**64 - 1], dtype=torch.uint64))
+    tensor([-1])
+    """
+    dtype = tensor.dtype
+    if dtype == torch.uint64:
+        return tensor.view(torch.int64)
+    wide = _UNSIGNED_COMPUTE.get(dtype)
+    return tensor if wide is None else tensor.to(wide)
+
+
+def storage_tensor(result: torch.Tensor, storage: torch.dtype) -> torch.Tensor:
+    """
+    The inverse of :func:`compute_tensor`: a ``result`` computed from values of type
+    ``storage`` back in that type if it is in the computation type (wrapping modulo 2**k as
+    NumPy); results of other types (bool, float) unchanged.
+
+    Examples
+    --------
+    >>> storage_tensor(torch.tensor([-1], dtype=torch.int32), torch.uint16)
+    tensor([65535], dtype=torch.uint16)
+    """
+    if result.dtype != _UNSIGNED_COMPUTE.get(storage):
+        return result
+    if storage == torch.uint64:
+        return result.view(torch.uint64)
+    return result.to(storage)
+
+
+def order_key(tensor: torch.Tensor) -> torch.Tensor:
+    """
+    Signed integers ordered as the values of an unsigned ``tensor`` (uint64: the sign bit
+    flipped; uint16/uint32: the widened values); other tensors unchanged.
+
+    Examples
+    --------
+    >>> order_key(torch.tensor([0, 2**63], dtype=torch.uint64))
+    tensor([-9223372036854775808,                    0])
+    """
+    if tensor.dtype == torch.uint64:
+        return tensor.view(torch.int64) ^ _INT64_MIN
+    return compute_tensor(tensor)
+
+
+def from_order_key(key: torch.Tensor, storage: torch.dtype) -> torch.Tensor:
+    """The inverse of :func:`order_key` for keys of values of type ``storage``."""
+    if storage == torch.uint64 and key.dtype == torch.int64:
+        return (key ^ _INT64_MIN).view(torch.uint64)
+    return storage_tensor(key, storage)
+
+
+def _unsupported_uint64(operation, error: Exception) -> TypeError:
+    name = getattr(operation, "__name__", repr(operation))
+    return TypeError(f"{name} is not supported for uint64 operands ({error})")
+
+
+def unsigned_call(operation: Callable, tensors: Sequence[torch.Tensor], kwargs: dict) -> torch.Tensor:
+    """
+    ``operation(*tensors, **kwargs)`` for tensors of one unsigned storage type (uint16, uint32 or
+    uint64; the first tensor's type), through the computation types; the result in the storage
+    type where it is of the computation type.
+
+    Examples
+    --------
+    >>> a = torch.tensor([2**64 - 1], dtype=torch.uint64)
+    >>> unsigned_call(torch.add, (a, torch.ones(1, dtype=torch.uint64)), {})
+    tensor([0], dtype=torch.uint64)
+    """
+    storage = tensors[0].dtype
+    if storage != torch.uint64:
+        return storage_tensor(operation(*(compute_tensor(t) for t in tensors), **kwargs), storage)
+    kernel = _UINT64_KERNELS.get(operation)
+    if kernel is not None:
+        return kernel(*tensors, **kwargs)
+    if operation in _ORDER_OPERATIONS:
+        return from_order_key(operation(*(order_key(t) for t in tensors), **kwargs), storage)
+    if operation in _WRAPPING_OPERATIONS:
+        result = operation(*(t.view(torch.int64) for t in tensors), **kwargs)
+        return storage_tensor(result, storage)
+    try:
+        return operation(*tensors, **kwargs)  # torch's own uint64 kernel, where it has one
+    except (RuntimeError, NotImplementedError) as error:
+        raise _unsupported_uint64(operation, error) from None
+
+
+def _uint64_divmod(a: torch.Tensor, b: torch.Tensor):
+    """Unsigned quotient and remainder of uint64 tensors (0 and 0 for a zero divisor, as NumPy)."""
+    x = a.view(torch.int64)
+    y = b.view(torch.int64)
+    zero = y == 0
+    y = torch.where(zero, 1, y)
+    large = y < 0  # divisor >= 2**63: the quotient is 0 or 1
+    small_y = torch.where(large, 1, y)
+    # halve the dividend (a logical shift, so it is a nonnegative int64), divide, double: the
+    # remainder is then below 2 * divisor and one correction step finishes
+    quotient = torch.div((x >> 1) & _INT64_MAX, small_y, rounding_mode="floor") << 1
+    remainder = x - quotient * small_y
+    step = ((remainder ^ _INT64_MIN) >= (small_y ^ _INT64_MIN)).to(torch.int64)
+    quotient = quotient + step
+    remainder = remainder - step * small_y
+    large_quotient = ((x ^ _INT64_MIN) >= (y ^ _INT64_MIN)).to(torch.int64)
+    quotient = torch.where(large, large_quotient, quotient).masked_fill(zero, 0)
+    remainder = torch.where(large, x - large_quotient * y, remainder).masked_fill(zero, 0)
+    return quotient.view(torch.uint64), remainder.view(torch.uint64)
+
+
+def uint64_floor_divide(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """``a // b`` of uint64 tensors; 0 where ``b`` is 0, as NumPy."""
+    return _uint64_divmod(a, b)[0]
+
+
+def uint64_remainder(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """``a % b`` of uint64 tensors; 0 where ``b`` is 0, as NumPy."""
+    return _uint64_divmod(a, b)[1]
+
+
+def uint64_right_shift(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """Logical ``a >> b`` of uint64 tensors; 0 for shifts of 64 bits or more, as NumPy."""
+    x = a.view(torch.int64)
+    n = b.view(torch.int64)
+    out_of_range = (n < 0) | (n >= 64)
+    n = torch.where(out_of_range, 0, n)
+    # one logical step clears the sign bit, then the arithmetic shift does the rest
+    shifted = ((x >> 1) & _INT64_MAX) >> (n - 1).clamp(min=0)
+    shifted = torch.where(n == 0, x, shifted)
+    return torch.where(out_of_range, 0, shifted).view(torch.uint64)
+
+
+def _uint64_sign(a: torch.Tensor) -> torch.Tensor:
+    return (a != 0).to(torch.uint8).to(torch.uint64)
+
+
+for _operation in (torch.lt, torch.le, torch.gt, torch.ge, torch.less, torch.greater,
+                   torch.less_equal, torch.greater_equal, torch.maximum, torch.minimum,
+                   torch.fmax, torch.fmin, torch.clamp, torch.clip, torch.eq, torch.ne):
+    register_unsigned(_operation, "order")
+for _operation in (torch.add, torch.sub, torch.subtract, torch.mul, torch.multiply, torch.neg,
+                   torch.negative, torch.bitwise_and, torch.bitwise_or, torch.bitwise_xor,
+                   torch.bitwise_not, torch.bitwise_left_shift, torch.square, torch.pow):
+    register_unsigned(_operation, "wrap")
+for _operation, _kernel in (
+    (torch.floor_divide, uint64_floor_divide),
+    (torch.remainder, uint64_remainder),
+    (torch.fmod, uint64_remainder),
+    (torch.bitwise_right_shift, uint64_right_shift),
+    (torch.abs, torch.clone),
+    (torch.absolute, torch.clone),
+    (torch.sign, _uint64_sign),
+    (torch.sgn, _uint64_sign),
+):
+    register_unsigned(_operation, _kernel)
+del _operation, _kernel
 
 
 def heat_type_of_tensor(tensor: torch.Tensor):
@@ -258,9 +468,16 @@ def local_op(
         if not isinstance(x, DNDarray):
             raise TypeError(f"x must be a DNDarray, but was {type(x).__name__}")
     tensor = x._array
-    if not no_cast and x._dtype not in _INEXACT:
-        tensor = tensor.to(types.float_type_for(x._dtype).torch_type())
-    result = operation(tensor, **kwargs)
+    if x._dtype not in _INEXACT:
+        if not no_cast:
+            tensor = tensor.to(types.float_type_for(x._dtype).torch_type())
+            result = operation(tensor, **kwargs)
+        elif x._dtype in _UNSIGNED_TYPES:
+            result = unsigned_call(operation, (tensor,), kwargs)
+        else:
+            result = operation(tensor, **kwargs)
+    else:
+        result = operation(tensor, **kwargs)
     wrapped = DNDarray(
         result, x._gshape, _TORCH_TO_HEAT[result.dtype], x._split, x._device, x._comm, x._balanced
     )
@@ -361,7 +578,10 @@ def binary_op(
         and (t1._split is None or (t1._balanced and t2._balanced))
         and (not promote_to_float or t1._dtype in _INEXACT)
     ):
-        result = operation(t1._array, t2._array, **kwargs)
+        if t1._dtype in _UNSIGNED_TYPES:
+            result = unsigned_call(operation, (t1._array, t2._array), kwargs)
+        else:
+            result = operation(t1._array, t2._array, **kwargs)
         return DNDarray(
             result,
             t1._gshape,
@@ -412,7 +632,10 @@ def binary_op(
             locals_.append(local)
         else:
             locals_.append(_weak_scalar(t, operand_type))
-    result = operation(locals_[0], locals_[1], **kwargs)
+    if operand_type in _UNSIGNED_TYPES:
+        result = unsigned_call(operation, locals_, kwargs)
+    else:
+        result = operation(locals_[0], locals_[1], **kwargs)
     if not isinstance(result, torch.Tensor):
         result = torch.tensor(result)
     if split is not None:
@@ -462,7 +685,11 @@ def _scalar_op(operation, x: DNDarray, scalar, kwargs, promote_to_float: bool, s
         tensor = tensor.to(operand_type.torch_type())
     if type(scalar) is int and operand_type in _INEXACT and not -(2**63) <= scalar < 2**63:
         scalar = float(scalar)  # torch converts Python ints through int64
-    if scalar_first:
+    if operand_type in _UNSIGNED_TYPES:
+        scalar = _weak_scalar(scalar, operand_type)
+        operands = (scalar, tensor) if scalar_first else (tensor, scalar)
+        result = unsigned_call(operation, operands, kwargs)
+    elif scalar_first:
         result = operation(_weak_scalar(scalar, operand_type), tensor, **kwargs)
     elif operation in _ACCEPTS_SCALAR:
         _check_integer_range(scalar, operand_type)
@@ -484,7 +711,10 @@ def _check_integer_range(value, operand_type) -> None:
             )
 
 
-_INTEGER_TYPES = frozenset((types.uint8, types.int8, types.int16, types.int32, types.int64))
+_INTEGER_TYPES = frozenset(
+    (types.uint8, types.uint16, types.uint32, types.uint64, types.int8, types.int16, types.int32,
+     types.int64)
+)
 
 
 def _weak_scalar(value, operand_type):
@@ -543,7 +773,13 @@ def reduce_op(
             torch_type = types.canonical_heat_type(dtype).torch_type()
             if tensor.dtype != torch_type:
                 tensor = tensor.to(torch_type)
-        partial = partial_op(tensor, _ALL_AXES[ndim], keepdim=False)
+        if tensor.dtype in _UNSIGNED_COMPUTE:
+            storage = tensor.dtype
+            partial = _reduced_storage(
+                partial_op(compute_tensor(tensor), _ALL_AXES[ndim], keepdim=False), storage
+            )
+        else:
+            partial = partial_op(tensor, _ALL_AXES[ndim], keepdim=False)
         if partial.dim():
             partial = partial.reshape(())
         if x._split is not None and x._comm.size > 1:
@@ -569,6 +805,10 @@ def reduce_op(
         torch_type = types.canonical_heat_type(dtype).torch_type()
         if tensor.dtype != torch_type:
             tensor = tensor.to(torch_type)
+    storage = tensor.dtype
+    if storage in _UNSIGNED_COMPUTE:
+        # partial_op sees the computation type; sums and products wrap as in the storage type
+        tensor = compute_tensor(tensor)
     if neutral is None and any(x._gshape[i] == 0 for i in axes):
         # decided from global information, so every rank raises alike
         raise ValueError("zero-size array to reduction operation which has no identity")
@@ -586,6 +826,8 @@ def reduce_op(
             partial = partial.reshape(local_shape)
     else:
         partial = tensor.clone()
+    if storage in _UNSIGNED_COMPUTE:
+        partial = _reduced_storage(partial, storage)
 
     split = x._split
     if split is not None and split in axes:
@@ -604,6 +846,13 @@ def reduce_op(
         x._balanced if split is not None else True,
     )
     return result if out is None else write_out(result, out)
+
+
+def _reduced_storage(partial: torch.Tensor, storage: torch.dtype) -> torch.Tensor:
+    """A partial reduction of unsigned data back in its type (torch sums int32 into int64)."""
+    if partial.dtype in (torch.int32, torch.int64):
+        return partial.view(storage) if storage == torch.uint64 else partial.to(storage)
+    return partial
 
 
 _ALL_AXES = tuple(tuple(range(ndim)) for ndim in range(65))
@@ -651,9 +900,14 @@ def cum_op(
     tensor = x.larray
     if dtype is not None:
         tensor = tensor.to(types.canonical_heat_type(dtype).torch_type())
-    elif tensor.dtype in (torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32):
+    elif tensor.dtype in (torch.bool, torch.int8, torch.int16, torch.int32):
         # NumPy accumulates small integers (and bools) in the default integer type
         tensor = tensor.to(torch.int64)
+    elif tensor.dtype in (torch.uint8, torch.uint16, torch.uint32):
+        # ... and small unsigned integers in the default unsigned one
+        tensor = tensor.to(torch.uint64)
+    storage = tensor.dtype
+    tensor = compute_tensor(tensor)  # unsigned scans wrap alike in the computation type
     if x.ndim == 0:
         result = tensor.clone()
     else:
@@ -669,6 +923,7 @@ def cum_op(
         if x.comm.rank > 0 and result.numel() > 0:
             # the local scan is a fresh tensor: combine in place, no second block-sized tensor
             final_op(result, offset, out=result)
+    result = storage_tensor(result, storage)
     wrapped = DNDarray(
         result, gshape, _TORCH_TO_HEAT[result.dtype], x.split, x.device, x.comm, x._balanced
     )

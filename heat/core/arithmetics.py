@@ -24,6 +24,7 @@ from mpi4py import MPI
 
 from . import types
 from ._operations import _PYTHON_SCALARS, binary_op, cum_op, local_op, reduce_op
+from ._operations import register_unsigned, uint64_floor_divide, uint64_remainder
 from .dndarray import DNDarray
 from .manipulations import flatten, pad
 from .sanitation import sanitize_axis, sanitize_in
@@ -225,6 +226,9 @@ def _float_remainder(a, b):
 
 _safe_remainder = _zero_division_safe(_float_remainder)
 _safe_fmod = _zero_division_safe(torch.fmod)
+register_unsigned(_safe_floor_divide, uint64_floor_divide)
+register_unsigned(_safe_remainder, uint64_remainder)
+register_unsigned(_safe_fmod, uint64_remainder)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -566,6 +570,8 @@ def fmod(t1: _ScalarOrArray, t2: _ScalarOrArray, out: Optional[DNDarray] = None,
 def _has_negative(value) -> bool:
     """Whether an integer exponent holds a negative value; collective for split arrays."""
     if isinstance(value, DNDarray):
+        if issubclass(value.dtype, types.unsignedinteger):
+            return False
         local = bool((value.larray < 0).any()) if value.larray.numel() else False
         if value.split is not None and value.comm.size > 1:
             return bool(value.comm.allreduce(local, op=MPI.LOR))
@@ -699,6 +705,7 @@ def _neg_tensor(tensor: torch.Tensor) -> torch.Tensor:
 
 
 negative = neg
+register_unsigned(_neg_tensor, "wrap")
 
 
 def _reciprocal_tensor(tensor: torch.Tensor) -> torch.Tensor:
@@ -1433,9 +1440,11 @@ def diff(
 # sums and products
 # ---------------------------------------------------------------------------------------------
 def _accumulation_type(x: DNDarray, dtype):
-    """NumPy's accumulator: bool and integers smaller than int64 sum in int64 (no uint64 here)."""
+    """NumPy's accumulator: bool and signed integers sum in int64, unsigned ones in uint64."""
     if dtype is not None:
         return types.canonical_heat_type(dtype)
+    if issubclass(x.dtype, types.unsignedinteger):
+        return types.uint64
     if _is_exact(x.dtype):
         return types.int64
     return x.dtype

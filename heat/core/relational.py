@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from . import types
-from ._operations import local_op
+from ._operations import local_op, register_unsigned
 from .arithmetics import _binary, _operand_result_type
 from .dndarray import DNDarray
 
@@ -85,6 +85,9 @@ _less = _complex_order(_fastest_kernel(torch.lt, np.less), torch.lt, torch.lt)
 _less_equal = _complex_order(_fastest_kernel(torch.le, np.less_equal), torch.lt, torch.le)
 _greater = _complex_order(_fastest_kernel(torch.gt, np.greater), torch.gt, torch.gt)
 _greater_equal = _complex_order(_fastest_kernel(torch.ge, np.greater_equal), torch.gt, torch.ge)
+for _comparison in (_equal, _not_equal, _less, _less_equal, _greater, _greater_equal):
+    register_unsigned(_comparison, "order")
+del _comparison
 
 
 def _compare(operation, x, y, out, where, name: str) -> DNDarray:

@@ -14,7 +14,7 @@ from typing import Optional, Tuple
 import torch
 
 from . import types
-from ._operations import binary_op, local_op
+from ._operations import _UNSIGNED_TYPES, binary_op, local_op, register_unsigned
 from .arithmetics import _check_out_cast, _is_complex, _is_exact, _unary, _unwrap_out
 from .dndarray import DNDarray
 from .sanitation import sanitize_in
@@ -391,7 +391,9 @@ def clip(
                     f"bound of shape {b.gshape} does not broadcast to x's shape {x.gshape}"
                 )
     _check_out_cast(result_type, out)
-    if all(b is None or isinstance(b, _PY_SCALARS) for b in (a_min, a_max)):
+    if result_type not in _UNSIGNED_TYPES and all(
+        b is None or isinstance(b, _PY_SCALARS) for b in (a_min, a_max)
+    ):
         torch_type = result_type.torch_type()
         return local_op(_clamp, x, out=out, no_cast=True, where=where, torch_type=torch_type,
                         a_min=a_min, a_max=a_max)
@@ -414,6 +416,9 @@ def _clamp(tensor: torch.Tensor, torch_type, a_min, a_max) -> torch.Tensor:
             tensor = tensor & builtins.bool(a_max)
         return tensor
     return torch.clamp(tensor, min=a_min, max=a_max)
+
+
+register_unsigned(_abs_tensor, torch.clone)  # unsigned values are their own absolute value
 
 
 def _sign_tensor(tensor: torch.Tensor) -> torch.Tensor:
@@ -460,6 +465,9 @@ def sign(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     if x.dtype is types.bool:
         raise TypeError("sign is not supported for boolean arrays")
     return _unary(_sign_tensor, x, out, where, "sign", no_cast=True)
+
+
+register_unsigned(_sign_tensor, lambda tensor: (tensor != 0).to(tensor.dtype))
 
 
 def sgn(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:

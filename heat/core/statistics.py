@@ -26,7 +26,8 @@ import torch
 from mpi4py import MPI
 
 from . import types
-from ._operations import _TORCH_TO_HEAT, _check_out, align_local, binary_op, reduce_op
+from ._operations import _TORCH_TO_HEAT, _UNSIGNED_COMPUTE, _check_out, align_local, binary_op
+from ._operations import from_order_key, order_key, reduce_op, register_unsigned
 from ._operations import write_out
 from .arithmetics import _sum_partial
 from .arithmetics import sum as _sum
@@ -185,7 +186,7 @@ def _to_key(tensor: torch.Tensor, nan_high: bool) -> torch.Tensor:
     if tensor.dtype == torch.bool:
         return tensor.to(torch.uint8)
     if tensor.dtype not in _KEY_TYPE:
-        return tensor
+        return order_key(tensor)  # unsigned types: signed keys; other integers unchanged
     key_type = _KEY_TYPE[tensor.dtype]
     info = torch.iinfo(key_type)
     bits = tensor.view(key_type)
@@ -200,7 +201,7 @@ def _from_key(key: torch.Tensor, torch_type: torch.dtype) -> torch.Tensor:
     if torch_type == torch.bool:
         return key.to(torch.bool)
     if torch_type not in _KEY_TYPE:
-        return key
+        return from_order_key(key, torch_type)
     info = torch.iinfo(key.dtype)
     bits = key ^ ((key >> (info.bits - 1)) & info.max)
     return bits.view(torch_type)
@@ -210,7 +211,8 @@ def _key_limits(torch_type: torch.dtype) -> Tuple[int, int]:
     """(smallest, largest) key of a type: the neutral elements of max and min."""
     if torch_type == torch.bool:
         return 0, 1
-    info = torch.iinfo(_KEY_TYPE.get(torch_type, torch_type))
+    key_type = _KEY_TYPE.get(torch_type) or _UNSIGNED_COMPUTE.get(torch_type, torch_type)
+    info = torch.iinfo(key_type)
     return info.min, info.max
 
 
@@ -230,6 +232,9 @@ def _extremum(x, axis, out, keepdims, largest: bool, ignore_nan: bool, name: str
         return _finish(_wrap(x.larray.clone(), x, gshape, x.split), out)
 
     local_reduce = torch.amax if largest else torch.amin
+    if torch_type in _UNSIGNED_COMPUTE:
+        # reduce signed keys that order like the unsigned values
+        x = _wrap(order_key(x.larray), x, x.gshape, x.split)
     low, high = _key_limits(torch_type)
     floating = torch_type in _FLOATING
     if floating and ignore_nan:
@@ -480,6 +485,11 @@ def _fmin(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return _complex_pick(a, b, False, True) if a.is_complex() else torch.fmin(a, b)
 
 
+for _extremum_kernel in (_maximum, _minimum, _fmax, _fmin):
+    register_unsigned(_extremum_kernel, "order")
+del _extremum_kernel
+
+
 def maximum(x1, x2, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     """
     Elementwise maximum of two arrays with broadcasting; NaN propagates (as NumPy).
@@ -682,7 +692,7 @@ def _arg_extremum(x, axis, out, keepdims, largest: bool, ignore_nan: bool, name:
     # torch's argmax/argmin already return the first NaN, as NumPy; the nan variants search
     # order-preserving keys in which NaN loses against everything
     nan_high = largest != ignore_nan
-    keys = x.larray
+    keys = order_key(x.larray)  # signed keys of unsigned data; other data as it is
     if floating and ignore_nan and torch.isnan(keys).any():
         # + 0.0 turns -0.0 into 0.0: the keys would order them, argmax/argmin tie them
         keys = _to_key(keys + 0.0, nan_high)

@@ -8,7 +8,7 @@ Heat dtypes are classes. The abstract classes form a hierarchy modelled on NumPy
     └── number
         ├── integer
         │   ├── signedinteger                 int8, int16, int32, int64
-        │   └── unsignedinteger               uint8
+        │   └── unsignedinteger               uint8, uint16, uint32, uint64
         ├── floating                          float16, bfloat16, float32, float64
         └── complexfloating                   complex64, complex128
 
@@ -20,6 +20,12 @@ Every concrete type has the classmethods ``torch_type()`` (the ``torch.dtype``),
 NumPy character code, ``None`` for bfloat16) and ``numpy_type()`` (the ``numpy.dtype``, ``None``
 for bfloat16).
 
+uint16, uint32 and uint64 are stored as torch's ``uint16``/``uint32``/``uint64`` tensors (so
+memory, MPI messages, NumPy and HDF5 round trips keep the exact type), but torch computes on them
+only partly: the engines of :mod:`heat.core._operations` compute uint16 in int32, uint32 in int64
+(cast back, wrapping modulo 2**k as NumPy does) and uint64 on its bits read as int64, with
+unsigned implementations of what two's complement gets wrong (ordering, division, right shift).
+
 Aliases
 -------
 =============  ==========  ===========================================================
@@ -27,6 +33,9 @@ alias          heat type   note
 =============  ==========  ===========================================================
 ``bool_``      bool        as NumPy
 ``ubyte``      uint8       as NumPy
+``ushort``     uint16      as NumPy
+``uintc``      uint32      as NumPy
+``ulonglong``  uint64      as NumPy
 ``byte``       int8        as NumPy
 ``short``      int16       as NumPy and torch
 ``int``        int32       as torch (``torch.int``); NumPy's ``int`` is int64
@@ -109,6 +118,9 @@ __all__ = [
     # concrete types
     "bool",
     "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
     "int8",
     "int16",
     "int32",
@@ -122,6 +134,9 @@ __all__ = [
     # aliases
     "bool_",
     "ubyte",
+    "ushort",
+    "uintc",
+    "ulonglong",
     "byte",
     "short",
     "int",
@@ -296,6 +311,30 @@ class uint8(unsignedinteger):
     _numpy_type = np.dtype(np.uint8)
 
 
+class uint16(unsignedinteger):
+    """16-bit unsigned integer (0 to 65535). Alias ``ushort``; computed in int32."""
+
+    _torch_type = torch.uint16
+    _numpy_type = np.dtype(np.uint16)
+
+
+class uint32(unsignedinteger):
+    """32-bit unsigned integer (0 to 4294967295). Alias ``uintc``; computed in int64."""
+
+    _torch_type = torch.uint32
+    _numpy_type = np.dtype(np.uint32)
+
+
+class uint64(unsignedinteger):
+    """
+    64-bit unsigned integer (0 to 18446744073709551615). Alias ``ulonglong``; computed on its bits
+    read as int64 where two's complement gives the same bits, by unsigned algorithms elsewhere.
+    """
+
+    _torch_type = torch.uint64
+    _numpy_type = np.dtype(np.uint64)
+
+
 class int8(signedinteger):
     """8-bit signed integer (-128 to 127). Alias ``byte``."""
 
@@ -371,6 +410,9 @@ class complex128(complexfloating):
 # ----------------------------------------------------------------------------------------------
 bool_ = bool
 ubyte = uint8
+ushort = uint16
+uintc = uint32
+ulonglong = uint64
 byte = int8
 short = int16
 int = int32
@@ -390,6 +432,9 @@ HeatType = Type[datatype]
 _CONCRETE_TYPES: Tuple[HeatType, ...] = (
     bool,
     uint8,
+    uint16,
+    uint32,
+    uint64,
     int8,
     int16,
     int32,
@@ -431,6 +476,9 @@ _NAME_MAP.update(
     {
         "bool_": bool_,
         "ubyte": ubyte,
+        "ushort": ushort,
+        "uintc": uintc,
+        "ulonglong": ulonglong,
         "byte": byte,
         "short": short,
         "int": int,
@@ -469,7 +517,7 @@ def canonical_heat_type(a_type: Any) -> HeatType:
     Raises
     ------
     TypeError
-        If ``a_type`` is abstract, denotes a type heat does not support (uint16, float128,
+        If ``a_type`` is abstract, denotes a type heat does not support (float128,
         strings, objects, ...) or is not a type at all.
 
     Examples
@@ -639,6 +687,9 @@ def heat_type_of(obj: Any) -> HeatType:
 _INT_TO_FLOAT = {
     bool: float16,
     uint8: float16,
+    uint16: float32,
+    uint32: float64,
+    uint64: float64,
     int8: float16,
     int16: float32,
     int32: float64,
@@ -651,6 +702,8 @@ _FLOAT_TO_COMPLEX = {
     float64: complex128,
 }
 _COMPLEX_TO_FLOAT = {complex64: float32, complex128: float64}
+# the smallest type that holds every value of an unsigned type and every signed value
+_SIGNED_WIDER = {uint8: int16, uint16: int32, uint32: int64, uint64: float64}
 
 
 def _bits(heat_type: HeatType) -> _PY_INT:
@@ -681,10 +734,14 @@ def _promote_pair(a: HeatType, b: HeatType) -> HeatType:
     if _kind_rank(a) > _kind_rank(b):
         a, b = b, a
     ka, kb = _kind_rank(a), _kind_rank(b)
-    if kb <= 2:  # two integer types; uint8 is the only unsigned type
+    if kb <= 2:  # two integer types
         if ka == kb:
             return a if _bits(a) >= _bits(b) else b
-        return b if _bits(b) > 8 else int16  # uint8 with a signed type
+        # unsigned a with signed b: b if it holds every value of a, else the next wider signed
+        # type; none holds uint64 (NumPy gives float64)
+        if _bits(b) > _bits(a):
+            return b
+        return _SIGNED_WIDER[a]
     if kb == 3:  # b floating, a integer or floating
         if ka <= 2:
             if b is bfloat16:  # torch's rule: bfloat16 absorbs every integer type
@@ -1353,7 +1410,8 @@ class _NamespaceInfo:
         float16 and bfloat16, which are not part of the standard.
         """
         self._check_device(device)
-        supported = (bool, int8, int16, int32, int64, uint8, float32, float64, complex64, complex128)
+        supported = (bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32,
+                     float64, complex64, complex128)
         return {
             t.__name__: t for t in supported if kind is None or isdtype(t, kind)
         }
