@@ -114,25 +114,20 @@ def fit_standardization(
     path: str, features: str, window_bytes: int, comm: ht.MPICommunication
 ) -> Tuple[torch.Tensor, torch.Tensor]:
     """
-    Mean and standard deviation of every feature, from one pass over the file window by window
-    (each process its share, in float64, then one reduction).
+    Mean and standard deviation of every feature: ``ht.preprocessing.StandardScaler`` fitted
+    window by window (``partial_fit`` on each streamed window of every process, in float64),
+    one pass over the file and never more than a window in memory.
     """
     loader = ht.utils.data.StreamingDataLoader(
         path, [features], batch_size=4096, shuffle=False, window_bytes=window_bytes, comm=comm
     )
-    sums = None  # [rows, sum of every feature..., sum of squares of every feature...]
-    for (x,) in loader:
-        x = x.double()
-        part = torch.cat([torch.tensor([float(x.shape[0])]), x.sum(0), (x * x).sum(0)])
-        sums = part if sums is None else sums + part
-    # a process without rows contributes zeros of the right length
-    length = comm.allreduce(0 if sums is None else sums.numel(), op=ht.MPI.MAX)
-    sums = torch.zeros(length, dtype=torch.float64) if sums is None else sums
-    sums = comm.allreduce(sums.numpy())  # element-wise sum of the arrays
-    count, (total, squares) = sums[0], np.split(sums[1:], 2)
-    mean = total / count
-    std = np.sqrt(np.maximum(squares / count - mean * mean, 1e-12))
-    return torch.from_numpy(mean).float(), torch.from_numpy(std).float()
+    scaler = ht.preprocessing.StandardScaler()
+    for (x,) in loader:  # every process takes as many windows (empty ones at the end)
+        scaler.partial_fit(ht.array(x, is_split=0, comm=comm))
+    # replicated (split=None) results: every process holds them whole
+    mean = scaler.mean_.larray.to(torch.float32)
+    std = scaler.scale_.larray.to(torch.float32)
+    return mean, std
 
 
 def emulate_nodes(ranks_per_node: Optional[int], comm: ht.MPICommunication) -> None:

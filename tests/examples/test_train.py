@@ -69,3 +69,22 @@ def test_help_documents_every_option(capsys):
         "--window-mb",
     ]
     collective_assert(stop.value.code == 0 and all(o in text for o in options), text)
+
+
+def test_standardization_fitted_window_by_window_matches_numpy(tmp_path):
+    folder = WORLD.bcast(str(tmp_path) if WORLD.rank == 0 else None)
+    path = os.path.join(folder, "standardize.h5")
+    if WORLD.rank == 0:
+        train.write_synthetic_dataset(path, 203, 10, 5, 3, seed=4)
+    WORLD.Barrier()
+    # a window of a few rows: many partial_fit calls, the last ones empty on some processes
+    mean, std = train.fit_standardization(path, "x", window_bytes=200, comm=WORLD)
+    import h5py
+    import numpy as np
+
+    with h5py.File(path, "r") as f:
+        x = np.asarray(f["x"], dtype=np.float64)
+    ok = np.allclose(mean.numpy(), x.mean(0), rtol=1e-5) and np.allclose(
+        std.numpy(), x.std(0), rtol=1e-5
+    )
+    collective_assert(ok and mean.dtype == torch.float32, f"{mean} {std}")
