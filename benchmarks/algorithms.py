@@ -409,9 +409,9 @@ class Op:
     checked: Optional[Callable[[List[Any]], Any]] = None
     # for results of several arrays: (lib, result) -> the one array compared with ``expect``
     convert: Optional[Callable[[Any, Any], np.ndarray]] = None
-    # floating point operations of one call (issue 8: the table reports GFLOP/s for these), or a
-    # function of the data that gives them
-    flops: Any = 0.0
+    # data -> floating point operations of one call (issue 8: the tables report GFLOP/s for
+    # these); None for operations that do not count them
+    flops: Optional[Callable[[Data], float]] = None
 
 
 def _reduction(kind: str, axis, split: int) -> Op:
@@ -616,7 +616,7 @@ def _ops() -> List[Op]:
                 lambda D: D.x.astype(np.float64) @ D.y.T.astype(np.float64),
                 rtol=1e-4,
                 atol=1e-3,
-                flops=2.0 * BASE_ROWS * COLS * BASE_ROWS,  # rescaled by the data below
+                flops=lambda D: 2.0 * D.x.shape[0] * COLS * D.x.shape[0],
             )
         )
 
@@ -640,7 +640,8 @@ def _ops() -> List[Op]:
 
     n = TALL_COLS
     ops.append(Op("qr tall-skinny split=0", "time", lambda L, D: tall(L, D, "qr"), expect_r,
-                  rtol=1e-3, atol=1e-2, convert=abs_r, flops=4.0 * TALL_ROWS * n * n - 4.0 * n**3 / 3))
+                  rtol=1e-3, atol=1e-2, convert=abs_r,
+                  flops=lambda D: 4.0 * D.tall.shape[0] * n * n - 4.0 * n**3 / 3))  # R and the reduced Q
     ops.append(Op("svd tall-skinny split=0", "time", lambda L, D: tall(L, D, "svd"), expect_s,
                   rtol=1e-4, atol=1e-3, convert=singular_values))
 
@@ -1025,15 +1026,8 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         failed, mismatched = agreed[0] > 0, agreed[1] > 0
         messages = agree.gather((error, local["mismatch"])) if (failed or mismatched) else []
         record = dict(event="result", index=index, op=op.name, group=op.group, processes=L.size)
-        if callable(op.flops):
+        if op.flops:
             record["flops"] = op.flops(D)
-        elif op.flops:
-            if op.name.startswith("qr"):
-                rows = D.tall.shape[0]  # 4 m n^2 - 4 n^3 / 3 (R and the reduced Q)
-                record["flops"] = 4.0 * rows * TALL_COLS**2 - 4.0 * TALL_COLS**3 / 3
-            else:
-                rows = D.x.shape[0]
-                record["flops"] = op.flops * (rows / BASE_ROWS) ** 2
         if failed:
             first = next(e for e, _ in messages if e)
             record.update(status="error", error=first)
