@@ -51,9 +51,11 @@ _METHOD_NAMES = (
 ).split()
 
 _COMPLEX = frozenset((types.complex64, types.complex128))
+# the operators' shortcut calls torch directly: uint16/uint32/uint64, which torch only stores,
+# take the engines' path
 _REAL_NUMERIC = frozenset(
-    (types.uint8, types.uint16, types.uint32, types.uint64, types.int8, types.int16, types.int32,
-     types.int64, types.float16, types.bfloat16, types.float32, types.float64)
+    (types.uint8, types.int8, types.int16, types.int32, types.int64, types.float16,
+     types.bfloat16, types.float32, types.float64)
 )
 _NUMERIC = _REAL_NUMERIC | _COMPLEX
 _FLOATING = frozenset((types.float16, types.bfloat16, types.float32, types.float64))
