@@ -204,12 +204,15 @@ def test_cache_blocked_local_qr(monkeypatch):
 
     monkeypatch.setattr(decompositions, "_QR_BLOCK_BYTES", 1)
     failures = []
-    for shape in ((203, 3), (64, 5)):
+    # (98, 4): blocks of 16 rows leave 2 rows, fewer than the columns (merged into the last block)
+    for shape in ((203, 3), (64, 5), (98, 4)):
         a = random_array(shape, seed=7)
         for split in splits(2):
             x = ht.array(a, split=split)
             Q, R = ht.linalg.qr(x)
             failures += qr_failures(a, Q, R, np.float64, f"{shape} split {split}")
+            failures += qr_failures(a, None, ht.linalg.qr(x, mode="r").R, np.float64,
+                                    f"{shape} split {split} mode r")
             U, S, Vh = ht.linalg.svd(x)
             if not np.allclose((U.numpy() * S.numpy()) @ Vh.numpy(), a, atol=1e-10):
                 failures.append(f"{shape} split {split}: U S Vh != A")
