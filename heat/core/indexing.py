@@ -38,7 +38,8 @@ import numpy as np
 import torch
 
 from . import types
-from ._operations import align_local, as_replicated_array
+from ._operations import _UNSIGNED_TYPES, align_local, as_replicated_array, signed_bits
+from ._operations import unsigned_from_bits
 from ._parallel import run_pieces
 from ._redistribution import balanced_counts as _balanced_counts
 from ._redistribution import displacements as _displs
@@ -1053,6 +1054,9 @@ def getitem(x: DNDarray, key) -> DNDarray:
         # fast path: an ascending slice of a non-distributed array is a view
         local = x._array[key]
         return DNDarray(local, tuple(local.shape), x._dtype, None, x._device, x._comm, True)
+    if x._dtype in _UNSIGNED_TYPES:
+        # torch only stores uint16/32/64: select the bits through a signed view
+        return unsigned_from_bits(getitem(signed_bits(x), key), x._dtype)
     view, entries, advanced = _prepare(x, key)
     if not advanced:
         return _basic_get(x, view, entries)
@@ -1297,6 +1301,13 @@ def setitem(x: DNDarray, key, value) -> None:
     """
     if not isinstance(x, DNDarray):
         raise TypeError(f"x must be a DNDarray, but was {type(x).__name__}")
+    if x._dtype in _UNSIGNED_TYPES:
+        # torch only stores uint16/32/64: write the bits through a signed view of x's memory
+        if isinstance(value, DNDarray):
+            value = value.astype(x._dtype, copy=False)
+        else:
+            value = as_replicated_array(value, x._dtype, x.device, x.comm)
+        return setitem(signed_bits(x), key, signed_bits(value))
     if x._split is None and type(key) is int and x._gshape and isinstance(value, (int, float)):
         x._array[key] = value
         return
@@ -1493,6 +1504,8 @@ def nonzero(x: DNDarray) -> Tuple[DNDarray, ...]:
             "Calling nonzero on 0d arrays is not allowed. Use ht.atleast_1d(scalar).nonzero() "
             "instead."
         )
+    if x._dtype in _UNSIGNED_TYPES:
+        x = signed_bits(x)  # nonzero bits, nonzero values
     comm = x.comm
     local = x.larray
     split = x.split

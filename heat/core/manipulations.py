@@ -33,6 +33,7 @@ import torch
 from . import layout
 from . import types
 from .communication import MPI
+from ._operations import _UNSIGNED_TYPES, signed_bits, unsigned_from_bits
 from ._redistribution import balanced_counts as _balanced_counts
 from ._redistribution import displacements as _displs
 from ._redistribution import overlap
@@ -1019,6 +1020,8 @@ def flip(a: DNDarray, axis: Union[None, int, Tuple[int, ...]] = None) -> DNDarra
     [3, 2, 1, 0]
     """
     sanitize_in(a, "a")
+    if a.dtype in _UNSIGNED_TYPES:  # torch cannot flip uint16/32/64: flip the bits as signed
+        return unsigned_from_bits(flip(signed_bits(a), axis), a.dtype)
     if axis is None:
         axes = tuple(range(a.ndim))
     else:
