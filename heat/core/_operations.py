@@ -153,6 +153,40 @@ def from_order_key(key: torch.Tensor, storage: torch.dtype) -> torch.Tensor:
     return storage_tensor(key, storage)
 
 
+_SIGNED_BITS = {types.uint16: types.int16, types.uint32: types.int32, types.uint64: types.int64}
+
+
+def signed_bits(x: DNDarray) -> DNDarray:
+    """
+    ``x`` (uint16, uint32 or uint64) as the signed type of its width, sharing its memory: for
+    functions that only move or select elements (indexing, flips, ...), which torch has no
+    unsigned kernels for. Undo with :func:`unsigned_from_bits`.
+
+    Examples
+    --------
+    >>> signed_bits(ht.array([65535], dtype=ht.uint16)).larray
+    tensor([-1], dtype=torch.int16)
+    """
+    signed = _SIGNED_BITS[x._dtype]
+    return DNDarray(
+        x._array.view(signed.torch_type()), x._gshape, signed, x._split, x._device, x._comm,
+        x._balanced,
+    )
+
+
+def unsigned_from_bits(result, dtype):
+    """The inverse of :func:`signed_bits` for results (a DNDarray, or a tuple/list of them) of
+    the signed type; other results unchanged."""
+    if isinstance(result, (tuple, list)):
+        return type(result)(unsigned_from_bits(r, dtype) for r in result)
+    if not isinstance(result, DNDarray) or result._dtype is not _SIGNED_BITS[dtype]:
+        return result
+    return DNDarray(
+        result._array.view(dtype.torch_type()), result._gshape, dtype, result._split,
+        result._device, result._comm, result._balanced,
+    )
+
+
 def _unsupported_uint64(operation, error: Exception) -> TypeError:
     name = getattr(operation, "__name__", repr(operation))
     return TypeError(f"{name} is not supported for uint64 operands ({error})")
@@ -240,7 +274,8 @@ for _operation in (torch.lt, torch.le, torch.gt, torch.ge, torch.less, torch.gre
     register_unsigned(_operation, "order")
 for _operation in (torch.add, torch.sub, torch.subtract, torch.mul, torch.multiply, torch.neg,
                    torch.negative, torch.bitwise_and, torch.bitwise_or, torch.bitwise_xor,
-                   torch.bitwise_not, torch.bitwise_left_shift, torch.square, torch.pow):
+                   torch.bitwise_not, torch.bitwise_left_shift, torch.square, torch.pow,
+                   torch.logical_not, torch.logical_and, torch.logical_or, torch.logical_xor):
     register_unsigned(_operation, "wrap")
 for _operation, _kernel in (
     (torch.floor_divide, uint64_floor_divide),

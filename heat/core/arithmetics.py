@@ -24,7 +24,8 @@ from mpi4py import MPI
 
 from . import types
 from ._operations import _PYTHON_SCALARS, binary_op, cum_op, local_op, reduce_op
-from ._operations import register_unsigned, uint64_floor_divide, uint64_remainder
+from ._operations import _UNSIGNED_COMPUTE, compute_tensor, register_unsigned, storage_tensor
+from ._operations import uint64_floor_divide, uint64_remainder
 from .dndarray import DNDarray
 from .manipulations import flatten, pad
 from .sanitation import sanitize_axis, sanitize_in
@@ -715,6 +716,9 @@ def _reciprocal_tensor(tensor: torch.Tensor) -> torch.Tensor:
     return torch.where(tensor.abs() == 1, tensor, torch.zeros_like(tensor))
 
 
+register_unsigned(_reciprocal_tensor, lambda tensor: torch.where(tensor == 1, tensor, torch.zeros_like(tensor)))
+
+
 def reciprocal(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     """
     Elementwise ``1 / x``, as :func:`numpy.reciprocal` and the array API standard's
@@ -1280,6 +1284,8 @@ def _diff_local_extra(value: DNDarray, a: DNDarray, axis: int, torch_type, repli
 
 def _diff_tensor(tensor: torch.Tensor, n: int, axis: int) -> torch.Tensor:
     """The n-th discrete difference of a local tensor (not-equal for bools, as NumPy)."""
+    if tensor.dtype in _UNSIGNED_COMPUTE:  # differences wrap, as NumPy's
+        return storage_tensor(_diff_tensor(compute_tensor(tensor), n, axis), tensor.dtype)
     for _ in range(n):
         length = tensor.shape[axis]
         if length == 0:

@@ -52,7 +52,7 @@ import torch
 from mpi4py import MPI
 
 from . import types
-from ._operations import align_local
+from ._operations import _UNSIGNED_COMPUTE, align_local, from_order_key, order_key
 from ._parallel import piece_bounds, run_pieces, worker_count
 from .dndarray import DNDarray
 from .sanitation import sanitize_axis, sanitize_in
@@ -91,7 +91,7 @@ def _to_keys(t: torch.Tensor, merge_zero: bool = True) -> torch.Tensor:
         return t.to(torch.uint8)
     key_type = _FLOAT_KEY_TYPES.get(t.dtype)
     if key_type is None:
-        return t
+        return order_key(t)  # signed keys of uint16/32/64 (torch only stores those)
     t = t.contiguous()
     width = 8 * t.element_size()
     low = (1 << (width - 1)) - 1
@@ -129,6 +129,8 @@ def _from_keys(keys: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
             bits ^= array
             return torch.from_numpy(bits).view(dtype).reshape(keys.shape)
         return (keys ^ ((keys >> (width - 1)) & low)).view(dtype)
+    if dtype in _UNSIGNED_COMPUTE:
+        return from_order_key(keys, dtype)
     return keys
 
 
@@ -1207,7 +1209,7 @@ def topk(
         keys = ~keys
     local_k = min(k, local.shape[-1])
     positions = _topk_last(keys, local_k)
-    values = torch.take_along_dim(local, positions, dim=-1)
+    values = _from_keys(torch.take_along_dim(_to_keys(local, False), positions, dim=-1), local.dtype)
     if not distributed:
         lshape = list(a.lshape)
         lshape[dim] = k

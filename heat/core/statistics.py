@@ -27,7 +27,7 @@ from mpi4py import MPI
 
 from . import types
 from ._operations import _TORCH_TO_HEAT, _UNSIGNED_COMPUTE, _check_out, align_local, binary_op
-from ._operations import from_order_key, order_key, reduce_op, register_unsigned
+from ._operations import from_order_key, order_key, reduce_op, register_unsigned, unsigned_call
 from ._operations import write_out
 from .arithmetics import _sum_partial
 from .arithmetics import sum as _sum
@@ -446,7 +446,11 @@ def ptp(
     _check_out(out, gshape)
     high = _extremum(x, axis, None, keepdims, True, False, "maximum")
     low = _extremum(x, axis, None, keepdims, False, False, "minimum")
-    return _finish(_wrap(high.larray - low.larray, high, gshape, high.split), out)
+    if high.larray.dtype in _UNSIGNED_COMPUTE:
+        local = unsigned_call(torch.sub, (high.larray, low.larray), {})
+    else:
+        local = high.larray - low.larray
+    return _finish(_wrap(local, high, gshape, high.split), out)
 
 
 def _complex_pick(
