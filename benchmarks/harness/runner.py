@@ -34,23 +34,6 @@ from harness import report, stats  # noqa: E402
 
 WORKER = os.path.join(HERE, "worker.py")
 
-_LIMITS_SNIPPET = """
-import json, sys, time, torch
-torch.set_num_threads(1)
-mb, n = float(sys.argv[1]), int(sys.argv[2])
-src = torch.rand(int(mb * 2**20 / 4))
-dst = torch.empty_like(src)
-best_copy = 1e9
-for _ in range(7):
-    start = time.perf_counter(); dst.copy_(src); best_copy = min(best_copy, time.perf_counter() - start)
-a, b = torch.rand(n, n), torch.rand(n, n)
-c = torch.empty(n, n)
-best_mm = 1e9
-for _ in range(5):
-    start = time.perf_counter(); torch.mm(a, b, out=c); best_mm = min(best_mm, time.perf_counter() - start)
-print(json.dumps(dict(copy_gbs=2 * src.numel() * 4 / best_copy / 1e9, matmul_gflops=2.0 * n**3 / best_mm / 1e9,
-                      copy_mb=mb, matmul_n=n)))
-"""
 
 
 def log(message: str) -> None:
@@ -98,15 +81,23 @@ def machine_info(argv: List[str]) -> dict:
     )
 
 
-def measure_limits(python: str, env: Dict[str, str], size: str) -> dict:
-    """One process, one thread: the copy bandwidth (read + write) and a matmul's GFLOP/s."""
-    mb, n = (64, 512) if size == "small" else (512, 2048)
+def measure_limits(python: str, env: Dict[str, str], size: str, work: str) -> dict:
+    """The machine's limits measured by a worker that runs no case (when the run has none)."""
+    path = os.path.join(work, "limits.json")
     try:
-        out = subprocess.run([python, "-c", _LIMITS_SNIPPET, str(mb), str(n)], env=env, capture_output=True,
-                             text=True, timeout=300)
-        return json.loads(out.stdout.strip().splitlines()[-1])
-    except (subprocess.SubprocessError, ValueError, IndexError) as exc:
+        subprocess.run([python, WORKER, "--libraries", "numpy", "--cases=-none-", "--size", size, "--limits", path],
+                       env=env, capture_output=True, text=True, timeout=300)
+        return read_limits(path)
+    except subprocess.SubprocessError as exc:
         log(f"machine limits not measured: {exc}")
+        return {}
+
+
+def read_limits(path: str) -> dict:
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
         return {}
 
 
@@ -296,8 +287,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     anchor_env = clean_environment(None, args.threads)
     info = machine_info(["benchmarks/run.py"] + argv_list)
     log(f"{len(chosen)} case(s), {len(externals)} external script(s); work folder {work}")
-    limits = measure_limits(sys.executable, ours_env, args.size)
-    log(f"machine limits (1 process, 1 thread): {limits}")
+    limits_path = os.path.join(work, "limits.json")
     common = ["--suite", args.suite, "--size", args.size, "--repeats", str(args.repeats), "--min-time",
               str(args.min_time), "--threads", str(args.threads)] + (["--cases", args.cases] if args.cases else [])
     records: List[dict] = []
@@ -306,7 +296,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         libraries = "heat,numpy,torch" if procs == 1 else "heat"
         workers["heat"] = dict(
             command=[mpiexec_for(sys.executable), "-n", str(procs), sys.executable, WORKER, "--libraries", libraries]
-            + common, env=ours_env)
+            + common + (["--limits", limits_path] if procs == args.procs[0] else []), env=ours_env)
         if args.anchor_python:
             workers["anchor"] = dict(
                 command=[mpiexec_for(args.anchor_python), "-n", str(procs), args.anchor_python, WORKER,
@@ -334,6 +324,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         log(f"external {external.name}")
         records.append(run_external(external, [sys.executable], ours_env, args.size, work, None,
                                     args.external_timeout))
+    limits = read_limits(limits_path) if chosen else measure_limits(sys.executable, ours_env, args.size, work)
+    log(f"machine limits (1 process, 1 thread): {limits}")
     info["load_average_end"] = list(os.getloadavg())
     result = dict(machine=info, limits=limits, procs=args.procs, suite=args.suite, size=args.size,
                   repeats=args.repeats, min_time=args.min_time, threads=args.threads,

@@ -84,6 +84,33 @@ class Turns:
             os.replace(temporary, self.token_path)
 
 
+def measure_limits(size: str) -> dict:
+    """This machine's limits for one single-threaded process: a copy's GB/s (read + write) and a
+    torch matmul's GFLOP/s, best of several tries (measured once per run)."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    mb, n = (64, 512) if size == "small" else (512, 2048)
+    source = torch.rand(int(mb * 2**20 / 4))
+    target = torch.empty_like(source)
+    best_copy = best_mm = float("inf")
+    for _ in range(7):
+        start = time.perf_counter()
+        target.copy_(source)
+        best_copy = min(best_copy, time.perf_counter() - start)
+    del source, target
+    a, b = torch.rand(n, n), torch.rand(n, n)
+    c = torch.empty(n, n)
+    for _ in range(5):
+        start = time.perf_counter()
+        torch.mm(a, b, out=c)
+        best_mm = min(best_mm, time.perf_counter() - start)
+    torch.set_num_threads(threads)
+    return dict(copy_gbs=2 * mb * 2**20 / best_copy / 1e9, matmul_gflops=2.0 * n**3 / best_mm / 1e9,
+                copy_mb=mb, matmul_n=n)
+
+
 def peak_rss_mb() -> float:
     """Peak resident memory of this process since the last reset, MB (Linux: ru_maxrss in KiB)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
@@ -117,6 +144,13 @@ class World:
     def barrier(self) -> None:
         if self.comm is not None:
             self.comm.Barrier()
+
+    def quiet_barrier(self) -> None:
+        """A barrier whose waiting processes sleep (MPICH's blocking calls spin on a core)."""
+        if self.comm is not None:
+            request = self.agree_comm.Ibarrier()
+            while not request.Test():
+                time.sleep(0.01)
 
 
 def measure_case(case: registry.Case, adapters: list, D, repeats: int, min_time: float, world: World,
@@ -222,6 +256,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     parser.add_argument("--out", default="", help="JSON-lines file written by rank 0")
     parser.add_argument("--plan", default="")
     parser.add_argument("--token", default="")
+    parser.add_argument("--limits", default="", help="rank 0 measures the machine's limits first, into this JSON file")
     args = parser.parse_args(argv)
 
     labels = [label for label in args.libraries.split(",") if label]
@@ -234,6 +269,13 @@ def main(argv: Optional[List[str]] = None) -> None:
         if label in labels:
             torch.set_num_threads(args.threads)
     world = World(uses_mpi)
+
+    def limits() -> None:
+        """Measured in this worker's first turn, while the other workers wait (idle)."""
+        if world.rank == 0:
+            with open(args.limits, "w") as f:
+                json.dump(measure_limits(args.size), f)
+        world.quiet_barrier()
     chosen = registry.select(args.suite, [n for n in args.cases.split(",") if n])
     D = algorithms.make_data(registry.SCALES[args.size])
     turns = Turns(args.label, args.plan or None, args.token or None)
@@ -248,8 +290,12 @@ def main(argv: Optional[List[str]] = None) -> None:
               libraries={L.label: dict(version=L.version, location=L.location) for L in adapters},
               python=sys.version.split()[0], executable=sys.executable))
     try:
+        if args.limits and not chosen:
+            limits()
         for index, case in enumerate(chosen):
             turns.wait(index)
+            if args.limits and index == 0:
+                limits()
             processes = args.procs if not uses_mpi else world.size
             for record in measure_case(case, adapters, D, args.repeats, args.min_time, world, index,
                                        processes=processes):
