@@ -30,6 +30,7 @@ import collections
 from contextlib import contextmanager
 from typing import Iterator, Optional, Tuple, Union
 
+import numpy as np
 import torch
 from mpi4py import MPI
 
@@ -144,6 +145,37 @@ def _tsqr(local: torch.Tensor, n: int, comm, want_q: bool):
     start = sum(sizes[: comm.rank])
     q = q1 @ q2[start : start + r1.shape[0]]
     return q, r
+
+
+def _complete_tsqr_svd(local: torch.Tensor, n: int, comm):
+    """
+    The full SVD of an ``m x n`` matrix (``m >= n``) split along its rows, from a TSQR whose
+    orthogonal factors are kept complete: ``A_r = Q_r [R_r; 0]`` on every process (``Q_r`` is
+    ``m_r x m_r``), ``[R_0; ...; R_{p-1}] = Q' [R; 0]`` replicated (``K x K``, ``K`` the rows of
+    the stack), and ``R = U_R diag(S) Vh``. Then ``A = Q_full (U_R + I) [diag(S); 0] Vh`` with the
+    ``m x m`` orthogonal ``Q_full = blockdiag(Q_r) P (Q' + I)``: its first ``K`` columns are
+    ``Q_r[:, :k_r] Q'`` on process ``r``'s rows, the others the trailing columns of every
+    ``Q_r`` (zero on the other processes' rows). Only local products: returns this process's
+    ``m_r x m`` rows of ``U``, and ``S``, ``Vh`` replicated.
+    """
+    m_r = local.shape[0]
+    q_local, r_local = torch.linalg.qr(local, mode="complete")
+    k_r = min(m_r, n)
+    r_local = r_local[:k_r]
+    stacked = comm.allgather_tensors(r_local.contiguous(), axis=0)
+    q_stack, r_stack = torch.linalg.qr(stacked, mode="complete")
+    u_r, s, vh = torch.linalg.svd(r_stack[:n], full_matrices=True)
+    sizes = comm.allgather((m_r, k_r))
+    stack_rows = sum(k for _, k in sizes)
+    m = sum(rows for rows, _ in sizes)
+    start = sum(k for _, k in sizes[: comm.rank])
+    complement_start = stack_rows + sum(rows - k for rows, k in sizes[: comm.rank])
+    u = local.new_zeros((m_r, m))
+    left = q_local[:, :k_r] @ q_stack[start : start + k_r]
+    u[:, :n] = left[:, :n] @ u_r
+    u[:, n:stack_rows] = left[:, n:]
+    u[:, complement_start : complement_start + m_r - k_r] = q_local[:, k_r:]
+    return u, s, vh
 
 
 def _block_gram_schmidt(local: torch.Tensor, counts, comm):
@@ -314,21 +346,36 @@ def svd(
     A: DNDarray, full_matrices: bool = False, compute_uv: bool = True, qr_procs_to_merge: int = 2
 ) -> Union[SVD, DNDarray]:
     """
-    The singular value decomposition ``A = U diag(S) Vh``, as :func:`numpy.linalg.svd` with
-    ``full_matrices=False`` (HeAT's interface: the reduced factors only).
+    The singular value decomposition ``A = U diag(S) Vh``, as :func:`numpy.linalg.svd`. The
+    default is HeAT's, the reduced factors (``full_matrices=False``); NumPy and the array API
+    standard default to the complete ones.
 
-    A tall-skinny matrix split along its rows (``m >= p n``) goes through TSQR and the SVD of the
-    small ``R`` (replicated); ``U`` keeps ``A``'s layout, ``S`` and ``Vh`` are replicated. A
-    short-fat matrix split along its columns (``n >= p m``) is the same transposed (``Vh`` split
-    along its columns). Other distributed matrices are gathered on every process (memory: the
-    whole matrix per process); stacks are worked on in whole matrices.
+    Reduced factors: a tall-skinny matrix split along its rows (``m >= p n``) goes through TSQR
+    and the SVD of the small ``R`` (replicated); ``U`` keeps ``A``'s layout, ``S`` and ``Vh`` are
+    replicated. A short-fat matrix split along its columns (``n >= p m``) is the same transposed
+    (``Vh`` split along its columns). Other distributed matrices are gathered on every process
+    (memory: the whole matrix per process); stacks are worked on in whole matrices.
+
+    Complete factors (``full_matrices=True``): of a distributed matrix with ``m >= n``, ``U``
+    (``m x m``) is split along its rows and ``Vh`` (``n x n``) replicated; with ``m < n``, ``U``
+    (``m x m``) is replicated and ``Vh`` (``n x n``) split along its columns. They come from a
+    TSQR that keeps every process's complete orthogonal factor (no gathering; a matrix split
+    the other way is first resplit, one all-to-all). ``A`` of another layout, or a stack, is
+    factored in whole matrices.
+
+    .. warning::
+        The complete ``U`` of a tall matrix is ``m x m``: ``m / n`` times the size of ``A``
+        (each process holds ``m_r x m`` of it; for ``m = 200000`` rows that is 160 GB in
+        float32 in all). Ask for it only if you need the orthogonal complement of ``A``'s
+        columns.
 
     Parameters
     ----------
     A : DNDarray
         Shape ``(..., m, n)``.
     full_matrices : bool
-        Only False is supported (the complete factors can be far larger than ``A``).
+        False: ``U`` of shape ``(..., m, k)`` and ``Vh`` of shape ``(..., k, n)``,
+        ``k = min(m, n)``; True: ``(..., m, m)`` and ``(..., n, n)``.
     compute_uv : bool
         False: return ``S`` only.
     qr_procs_to_merge : int
@@ -337,15 +384,16 @@ def svd(
     Returns
     -------
     SVD or DNDarray
-        The named tuple ``(U, S, Vh)``, shapes ``(..., m, k)``, ``(..., k)``, ``(..., k, n)``
-        with ``k = min(m, n)``, singular values in descending order; or ``S``.
+        The named tuple ``(U, S, Vh)``, ``S`` of shape ``(..., k)`` with the singular values in
+        descending order; or ``S``.
 
     Raises
     ------
     TypeError
-        If ``A`` is not a DNDarray or is half precision.
+        If ``A`` is not a DNDarray or is half precision, or ``full_matrices`` or ``compute_uv``
+        is not a bool.
     ValueError
-        If ``A`` has fewer than two dimensions or ``full_matrices`` is True.
+        If ``A`` has fewer than two dimensions.
 
     Examples
     --------
@@ -353,10 +401,16 @@ def svd(
     >>> U, S, Vh = ht.linalg.svd(A)
     >>> ht.allclose(U @ ht.diag(S) @ Vh, A, atol=1e-4)
     True
+    >>> U, S, Vh = ht.linalg.svd(A, full_matrices=True)
+    >>> U.shape, Vh.shape
+    ((200, 200), (3, 3))
     """
     _check_matrix(A)
-    if full_matrices:
-        raise ValueError("svd: full_matrices=True is not supported (only the reduced factors)")
+    for name, flag in (("full_matrices", full_matrices), ("compute_uv", compute_uv)):
+        if not isinstance(flag, (bool, np.bool_)):
+            raise TypeError(f"{name} must be a bool, but was {type(flag).__name__}")
+    if full_matrices and compute_uv:
+        return _full_svd(A)
     dtype = _float_type(A.dtype, "A")
     real = types.real_type_of(dtype)
     torch_type = dtype.torch_type()
@@ -406,18 +460,57 @@ def svd(
         s = torch.linalg.svdvals(local)
         return _wrap(s, s_shape, real, s_split, A)
     u, s, vh = torch.linalg.svd(local, full_matrices=False)
-    if split is None and A.split is not None and A.ndim == 2 and p > 1:
+    return _wrap_svd(u, s, vh, split, A, dtype)
+
+
+def _wrap_svd(u, s, vh, split: Optional[int], A: DNDarray, dtype) -> SVD:
+    """The factors of whole matrices (``split``: the stack's, see ``_gathered_matrices``)."""
+    comm = A.comm
+    real = types.real_type_of(dtype)
+    batch = A.gshape[:-2]
+    u_shape, s_shape, vh_shape = batch + tuple(u.shape[-2:]), batch + tuple(s.shape[-1:]), batch + tuple(vh.shape[-2:])
+    if split is None and A.split is not None and A.ndim == 2 and comm.size > 1:
         # gathered: U keeps A's row split, Vh A's column split, S replicated
         S = DNDarray(s, s_shape, real, None, A.device, comm, True)
         if A.split == 0:
-            U = DNDarray(_rows_of(u, 0, A, balanced_counts(comm, m)), u_shape, dtype, 0, A.device, comm, True)
+            U = DNDarray(_rows_of(u, 0, A, balanced_counts(comm, u_shape[0])), u_shape, dtype, 0,
+                         A.device, comm, True)
             Vh = DNDarray(vh, vh_shape, dtype, None, A.device, comm, True)
         else:
             U = DNDarray(u, u_shape, dtype, None, A.device, comm, True)
-            Vh = DNDarray(_rows_of(vh, 1, A, balanced_counts(comm, n)), vh_shape, dtype, 1, A.device, comm, True)
+            Vh = DNDarray(_rows_of(vh, 1, A, balanced_counts(comm, vh_shape[1])), vh_shape, dtype, 1,
+                          A.device, comm, True)
         return SVD(U, S, Vh)
+    s_split = split if split is not None and split < A.ndim - 2 else None
     return SVD(_wrap(u, u_shape, dtype, split, A), _wrap(s, s_shape, real, s_split, A),
                _wrap(vh, vh_shape, dtype, split, A))
+
+
+def _full_svd(A: DNDarray) -> SVD:
+    """``svd(A, full_matrices=True)``: see :func:`svd` for the layouts."""
+    dtype = _float_type(A.dtype, "A")
+    real = types.real_type_of(dtype)
+    torch_type = dtype.torch_type()
+    comm = A.comm
+    m, n = A.gshape[-2], A.gshape[-1]
+    k = min(m, n)
+    if A.ndim == 2 and comm.size > 1 and A.split is not None and k > 0:
+        S_shape = (k,)
+        if m >= n:
+            B = A if A.split == 0 else resplit(A, 0)
+            u, s, vh = _complete_tsqr_svd(B.larray.to(torch_type), n, comm)
+            U = DNDarray(u, (m, m), dtype, 0, A.device, comm, B._balanced)
+            Vh = DNDarray(vh, (n, n), dtype, None, A.device, comm, True)
+        else:
+            # A^H = W diag(S) Zh is tall and split along its rows, so A = Zh^H diag(S) W^H
+            B = A if A.split == 1 else resplit(A, 1)
+            w, s, zh = _complete_tsqr_svd(B.larray.to(torch_type).mH, m, comm)
+            U = DNDarray(zh.mH.contiguous(), (m, m), dtype, None, A.device, comm, True)
+            Vh = DNDarray(w.mH.contiguous(), (n, n), dtype, 1, A.device, comm, B._balanced)
+        return SVD(U, DNDarray(s, S_shape, real, None, A.device, comm, True), Vh)
+    local, split = _gathered_matrices(A, torch_type)
+    u, s, vh = torch.linalg.svd(local, full_matrices=True)
+    return _wrap_svd(u, s, vh, split, A, dtype)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -148,8 +148,52 @@ def test_svd_layouts_and_errors():
     if p > 1 and (U.split is not None or Vh.split != 1):
         wrong.append(f"short-fat: U {U.split}, Vh {Vh.split}")
     collective_assert(not wrong, "\n".join(wrong))
-    assert_raises_then_collective_works(ValueError, ht.linalg.svd, ht.ones((4, 3)), full_matrices=True)
+    assert_raises_then_collective_works(TypeError, ht.linalg.svd, ht.ones((4, 3)), full_matrices="yes")
+    assert_raises_then_collective_works(TypeError, ht.linalg.svd, ht.ones((4, 3)), compute_uv=None)
     assert_raises_then_collective_works(ValueError, ht.linalg.svd, ht.ones(3, split=0))
+
+
+def svd_failures(a, U, S, Vh, tol, label, full):
+    """U S Vh reconstructs a, U and Vh are orthonormal (square if full), S is NumPy's."""
+    u, s, vh = U.numpy(), S.numpy(), Vh.numpy()
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    shapes = (a.shape[:-2] + ((m, m) if full else (m, k)), a.shape[:-2] + ((n, n) if full else (k, n)))
+    if (u.shape, vh.shape) != shapes:
+        return [f"{label}: U, Vh shapes {u.shape}, {vh.shape} != {shapes}"]
+    failures = []
+    scale = max(1, np.abs(a).max())
+    if not np.allclose(s, np.linalg.svd(a, compute_uv=False), rtol=tol, atol=tol * scale):
+        failures.append(f"{label}: S differs from NumPy's")
+    if not np.allclose((u[..., :k] * s[..., None, :]) @ vh[..., :k, :], a, atol=tol * scale):
+        failures.append(f"{label}: U S Vh != A")
+    for name, f, size in (("U", np.swapaxes(u, -1, -2).conj() @ u, u.shape[-1]),
+                          ("Vh", vh @ np.swapaxes(vh, -1, -2).conj(), vh.shape[-2])):
+        if not np.allclose(f, np.eye(size), atol=tol):
+            failures.append(f"{label}: {name} not orthonormal (max diff {np.abs(f - np.eye(size)).max():.3g})")
+    return failures
+
+
+# tall, wide, fewer rows (columns) than processes, square, stacks
+@pytest.mark.parametrize("shape", [(11, 3), (3, 11), (2, 5), (5, 2), (4, 4), (2, 5, 3)], ids=str)
+def test_svd_full_matrices(shape):
+    failures = []
+    p = ht.MPI_WORLD.size
+    for dtype in (np.float32, np.float64):
+        a = random_array(shape, dtype=dtype, seed=8)
+        tol = TOL[dtype] * 100
+        for split in splits(len(shape)) + (-1,):
+            for x in (ht.array(a, split=split), skewed(ht.array(a, split=split))):
+                label = f"{dtype.__name__} split {split} lshape {x.lshape}"
+                U, S, Vh = ht.linalg.svd(x, full_matrices=True)
+                failures += svd_failures(a, U, S, Vh, tol, label, True)
+                m, n = shape[-2:]
+                if len(shape) == 2 and p > 1 and split is not None:
+                    # the large complete factor stays distributed, the small one is replicated
+                    expected = (0, None) if m >= n else (None, 1)
+                    if (U.split, Vh.split) != expected:
+                        failures.append(f"{label}: U, Vh splits {U.split}, {Vh.split} != {expected}")
+    collective_assert(not failures, "\n".join(failures[:10]))
 
 
 @pytest.mark.parametrize("shape", [(7, 7), (2, 2), (3, 5, 5)], ids=str)
