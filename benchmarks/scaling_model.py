@@ -17,7 +17,7 @@ The model (pure Python, importable without torch or MPI):
 
 Usage::
 
-    # as root, on the emulated cluster (about 8 minutes): calibration, daso.py --runs 1,
+    # as root, on the emulated cluster (7-8 minutes): calibration, daso.py --runs 1,
     # calibration again; writes every measurement to the JSON file
     python benchmarks/scaling_model.py --calibrate calibration.json
     # the model against daso.py's measurements of that run
@@ -36,9 +36,9 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
 
 HERE = Path(__file__).resolve().parent
 MIB = 2**20
@@ -115,9 +115,11 @@ def ring_allreduce(nbytes: float, procs: int, link: Link, gamma_add: float = 0.0
     if procs <= 1:
         return 0.0
     p = procs
-    return 2 * (p - 1) * link.alpha + (2 * (p - 1) / p) * nbytes * link.beta + (
-        (p - 1) / p
-    ) * nbytes * gamma_add
+    return (
+        2 * (p - 1) * link.alpha
+        + (2 * (p - 1) / p) * nbytes * link.beta
+        + ((p - 1) / p) * nbytes * gamma_add
+    )
 
 
 def ring_allgather(nbytes: float, procs: int, link: Link) -> float:
@@ -240,7 +242,7 @@ def hierarchical_allreduce(
     return t + pipelined(count, before, wire, after)
 
 
-def buckets(nbytes: float, bucket_bytes: float = BUCKET_BYTES) -> List[float]:
+def buckets(nbytes: float, bucket_bytes: float = BUCKET_BYTES) -> list[float]:
     """Sizes of the gradient buckets (equal-sized, each at most ``bucket_bytes``)."""
     if nbytes <= 0:
         return []
@@ -314,7 +316,7 @@ class DasoCosts:
 
 
 def daso_exchange(
-    nbytes: float, machine: Machine, wire_bytes: int = 2, chunk_elements: Optional[int] = None
+    nbytes: float, machine: Machine, wire_bytes: int = 2, chunk_elements: int | None = None
 ) -> DasoCosts:
     """
     DASO's global synchronization of a parameter vector of ``nbytes`` (float32), sliced: each of
@@ -400,10 +402,10 @@ def daso_batch(
     compute: float,
     global_skip: int = 8,
     batches_to_wait: int = 2,
-    batches_per_epoch: Optional[int] = None,
+    batches_per_epoch: int | None = None,
     backward_fraction: float = 2 / 3,
     wire_bytes: int = 2,
-    chunk_elements: Optional[int] = 10_000_000,
+    chunk_elements: int | None = 10_000_000,
     overlap_local: bool = True,
 ) -> float:
     """
@@ -437,6 +439,36 @@ def daso_batch(
 # ------------------------------------------------------------------------------------------------
 
 
+def _elementwise_gammas(n_bucket: int, timed, rank: int):
+    """Seconds per float32 byte of the elementwise passes: all ranks at once, and rank 0 alone."""
+    import torch
+
+    src = torch.rand(n_bucket)
+    dst = torch.rand(n_bucket)
+    packed = src.to(torch.bfloat16)
+    passes = {
+        "copy": lambda: dst.copy_(src),
+        "add": lambda: dst.add_(src),
+        "div": lambda: dst.div_(1.0001),
+        "cast": lambda: src.to(torch.bfloat16),
+        "add_bf16": lambda: dst.add_(packed),
+        "alloc": lambda: torch.zeros(n_bucket),  # a fresh buffer: page faults + first touch
+    }
+    concurrent = {}
+    for name, fn in passes.items():
+        fn()
+        concurrent[name] = timed(fn, 7) / (4 * n_bucket)
+    alone = {}
+    for name in ("copy", "add", "cast"):
+        fn = passes[name]
+
+        def only_rank_0(fn=fn):
+            return fn() if rank == 0 else None
+
+        alone[name] = timed(only_rank_0, 7) / (4 * n_bucket)
+    return concurrent, alone
+
+
 def _calibration_worker(args: argparse.Namespace) -> None:
     """One rank of the calibration job: ping-pongs, elementwise passes, the collectives."""
     import torch
@@ -451,7 +483,7 @@ def _calibration_worker(args: argparse.Namespace) -> None:
     groups = NodeGroups(comm)
     G, P = groups.local_size, groups.num_nodes
     world = groups.world_group
-    out: Dict[str, object] = {"nodes": P, "per_node": G, "load_start": os.getloadavg()[0]}
+    out: dict[str, object] = {"nodes": P, "per_node": G, "load_start": os.getloadavg()[0]}
 
     def slowest(seconds: float) -> float:
         return max(comm.allgather(seconds))
@@ -496,28 +528,7 @@ def _calibration_worker(args: argparse.Namespace) -> None:
 
     # -- elementwise passes over a 25 MB float32 bucket, all ranks at once (as in training) ----
     n_bucket = args.bucket_elements
-    src = torch.rand(n_bucket)
-    dst = torch.rand(n_bucket)
-    packed = src.to(torch.bfloat16)
-    passes = {
-        "copy": lambda: dst.copy_(src),
-        "add": lambda: dst.add_(src),
-        "div": lambda: dst.div_(1.0001),
-        "cast": lambda: src.to(torch.bfloat16),
-        "add_bf16": lambda: dst.add_(packed),
-        "alloc": lambda: torch.zeros(n_bucket),  # a fresh buffer: page faults + first touch
-    }
-    gammas = {}
-    for name, fn in passes.items():
-        fn()
-        gammas[name] = timed(fn, 7) / (4 * n_bucket)
-    out["gamma_concurrent"] = gammas
-    alone = {}
-    for name in ("copy", "add", "cast"):
-        fn = passes[name]
-        alone[name] = timed(lambda: fn() if rank == 0 else None, 7) / (4 * n_bucket)
-    out["gamma_alone"] = alone
-    del src, dst, packed
+    out["gamma_concurrent"], out["gamma_alone"] = _elementwise_gammas(n_bucket, timed, rank)
 
     # -- the collectives the training variants use, all ranks at once -------------------------
     n_total = args.params
@@ -591,7 +602,9 @@ def _run_calibration_job(params: int, bucket_elements: int, timeout: float) -> d
         result = cluster.run(command, procs_per_node=2, env=env, timeout=timeout)
         after = cluster.link_counters()
     if result.returncode != 0 or result.timed_out:
-        raise RuntimeError(f"calibration job failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
+        raise RuntimeError(
+            f"calibration job failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+        )
     line = next(x for x in result.stdout.splitlines() if x.startswith("CALIBRATION "))
     data = json.loads(line[len("CALIBRATION ") :])
     data["link_tx_bytes"] = {n: after[n]["tx_bytes"] - before[n]["tx_bytes"] for n in after}
@@ -610,7 +623,7 @@ def calibrate(path: str, daso_runs: int, timeout: float) -> int:
         return 2
     params = 4 * (2500 * 2500 + 2500)  # daso.py's default MLP
     bucket_elements = BUCKET_BYTES // 4
-    record: Dict[str, object] = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    record: dict[str, object] = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
     print(f"load average {os.getloadavg()}", flush=True)
     record["before"] = _run_calibration_job(params, bucket_elements, timeout)
     print(json.dumps(record["before"], indent=1), flush=True)
@@ -628,7 +641,6 @@ def calibrate(path: str, daso_runs: int, timeout: float) -> int:
     Path(path).write_text(json.dumps(record, indent=1))
     print(f"wrote {path}", flush=True)
     return 0
-
 
 
 # ------------------------------------------------------------------------------------------------
@@ -654,7 +666,9 @@ def _node_local_link(calibration: dict) -> Link:
     alpha = rows[0][1]
     G, K, b = calibration["per_node"], calibration["buckets"], calibration["bucket_bytes"]
     per_bucket = calibration["node_allreduce"] / K
-    rest = per_bucket - 2 * (G - 1) * alpha - (G - 1) / G * b * calibration["gamma_concurrent"]["add"]
+    rest = (
+        per_bucket - 2 * (G - 1) * alpha - (G - 1) / G * b * calibration["gamma_concurrent"]["add"]
+    )
     return Link(alpha=alpha, beta=max(rest, 0.0) / (2 * (G - 1) / G * b))
 
 
@@ -685,7 +699,7 @@ def calibrated_machine(calibrations: Sequence[dict]) -> Machine:
     )
 
 
-def collective_checks(machine: Machine, calibration: dict) -> List[tuple]:
+def collective_checks(machine: Machine, calibration: dict) -> list[tuple]:
     """(name, measured s, model s) for the collectives timed by the calibration job."""
     m = calibration["param_bytes"]
     b = calibration["bucket_bytes"]
@@ -714,9 +728,9 @@ def collective_checks(machine: Machine, calibration: dict) -> List[tuple]:
     ]  # fmt: skip
 
 
-def training_checks(machine: Machine, daso_results: Sequence[dict]) -> List[tuple]:
+def training_checks(machine: Machine, daso_results: Sequence[dict]) -> list[tuple]:
     """(variant, measured s/batch, model s/batch) for daso.py's variants (medians over runs)."""
-    by_variant: Dict[str, List[dict]] = {}
+    by_variant: dict[str, list[dict]] = {}
     for r in daso_results:
         by_variant.setdefault(r["variant"], []).append(r)
 
@@ -812,9 +826,9 @@ class Workload:
     params: int
     compute: float  # seconds per batch on one GPU
     samples_per_gpu: int
-    epoch_samples: Optional[int]  # None: no epoch end within the horizon (steady state)
+    epoch_samples: int | None  # None: no epoch end within the horizon (steady state)
 
-    def batches_per_epoch(self, gpus: int) -> Optional[int]:
+    def batches_per_epoch(self, gpus: int) -> int | None:
         if self.epoch_samples is None:
             return None
         return max(self.epoch_samples // (self.samples_per_gpu * gpus), 1)
@@ -838,7 +852,7 @@ VARIANTS = {
 }
 
 
-def projection(machine: Machine = PROJECTION_MACHINE) -> List[dict]:
+def projection(machine: Machine = PROJECTION_MACHINE) -> list[dict]:
     """Time per batch and parallel efficiency (compute / time) of every workload and variant."""
     rows = []
     for workload in WORKLOADS:
@@ -891,9 +905,7 @@ def plot(rows: Sequence[dict], path: str) -> None:
                 nodes, [100 * r[name + " efficiency"] for r in mine], marker="o", label=name
             )
         axes[0, column].axhline(workload.compute * 1e3, color="gray", ls=":", label="compute")
-        axes[0, column].set_title(
-            f"{workload.name}, compute {workload.compute * 1e3:.1f} ms/batch"
-        )
+        axes[0, column].set_title(f"{workload.name}, compute {workload.compute * 1e3:.1f} ms/batch")
         axes[0, column].set_yscale("log")
         axes[0, column].set_ylabel("time per batch (ms)")
         axes[1, column].set_ylabel("parallel efficiency (%)")
@@ -909,16 +921,20 @@ def plot(rows: Sequence[dict], path: str) -> None:
     fig.savefig(path, dpi=110)
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--calibrate", metavar="JSON", help="measure on the emulated cluster (root)")
+    parser.add_argument(
+        "--calibrate", metavar="JSON", help="measure on the emulated cluster (root)"
+    )
     parser.add_argument("--daso-runs", type=int, default=1, help="daso.py runs in --calibrate")
     parser.add_argument("--timeout", type=float, default=600, help="seconds per calibration job")
     parser.add_argument("--check", metavar="JSON", help="model vs measured for a --calibrate file")
     parser.add_argument("--plot", metavar="PNG", help="plot the projection")
     parser.add_argument("--calibration-worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--params", type=int, default=25_010_000, help=argparse.SUPPRESS)
-    parser.add_argument("--bucket-elements", type=int, default=BUCKET_BYTES // 4, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--bucket-elements", type=int, default=BUCKET_BYTES // 4, help=argparse.SUPPRESS
+    )
     args = parser.parse_args(argv)
     if args.calibration_worker:
         _calibration_worker(args)

@@ -4,6 +4,7 @@ the one-process limit (no communication), latency- and bandwidth-dominated limit
 epoch schedule. Pure Python: no emulated cluster, no collectives (every rank computes the same).
 """
 
+import itertools
 import math
 import sys
 from dataclasses import replace
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-import scaling_model as sm  # noqa: E402
+import scaling_model as sm
 
 LINK = sm.Link(alpha=1.0, beta=0.5)
 
@@ -267,7 +268,7 @@ def test_projection_is_sane():
     for workload in sm.WORKLOADS:
         mine = [r for r in rows if r["workload"] == workload.name]
         flat = [r["flat blocking"] for r in mine]
-        assert all(a <= b for a, b in zip(flat, flat[1:]))  # more nodes, more ring steps
+        assert all(a <= b for a, b in itertools.pairwise(flat))  # more nodes, more ring steps
         assert mine[-1]["hierarchical blocking"] < mine[-1]["flat blocking"]
     table = sm.projection_table(rows)
     assert table.count("\n| 1024 | 4096 |") == len(sm.WORKLOADS)
