@@ -12,7 +12,6 @@ cannot be asked whether it is CUDA-aware and no setting says so, the answer is "
 from __future__ import annotations
 
 import argparse
-import ctypes
 import importlib
 import importlib.metadata
 import json
@@ -53,16 +52,6 @@ def _version_of(distribution: str, module: str) -> Optional[str]:
     return str(getattr(imported, "__version__", "version unknown"))
 
 
-def _loaded_mpi_libraries() -> List[str]:
-    """Paths of the MPI shared libraries mapped into this process (Linux; empty elsewhere)."""
-    try:
-        with open("/proc/self/maps") as maps:
-            paths = {line.split()[-1] for line in maps if "/libmpi" in line}
-    except OSError:
-        return []
-    return sorted(path for path in paths if os.path.isfile(path))
-
-
 def mpi_cuda_support() -> Tuple[Optional[bool], str]:
     """
     Whether the MPI library accepts CUDA device memory, and how that was found out.
@@ -86,22 +75,11 @@ def mpi_cuda_support() -> Tuple[Optional[bool], str]:
     >>> supported in (True, False, None)
     True
     """
-    from mpi4py import MPI
+    from .core.communication.buffers import query_cuda_support
 
-    query = getattr(MPI, "Query_cuda_support", None)
-    if query is not None:
-        try:
-            return bool(query()), "MPI.Query_cuda_support()"
-        except Exception:  # pragma: no cover - depends on the MPI build
-            pass
-    for path in _loaded_mpi_libraries():
-        try:
-            function = getattr(ctypes.CDLL(path), "MPIX_Query_cuda_support", None)
-        except OSError:  # pragma: no cover - a mapped library that cannot be opened again
-            continue
-        if function is not None:
-            function.restype, function.argtypes = ctypes.c_int, []
-            return bool(function()), f"MPIX_Query_cuda_support() of {os.path.basename(path)}"
+    supported, how = query_cuda_support()
+    if supported is not None:
+        return supported, how
     for name, value in _CUDA_HINTS:
         if os.environ.get(name, "").strip().lower() == value:
             return True, f"hint only: {name}={os.environ[name]}"

@@ -21,6 +21,7 @@ from mpi4py import MPI
 
 import heat as ht
 from heat import cli
+from heat.core.communication import buffers
 
 WORLD = ht.MPI_WORLD
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -216,7 +217,7 @@ def test_cuda_support_from_mpi4py_query(monkeypatch, no_cuda_hints):
 
 
 def test_cuda_support_from_the_loaded_library(no_cuda_hints):
-    libraries = cli._loaded_mpi_libraries()
+    libraries = buffers._loaded_mpi_libraries()
     if not libraries:
         pytest.skip("no libmpi mapped into this process (not Linux, or a static MPI)")
     supported, how = cli.mpi_cuda_support()
@@ -228,13 +229,13 @@ def test_cuda_support_from_the_loaded_library(no_cuda_hints):
 
 
 def test_cuda_support_hints_and_unknown(monkeypatch, no_cuda_hints):
-    monkeypatch.setattr(cli, "_loaded_mpi_libraries", lambda: [])
+    monkeypatch.setattr(buffers, "_loaded_mpi_libraries", lambda: [])
     supported, how = cli.mpi_cuda_support()
     assert supported is None and "cannot be asked" in how
     monkeypatch.setattr(cli, "mpi_cuda_support", lambda: (None, "nothing to ask"))
     assert dict(cli.collect_info())["CUDA-aware MPI"] == "unknown (nothing to ask)"
     monkeypatch.undo()
-    monkeypatch.setattr(cli, "_loaded_mpi_libraries", lambda: [])
+    monkeypatch.setattr(buffers, "_loaded_mpi_libraries", lambda: [])
     monkeypatch.delattr(MPI, "Query_cuda_support", raising=False)
     monkeypatch.setenv("OMPI_MCA_opal_cuda_support", "true")
     assert cli.mpi_cuda_support() == (True, "hint only: OMPI_MCA_opal_cuda_support=true")
@@ -265,3 +266,15 @@ def test_missing_optional_package_is_reported(monkeypatch):
     monkeypatch.setattr(cli, "OPTIONAL_PACKAGES", cli.OPTIONAL_PACKAGES + (absent,))
     info = dict(cli.collect_info())
     assert info["heat-no-such-package"] == "not installed"
+
+
+def test_communication_layer_uses_the_library_answer(monkeypatch, no_cuda_hints):
+    monkeypatch.delenv("HEAT_CUDA_AWARE_MPI", raising=False)
+    monkeypatch.setattr(MPI, "Query_cuda_support", lambda: 1, raising=False)
+    assert buffers._detect_cuda_aware() is True
+    monkeypatch.setenv("HEAT_CUDA_AWARE_MPI", "0")  # the user's setting wins
+    assert buffers._detect_cuda_aware() is False
+    monkeypatch.delenv("HEAT_CUDA_AWARE_MPI")
+    monkeypatch.setattr(MPI, "Query_cuda_support", lambda: 0, raising=False)
+    assert buffers._detect_cuda_aware() is False
+    assert cli.mpi_cuda_support() == buffers.query_cuda_support()

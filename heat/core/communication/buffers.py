@@ -45,25 +45,65 @@ _TRUE_WORDS = ("1", "true", "yes", "on")
 _FALSE_WORDS = ("0", "false", "no", "off")
 
 
+def _loaded_mpi_libraries() -> List[str]:
+    """Paths of the MPI shared libraries mapped into this process (Linux; empty elsewhere)."""
+    try:
+        with open("/proc/self/maps") as maps:
+            paths = {line.split()[-1] for line in maps if "/libmpi" in line}
+    except OSError:
+        return []
+    return sorted(path for path in paths if os.path.isfile(path))
+
+
+def query_cuda_support() -> Tuple[Optional[bool], str]:
+    """
+    The MPI library's own answer to whether it accepts CUDA device memory, and where it came from.
+
+    Asked in this order: mpi4py's ``MPI.Query_cuda_support`` where mpi4py has it, then the
+    library's ``MPIX_Query_cuda_support`` (Open MPI, MPICH >= 4) looked up in the loaded library
+    through ctypes. ``(None, reason)`` when the library cannot be asked.
+
+    Examples
+    --------
+    >>> supported, how = query_cuda_support()
+    >>> supported in (True, False, None)
+    True
+    """
+    query = getattr(MPI, "Query_cuda_support", None)
+    if query is not None:
+        try:
+            return bool(query()), "MPI.Query_cuda_support()"
+        except Exception:  # pragma: no cover - depends on the MPI build
+            pass
+    import ctypes
+
+    for path in _loaded_mpi_libraries():
+        try:
+            function = getattr(ctypes.CDLL(path), "MPIX_Query_cuda_support", None)
+        except OSError:  # pragma: no cover - a mapped library that cannot be opened again
+            continue
+        if function is not None:
+            function.restype, function.argtypes = ctypes.c_int, []
+            return bool(function()), f"MPIX_Query_cuda_support() of {os.path.basename(path)}"
+    return None, "the MPI library cannot be asked"
+
+
 def _detect_cuda_aware() -> bool:
     """
     Whether device pointers may be handed to MPI directly.
 
-    ``HEAT_CUDA_AWARE_MPI=0/1`` decides when set. Otherwise ask the library where mpi4py exposes
-    ``MPIX_Query_cuda_support``, then look for well-known hints; when in doubt, stage through host
-    memory (always correct).
+    ``HEAT_CUDA_AWARE_MPI=0/1`` decides when set. Otherwise ask the library
+    (:func:`query_cuda_support`), then look for well-known hints; when in doubt, stage through
+    host memory (always correct).
     """
     setting = os.environ.get("HEAT_CUDA_AWARE_MPI", "").strip().lower()
     if setting in _TRUE_WORDS:
         return True
     if setting in _FALSE_WORDS:
         return False
-    query = getattr(MPI, "Query_cuda_support", None)
-    if query is not None:
-        try:
-            return bool(query())
-        except Exception:  # pragma: no cover - depends on the MPI build
-            pass
+    supported, _ = query_cuda_support()
+    if supported is not None:
+        return supported
     version = MPI.Get_library_version().lower()
     if "mvapich2-gdr" in version or "mvapich-plus" in version:
         return True
