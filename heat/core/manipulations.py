@@ -465,6 +465,9 @@ def _reshape(a: DNDarray, shape, new_split: Optional[int]) -> DNDarray:
         lshape = list(new_shape)
         lshape[target] = a.lshape[a.split]
         return _wrap(a.larray.reshape(lshape), a, new_shape, target, a._balanced)
+    if a.dtype in _UNSIGNED_TYPES:  # torch cannot scatter uint16/32/64: move the bits as signed
+        local = _reshape_distributed(signed_bits(a), new_shape, target).view(a.larray.dtype)
+        return _wrap(local, a, new_shape, target, True)
     return _wrap(_reshape_distributed(a, new_shape, target), a, new_shape, target, True)
 
 
