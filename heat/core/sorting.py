@@ -52,7 +52,8 @@ import torch
 from mpi4py import MPI
 
 from . import types
-from ._operations import _UNSIGNED_COMPUTE, align_local, from_order_key, order_key
+from ._operations import _TORCH_TO_HEAT, _UNSIGNED_COMPUTE, align_local, from_order_key
+from ._operations import order_key
 from ._parallel import piece_bounds, run_pieces, worker_count
 from .dndarray import DNDarray
 from .sanitation import sanitize_axis, sanitize_in
@@ -271,8 +272,8 @@ def _packed_sort(array: np.ndarray, dim: int) -> Optional[np.ndarray]:
     32 bits or lanes of 2**31 or more elements.
     """
     n = array.shape[dim]
-    if array.itemsize > 4 or n >= 2**31:
-        return None
+    if array.itemsize > 4 or array.dtype == np.uint32 or n >= 2**31:
+        return None  # (uint32 keys would reach the sign bit of the packed int64)
     packed = np.empty(array.shape, dtype=np.int64)
     packed[...] = array
     packed <<= 32
@@ -1187,6 +1188,17 @@ def topk(
             raise TypeError("out must be a tuple of two DNDarrays (values, indices)")
         _check_out(out[0], gshape, "out[0]")
         _check_out(out[1], gshape, "out[1]")
+    if a.larray.dtype in _UNSIGNED_COMPUTE:
+        # torch gathers no uint16/32/64: select among signed keys that order alike
+        keys = order_key(a.larray)
+        keyed = DNDarray(keys, a.gshape, _TORCH_TO_HEAT[keys.dtype], a.split, a.device, a.comm,
+                         a._balanced)
+        key_values, indices = topk(keyed, k, dim, largest, sorted)
+        values = DNDarray(
+            from_order_key(key_values.larray, a.larray.dtype), gshape, a.dtype, key_values.split,
+            a.device, a.comm, key_values._balanced,
+        )
+        return _write_pair(values, indices, out)
 
     comm = a.comm
     local = _lanes(a.larray, dim)
@@ -1209,7 +1221,7 @@ def topk(
         keys = ~keys
     local_k = min(k, local.shape[-1])
     positions = _topk_last(keys, local_k)
-    values = _from_keys(torch.take_along_dim(_to_keys(local, False), positions, dim=-1), local.dtype)
+    values = torch.take_along_dim(local, positions, dim=-1)
     if not distributed:
         lshape = list(a.lshape)
         lshape[dim] = k
