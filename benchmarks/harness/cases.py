@@ -30,12 +30,16 @@ SCALES = {"small": 0.02, "default": 1.0}  # --size: fraction of algorithms.py's 
 
 @dataclass
 class Case:
-    """One named measurement; ``traffic(D)`` is the bytes one call reads plus writes (or None)."""
+    """
+    One named measurement; ``traffic(D)`` is the bytes one call reads plus writes (or None);
+    ``threads``: torch threads per process for this case (None: the run's, by default one).
+    """
 
     name: str
     suite: str
     op: Op
     traffic: Optional[Callable[[Data], float]] = None
+    threads: Optional[int] = None
 
     def flops(self, D: Data) -> Optional[float]:
         return float(self.op.flops(D)) if callable(self.op.flops) else None

@@ -23,6 +23,7 @@ use no CPU while another library measures).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gc
 import json
 import os
@@ -163,6 +164,16 @@ def measure_case(case: registry.Case, adapters: list, D, repeats: int, min_time:
     """
     op = case.op
     want = None
+    if case.threads:
+        import torch
+
+        threads = torch.get_num_threads()
+        torch.set_num_threads(case.threads)
+        try:
+            return measure_case(dataclasses.replace(case, threads=None), adapters, D, repeats, min_time, world,
+                                shift, number, processes)
+        finally:
+            torch.set_num_threads(threads)
     states: Dict[str, Dict[str, Any]] = {}
     order = stats.rotated(adapters, shift)
     for L in order:
