@@ -14,6 +14,8 @@ How the work is distributed (and what that costs in memory):
   than distributed over a few processes. The factorization is then computed on every process,
   but the expensive part after it is shared: ``inv`` and the solvers compute only the rows or
   columns of the result that the process owns, so the result keeps the input's layout.
+  ``cholesky`` is the exception: a single matrix is factored in its layout by a right-looking
+  block algorithm (no process holds more than its block and one panel).
 
 Singular matrices raise :class:`LinAlgError` on every process: the processes agree on the
 outcome (one small Allreduce) before raising.
@@ -768,15 +770,98 @@ def slogdet(x: DNDarray, /) -> SlogdetResult:
     )
 
 
+def _cholesky_row_panels(rows: torch.Tensor, counts, comm) -> Tuple[torch.Tensor, bool]:
+    """
+    The upper Cholesky factor ``U`` (``A = U^H U``, the upper triangle of ``A`` read) of an
+    ``n x n`` matrix split along its rows: this process's rows of ``U`` and whether its diagonal
+    block was not positive definite. Right-looking by row blocks: the owner of block ``k``
+    factors its diagonal block, ``U_kk``, and solves for the rest of its row panel,
+    ``U_k* = U_kk^-H A_k*``; the panel is broadcast and every later process updates its rows,
+    ``A_j* -= U_kj^H U_k*`` (columns from its own diagonal block on). Memory: the process's rows
+    plus one row panel.
+    """
+    rank = comm.rank
+    displs = [sum(counts[:i]) for i in range(len(counts))]
+    work = rows.clone()
+    failed = False
+    for owner, width in enumerate(counts):
+        if width == 0:
+            continue
+        start = displs[owner]
+        if rank == owner:
+            diagonal, info = torch.linalg.cholesky_ex(work[:, start : start + width], upper=True)
+            failed = failed or bool(info.item() > 0)
+            work[:, start : start + width] = diagonal
+            work[:, start + width :] = torch.linalg.solve_triangular(
+                diagonal.mH, work[:, start + width :], upper=False
+            )
+            work[:, :start] = 0
+            panel = work[:, start:].contiguous()
+        else:
+            panel = rows.new_empty((width, rows.shape[1] - start))
+        if comm.size > 1:
+            panel = comm.Bcast(panel, root=owner)
+        if rank > owner:
+            mine = displs[rank] - start  # this process's columns within the panel
+            work[:, displs[rank] :] -= panel[:, mine : mine + counts[rank]].mH @ panel[:, mine:]
+    return work, failed
+
+
+def _cholesky_column_panels(rows: torch.Tensor, counts, comm) -> Tuple[torch.Tensor, bool]:
+    """
+    The lower Cholesky factor ``L`` (``A = L L^H``, the lower triangle of ``A`` read) of an
+    ``n x n`` matrix split along its rows: this process's rows of ``L`` and whether its diagonal
+    block was not positive definite. Right-looking by block columns: the owner of block ``k``
+    factors its diagonal block and broadcasts ``L_kk``; every later process solves for its
+    block of the panel, ``L_jk = A_jk L_kk^-H``; the panel is gathered on all processes and
+    every later process updates its rows, ``A_j* -= L_jk L_*k^H`` (up to its diagonal block).
+    Memory: the process's rows plus one block column.
+    """
+    rank = comm.rank
+    displs = [sum(counts[:i]) for i in range(len(counts))]
+    work = rows.clone()
+    failed = False
+    my_start, my_count = displs[rank], counts[rank]
+    for owner, width in enumerate(counts):
+        if width == 0:
+            continue
+        start = displs[owner]
+        columns = slice(start, start + width)
+        if rank == owner:
+            diagonal, info = torch.linalg.cholesky_ex(work[:, columns], upper=False)
+            failed = failed or bool(info.item() > 0)
+            work[:, columns] = diagonal
+            work[:, start + width :] = 0
+        else:
+            diagonal = rows.new_empty((width, width))
+        if comm.size > 1:
+            diagonal = comm.Bcast(diagonal.contiguous(), root=owner)
+        if rank > owner:
+            work[:, columns] = torch.linalg.solve_triangular(
+                diagonal.mH, work[:, columns], upper=True, left=False
+            )
+        below = start + width  # the panel's rows: every later process's block of column k
+        if below == rows.shape[1]:
+            break
+        block = work[:, columns] if rank > owner else rows.new_empty((0, width))
+        panel = comm.allgather_tensors(block.contiguous(), axis=0) if comm.size > 1 else block
+        if rank > owner:
+            stop = my_start + my_count
+            work[:, below:stop] -= work[:, columns] @ panel[: stop - below].mH
+    return work, failed
+
+
 def cholesky(x: DNDarray, /, *, upper: bool = False) -> DNDarray:
     """
     The Cholesky factor of a symmetric (Hermitian) positive-definite matrix or of each matrix
     of a stack, as :func:`numpy.linalg.cholesky`: ``x = L L^H`` (``upper=False``) or
     ``x = U^H U``. Only the lower (upper) triangle of ``x`` is read.
 
-    A single distributed matrix is gathered on every process and factored there (memory: the
-    whole matrix per process); the factor is returned in ``x``'s layout. Stacks are factored
-    in whole matrices (see the module docstring).
+    A single matrix split along its rows or columns is factored where it lies, by a
+    right-looking block algorithm (each process owns a block of rows, or of columns: the owner
+    of a diagonal block factors it, its panel is broadcast, every later process updates its own
+    block; memory: the process's block plus one panel); the factor has ``x``'s layout. Stacks
+    are factored in whole matrices (see the module docstring).
 
     Parameters
     ----------
@@ -805,6 +890,8 @@ def cholesky(x: DNDarray, /, *, upper: bool = False) -> DNDarray:
     """
     _check_square(x, "x")
     dtype = _solver_type(x.dtype, "x")
+    if x.ndim == 2 and x.split is not None and x.comm.size > 1:
+        return _distributed_cholesky(x, dtype, bool(upper))
     matrices = _Matrices(x, dtype.torch_type())
     if matrices.local.numel():
         local, info = torch.linalg.cholesky_ex(matrices.local, upper=bool(upper))
@@ -819,3 +906,26 @@ def cholesky(x: DNDarray, /, *, upper: bool = False) -> DNDarray:
         return DNDarray(_own_block(local, x), x.gshape, dtype, x.split, x.device, x.comm,
                         x._balanced)
     return _back_to_layout(matrices.wrap(local, x.gshape, dtype), x)
+
+
+def _distributed_cholesky(x: DNDarray, dtype, upper: bool) -> DNDarray:
+    """
+    The Cholesky factor of a single matrix split along its rows or columns, in its layout,
+    without gathering it. Rows: the upper factor by row panels, the lower by block columns.
+    Columns: the same on the conjugate transpose, whose rows are this process's columns (the
+    lower triangle of ``x`` is the conjugated upper triangle of ``x^H``).
+    """
+    counts = x.counts_displs()[0]
+    local = x.larray.to(dtype.torch_type())
+    if x.split == 1:
+        local = local.mH
+        upper_of_rows = not upper
+    else:
+        upper_of_rows = upper
+    factor = _cholesky_row_panels if upper_of_rows else _cholesky_column_panels
+    result, failed = factor(local, counts, x.comm)
+    if x.comm.allreduce(failed, op=MPI.LOR):
+        raise LinAlgError("Matrix is not positive definite")
+    if x.split == 1:
+        result = result.mH.contiguous()
+    return DNDarray(result, x.gshape, dtype, x.split, x.device, x.comm, x._balanced)

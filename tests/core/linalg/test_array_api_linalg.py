@@ -8,7 +8,13 @@ import numpy as np
 import pytest
 
 import heat as ht
-from tests.helpers import assert_arrays_equal, assert_raises_then_collective_works, random_array
+from tests.helpers import (
+    assert_arrays_equal,
+    assert_raises_then_collective_works,
+    collective_assert,
+    random_array,
+    skewed,
+)
 
 RTOL = {np.float32: 2e-4, np.float64: 1e-9}
 
@@ -140,6 +146,43 @@ def test_cholesky_not_positive_definite():
         x = ht.array([[1.0, 2.0], [2.0, 1.0]], split=split)
         assert_raises_then_collective_works(ht.linalg.LinAlgError, ht.linalg.cholesky, x)
     assert_raises_then_collective_works(ValueError, ht.linalg.cholesky, ht.zeros((2, 3), split=0))
+
+
+@pytest.mark.parametrize("n", [1, 3, 10], ids=str)
+def test_cholesky_distributed_reads_one_triangle(n):
+    """
+    A single matrix split along rows or columns is factored in place (row panels / block
+    columns, no gathering): only the triangle NumPy reads is read, balanced and skewed layouts,
+    fewer rows than processes; the factor keeps the layout.
+    """
+    cases, wrong = [], []
+    for dtype in (np.float32, np.float64, np.complex128):
+        h = spd((n, n), dtype=np.float64, seed=6).astype(dtype)
+        if np.iscomplexobj(h):
+            imaginary = np.triu(random_array((n, n), seed=7, low=-1, high=1), 1)
+            h = h + 1j * (imaginary - imaginary.T)
+        lower = np.linalg.cholesky(h)
+        noise = random_array((n, n), seed=8) * 100
+        for upper in (False, True):
+            # the unread triangle holds garbage
+            a = (np.triu(h) + np.tril(noise, -1)) if upper else (np.tril(h) + np.triu(noise, 1))
+            expected = lower.conj().T if upper else lower
+            for split in (0, 1, -1):
+                for x in (ht.array(a.astype(dtype), split=split), skewed(ht.array(a.astype(dtype), split=split))):
+                    result = ht.linalg.cholesky(x, upper=upper)
+                    if result.split != x.split or result.lshape != x.lshape:
+                        wrong.append(f"{dtype.__name__} split {split}: layout {result.split} {result.lshape}")
+                    cases.append((result, expected, {"rtol": RTOL.get(dtype, 1e-9), "atol": 1e-5}))
+    collective_assert(not wrong, "\n".join(wrong))
+    assert_arrays_equal(cases)
+    # a block that is not positive definite on a later process: every process raises
+    bad = np.eye(max(n, 4))
+    bad[-1, -1] = -1.0
+    for split in (0, 1):
+        for upper in (False, True):
+            assert_raises_then_collective_works(
+                ht.linalg.LinAlgError, ht.linalg.cholesky, ht.array(bad, split=split), upper=upper
+            )
 
 
 MATRIX_SHAPES = [(7, 3), (3, 7), (2, 5), (5, 5), (40, 2), (2, 40), (3, 4, 2), (2, 2, 3, 5)]
