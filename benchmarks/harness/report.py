@@ -207,8 +207,11 @@ def write(result: dict, base: str) -> Tuple[str, List[str]]:
         "cases) or GFLOP/s, in brackets the share of the machine's limit for P processes. `RSS`: heat's "
         "peak resident memory, MB, largest process. A result that differs from NumPy is marked "
         "`(differs)` and sets no time target.",
-        "",
     ]
+    if result["size"] == "small":
+        lines.append("With `--size small` the data of most cases fits in the caches: a share above 100% of the "
+                     "copy limit (measured on a copy larger than the caches) is cache bandwidth, not a mistake.")
+    lines.append("")
     for failure in (r for r in result["records"] if r.get("event") == "failure"):
         lines.append(f"- {LIBRARIES.get(failure['label'], failure['label'])} at {failure['processes']} "
                      f"process(es): {failure['error']}")

@@ -250,6 +250,8 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     parser.add_argument("--external-timeout", type=float, default=900.0, help="seconds an external script may take")
     parser.add_argument("--no-externals", action="store_true", help="leave the external scripts out")
     parser.add_argument("--list", action="store_true", help="print the cases of the suite and exit")
+    parser.add_argument("--report", default="", metavar="JSON",
+                        help="only write the Markdown report and plots of an earlier run's JSON (beside it)")
     args = parser.parse_args(argv)
     try:
         args.procs = stats.parse_procs(args.procs)
@@ -270,6 +272,12 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
 def main(argv: Optional[List[str]] = None) -> int:
     argv_list = list(sys.argv[1:] if argv is None else argv)
     args = parse_args(argv_list)
+    if args.report:
+        with open(args.report) as f:
+            earlier = json.load(f)
+        markdown, plots = report.write(earlier, os.path.splitext(args.report)[0])
+        log(f"wrote {markdown}" + "".join(f", {p}" for p in plots))
+        return 0
     names = [n for n in args.cases.split(",") if n]
     chosen = registry.select(args.suite, names)
     externals = [] if args.no_externals else registry.select_externals(args.suite, names)
