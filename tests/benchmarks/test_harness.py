@@ -195,3 +195,64 @@ def test_run_core_small(tmp_path):
         assert f"| {name} | 1 |" in text and f"| {name} | 2 |" in text
     assert "heat/NumPy" in text and "heat/torch" in text
     assert list(tmp_path.glob("*-core-small-core.png"))
+
+
+# ---------------------------------------------------------------------------------------------
+# the method, in one process without MPI: checks, errors, libraries without the call, turns
+
+
+def test_measure_case_checks_results_and_reports_failures():
+    import numpy as np
+
+    from algorithms import Op
+    from harness import libs
+    from harness.cases import Case
+    from harness.worker import World, measure_case
+
+    def build(L, D):
+        if L.label == "torch":
+            raise NotImplementedError("torch has no such call")
+        x = L.distribute(np.arange(6, dtype=np.float32), 0)
+        wrong = 1.0 if L.label == "numpy" else 0.0  # a library whose result differs
+        return [x], lambda: x * 2.0 + wrong
+
+    case = Case("double", "core", Op("double", "time", build, lambda D: np.arange(6) * 2.0, rtol=1e-6),
+                traffic=lambda D: 48.0)
+    adapters = [libs.make("torch"), libs.make("numpy")]
+    records = {r["library"]: r for r in measure_case(case, adapters, None, 3, 0.0, World(False), 0, number=2)}
+    assert records["torch"]["status"] == "n/a" and "no such call" in records["torch"]["error"]
+    numpy = records["numpy"]
+    assert numpy["status"] == "ok" and numpy["check"].startswith("values differ")
+    assert numpy["number"] == 2 and len(numpy["times"]) == 3
+    assert numpy["median"] == stats.median(numpy["times"]) and numpy["best"] == min(numpy["times"])
+    assert numpy["bytes"] == 48.0 and numpy["peak_rss_mb"] > 10
+
+    def failing(L, D):
+        x = L.distribute(np.arange(3, dtype=np.float32), 0)
+        return [x], lambda: x[10]  # IndexError in the warm-up call
+
+    case = Case("fails", "core", Op("fails", "time", failing, lambda D: np.zeros(1)))
+    (record,) = measure_case(case, [libs.make("numpy")], None, 2, 0.0, World(False), 0)
+    assert record["status"] == "error" and record["error"].startswith("IndexError")
+    assert "median" not in record
+
+
+def test_turns_follow_the_plan(tmp_path):
+    from harness.worker import Turns
+
+    plan, token = tmp_path / "plan.json", tmp_path / "token"
+    plan.write_text(json.dumps([["a", 0], ["b", 0], ["b", 1], ["a", 1]]))
+    token.write_text("1")
+    a, b = Turns("a", str(plan), str(token)), Turns("b", str(plan), str(token))
+    b.wait(0)  # position 1: its turn, returns at once
+    a.done(1, rank=0)  # not a's turn: the token stays
+    assert token.read_text() == "1"
+    b.done(0, rank=1)  # only rank 0 passes the turn on
+    assert token.read_text() == "1"
+    b.done(0, rank=0)
+    b.wait(1)
+    b.done(1, rank=0)
+    assert a.token() == 3
+    a.wait(1)
+    a.done(1, rank=0)
+    assert a.token() == 4
