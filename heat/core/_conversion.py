@@ -31,11 +31,16 @@ def to_tensor(obj, dtype) -> Tuple[torch.Tensor, Optional[str]]:
         return _numpy_to_tensor(np.asarray(obj))[0], "obj is a NumPy scalar, not an array"
     if isinstance(obj, (list, tuple)) and _contains_dndarray(obj):
         obj = _resolve_nested(obj)
-    if dtype is None:
+    inferred = dtype is None
+    if inferred:
         dtype = types.heat_type_of(obj)
     try:
         tensor = torch.tensor(obj, dtype=dtype.torch_type())
     except (TypeError, ValueError, RuntimeError) as error:
+        if inferred and dtype is types.int64 and _fits_uint64(obj):
+            # Python ints above int64's range: uint64, as NumPy chooses
+            return (torch.tensor(obj, dtype=torch.uint64),
+                    f"obj is a {type(obj).__name__}, whose values must be copied into an array")
         ragged_depth = _ragged_depth(obj)
         if ragged_depth is not None:
             # NumPy's error class for an inhomogeneous nesting
@@ -64,6 +69,14 @@ def _numpy_to_tensor(array: np.ndarray) -> Tuple[torch.Tensor, Optional[str]]:
     except ValueError:
         # negative strides, which torch tensors cannot describe
         return torch.from_numpy(array.copy()), reason or "obj has negative strides"
+
+
+def _fits_uint64(obj) -> bool:
+    """Whether NumPy reads ``obj`` (Python ints, some above int64's range) as uint64."""
+    try:
+        return np.asarray(obj).dtype == np.uint64
+    except (TypeError, ValueError, OverflowError):
+        return False
 
 
 def _ragged_depth(obj, depth: int = 0) -> Optional[int]:

@@ -20,6 +20,7 @@ from .communication import MPICommunication, sanitize_comm
 from .devices import Device, sanitize_device
 from ._conversion import to_tensor
 from ._operations import _TORCH_TO_HEAT as _TORCH_TYPES
+from ._operations import _UNSIGNED_TYPES, signed_bits
 from .dndarray import DNDarray
 from .sanitation import sanitize_shape, sanitize_split
 
@@ -734,7 +735,9 @@ def eye(
     row_offset = offset if result.split == 0 else 0
     col_offset = offset if result.split == 1 else 0
     mask = (cols[None, :] + col_offset) - (rows[:, None] + row_offset) == k
-    result.larray[mask] = 1
+    # uint16/32/64, which torch only stores, are written through a signed view of their bits
+    local = signed_bits(result).larray if result.dtype in _UNSIGNED_TYPES else result.larray
+    local[mask] = 1
     return result
 
 
