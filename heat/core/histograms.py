@@ -55,6 +55,8 @@ def _global_range(x: DNDarray) -> Tuple[float, float]:
     if tensor.numel():
         if tensor.dtype == torch.bool:
             tensor = tensor.to(torch.uint8)
+        elif tensor.dtype in (torch.uint16, torch.uint32, torch.uint64):
+            tensor = tensor.to(torch.float64)  # torch has no min/max of these
         extremes = torch.stack([tensor.min(), tensor.max()]).to(torch.float64)
         extremes[1] = -extremes[1]
         # NaN anywhere: a range of [-inf, inf], rejected as not finite
@@ -403,6 +405,8 @@ def digitize(x: DNDarray, bins, right: bool = False) -> DNDarray:
     """
     sanitize_in(x)
     _reject_complex(x, "digitize")
+    if x.dtype in (types.uint16, types.uint32):
+        x = x.astype(types.int64)  # holds every value; torch cannot search uint16/32
     edges = _replicated_tensor(bins, x, "bins")
     if edges.ndim != 1:
         raise ValueError(f"bins must be 1-dimensional, but had shape {tuple(edges.shape)}")
