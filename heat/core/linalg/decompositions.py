@@ -7,12 +7,17 @@ Matrix decompositions: ``qr``, ``svd``, ``eigh`` and ``polar``.
   block of ``Q`` is ``Q_r Q'_r``, a local product. ``R`` is replicated. This is the
   communication-optimal QR of Demmel et al. (2012) with all factors merged at once, which for
   ``p n x n`` stacks of the sizes this is meant for costs less than a merge tree's extra messages.
-* **Block Gram-Schmidt** of a matrix split along its columns (``m >= n``): the column blocks are
+  Inside a process the same is done over cache-sized row blocks, each factored single-threaded
+  by one of torch's threads (see ``_blocked_qr``). A tall-skinny matrix split along its columns
+  is resplit along its rows for it (one all-to-all each way).
+* **Block Gram-Schmidt** of a matrix split along its columns (``p n > m >= n``): the column blocks are
   orthogonalized in process order; the owner factors its block and broadcasts its ``Q`` block,
   the later processes project it out of theirs, twice (BCGS2, re-orthogonalization keeps ``Q``
   orthonormal to working precision). ``Q`` and ``R`` are split along their columns.
 * **SVD** of a tall-skinny matrix (or, transposed, of a short-fat one): TSQR, then the SVD of the
-  small ``R`` on every process, ``U = Q U_R`` locally.
+  small ``R`` on every process, ``U = Q U_R`` locally. The complete factors
+  (``full_matrices=True``) come from a TSQR that keeps every process's complete ``Q_r`` and the
+  complete ``Q'``: the orthogonal complement of ``A``'s columns is made of local pieces.
 
 * **Polar decomposition** ``A = U H`` from the SVD: ``U = W Vh``, ``H = Vh^H diag(S) Vh``
   (distributed as the SVD).
