@@ -66,7 +66,10 @@ def _global_range(x: DNDarray) -> Tuple[float, float]:
     if _is_distributed(x):
         extremes = x.comm.allreduce_tensor(extremes, MPI.MIN)
     low, high = float(extremes[0]), -float(extremes[1])
-    if math.isfinite(low) and math.isfinite(high) and types.heat_type_is_exact(x.dtype):
+    if (
+        math.isfinite(low) and math.isfinite(high) and types.heat_type_is_exact(x.dtype)
+        and high < 2**63  # (uint64 beyond: float bounds, as NumPy's Python ints would overflow)
+    ):
         return int(low), int(high)
     return low, high
 
