@@ -378,3 +378,32 @@ def test_errors_raise_everywhere():
     assert_raises_then_collective_works(ValueError, ht.iinfo, ht.float32)
     # an operation torch has no uint64 kernel for, and heat no unsigned kernel: a TypeError naming it
     assert_raises_then_collective_works(TypeError, ht.gcd, x, x)
+
+
+def test_more_standard_functions():
+    checks = []
+    for dtype, shape, split in cases(shapes=((5, 6), (2, 3), (1, 5))):
+        a = values(shape, dtype, seed=16)
+        x = ht.array(a, split=split)
+        heat_type = x.dtype
+        checks.append((ht.eye(shape[0], shape[1], dtype=heat_type, split=split),
+                       np.eye(shape[0], shape[1], dtype=dtype)))
+        for axis in (0, 1):
+            checks.append((ht.diff(x, axis=axis), np.diff(a, axis=axis)))
+            checks.append((ht.ptp(x, axis=axis), np.ptp(a, axis=axis)))
+            checks.append((ht.count_nonzero(x, axis=axis), np.count_nonzero(a, axis=axis)))
+            checks.append((ht.cumulative_prod(x, axis=axis, include_initial=True),
+                           np.cumulative_prod(a, axis=axis, include_initial=True)))
+            checks.append((ht.take(x, ht.array([shape[axis] - 1, 0]), axis=axis),
+                           np.take(a, [shape[axis] - 1, 0], axis=axis)))
+        checks.append((ht.unique_inverse(x).inverse_indices, np.unique_inverse(a).inverse_indices))
+        checks.append((ht.reciprocal(x), np.reciprocal(a)))
+        checks.append((ht.where(x > 5, x, 7), np.where(a > 5, a, np.array(7, dtype))))
+        checks.append((ht.digitize(x, ht.array([2, 6])), np.digitize(a, [2, 6])))
+        checks.append((ht.histogram(x, bins=4)[0], np.histogram(a.astype(np.float64), bins=4)[0]))
+        z = x.copy()
+        z[z > 5] = np.iinfo(dtype).max
+        checks.append((z, np.where(a > 5, np.iinfo(dtype).max, a).astype(dtype)))
+    big = ht.array(2**64 - 1)
+    assert big.dtype is ht.uint64 and big.item() == 2**64 - 1
+    assert_arrays_equal(checks, rtol=0, atol=0)
