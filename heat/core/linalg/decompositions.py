@@ -10,10 +10,10 @@ Matrix decompositions: ``qr``, ``svd``, ``eigh`` and ``polar``.
   Inside a process the same is done over cache-sized row blocks, each factored single-threaded
   by one of torch's threads (see ``_blocked_qr``). A tall-skinny matrix split along its columns
   is resplit along its rows for it (one all-to-all each way).
-* **Block Gram-Schmidt** of a matrix split along its columns (``p n > m >= n``): the column blocks are
-  orthogonalized in process order; the owner factors its block and broadcasts its ``Q`` block,
-  the later processes project it out of theirs, twice (BCGS2, re-orthogonalization keeps ``Q``
-  orthonormal to working precision). ``Q`` and ``R`` are split along their columns.
+* **Block Gram-Schmidt** of a matrix split along its columns (``p n > m >= n``): the column
+  blocks are orthogonalized in process order; the owner factors its block and broadcasts its
+  ``Q`` block, the later processes project it out of theirs, twice (BCGS2, re-orthogonalization
+  keeps ``Q`` orthonormal to working precision). ``Q`` and ``R`` are split along their columns.
 * **SVD** of a tall-skinny matrix (or, transposed, of a short-fat one): TSQR, then the SVD of the
   small ``R`` on every process, ``U = Q U_R`` locally. The complete factors
   (``full_matrices=True``) come from a TSQR that keeps every process's complete ``Q_r`` and the
@@ -509,7 +509,9 @@ def _wrap_svd(u, s, vh, split: Optional[int], A: DNDarray, dtype) -> SVD:
     comm = A.comm
     real = types.real_type_of(dtype)
     batch = A.gshape[:-2]
-    u_shape, s_shape, vh_shape = batch + tuple(u.shape[-2:]), batch + tuple(s.shape[-1:]), batch + tuple(vh.shape[-2:])
+    u_shape = batch + tuple(u.shape[-2:])
+    s_shape = batch + tuple(s.shape[-1:])
+    vh_shape = batch + tuple(vh.shape[-2:])
     if split is None and A.split is not None and A.ndim == 2 and comm.size > 1:
         # gathered: U keeps A's row split, Vh A's column split, S replicated
         S = DNDarray(s, s_shape, real, None, A.device, comm, True)
