@@ -76,6 +76,7 @@ def _one_numpydoc_environment(*args, **kwargs):
 numpydoc.docscrape_sphinx.SandboxedEnvironment = _one_numpydoc_environment
 
 html_theme = "alabaster"
+html_copy_source = False  # no _sources/ copy of the 570 generated pages: the docstrings are the source
 html_title = f"heat {release}"
 # the page's own contents (a class page lists its methods) beside the navigation of the pages
 html_sidebars = {"**": ["about.html", "navigation.html", "localtoc.html", "relations.html", "searchfield.html"]}
