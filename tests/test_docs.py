@@ -21,6 +21,7 @@ import types
 import pytest
 
 import heat as ht
+from tests.test_cli import clean_environment  # a fresh singleton's environment
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOCS = os.path.join(ROOT, "docs")
@@ -51,17 +52,6 @@ NAMESPACES = {
 #: heat.optim for convenience), the re-exported mpi4py module and the implementation modules
 #: of the main namespace, whose functions have pages as heat.<name>
 NOT_DOCUMENTED = {"heat.optim.lr_scheduler"}
-
-
-def clean_environment():
-    """This job's environment without the process manager's variables (a fresh singleton)."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("PMI_", "PMIX_", "HYDRA_", "HYDI_", "MPI_LOCAL", "OMPI_"))
-    }
-    env["PYTHONPATH"] = os.pathsep.join([ROOT, env.get("PYTHONPATH", "")])
-    return env
 
 
 def public_names(namespace):
