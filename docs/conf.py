@@ -56,8 +56,11 @@ autodoc_member_order = "groupwise"
 # the types are in the numpydoc Parameters sections; signatures stay short, as NumPy's
 autodoc_typehints = "none"
 
-# the class template (docs/_templates/autosummary/class.rst) lists members itself; numpydoc's
-# own member tables would list them twice
+# a class page (docs/_templates/autosummary/class.rst) documents the members below the class and
+# lists them in the sidebar; numpydoc's member tables would list them a second time
+#
+# The templates name objects as "module::path" (heat::linalg.cg): heat.linalg and heat.random
+# are attributes of heat, not importable modules, and autodoc imports what it documents.
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 
@@ -76,10 +79,12 @@ def _one_numpydoc_environment(*args, **kwargs):
 numpydoc.docscrape_sphinx.SandboxedEnvironment = _one_numpydoc_environment
 
 html_theme = "alabaster"
-html_copy_source = False  # no _sources/ copy of the 570 generated pages: the docstrings are the source
+html_copy_source = False  # no _sources/ copy of the 570 generated pages; the docstrings are it
 html_title = f"heat {release}"
 # the page's own contents (a class page lists its methods) beside the navigation of the pages
-html_sidebars = {"**": ["about.html", "navigation.html", "localtoc.html", "relations.html", "searchfield.html"]}
+html_sidebars = {
+    "**": ["about.html", "navigation.html", "localtoc.html", "relations.html", "searchfield.html"]
+}
 html_theme_options = {
     "description": "Distributed tensors and data-parallel learning on MPI and PyTorch",
     # the sidebar lists the pages, not the ~600 per-name pages of autosummary's hidden toctrees

@@ -1,11 +1,12 @@
 """
 The API reference (docs/) builds without a single warning and documents every public name.
 
-Sphinx runs as a developer runs it, ``python -m sphinx -W --keep-going -j auto -b html docs OUT``,
-in a fresh interpreter (it imports heat at one process), on a copy of docs/ in a temporary folder
+Sphinx runs as a developer runs it, ``python -m sphinx -W --keep-going -b html docs OUT``, in a
+fresh interpreter (it imports heat at one process), on a copy of docs/ in a temporary folder
 (the build rewrites docs/api/generated/). It starts its own interpreter, so it runs only in the
 1-process run of the suite, like tests/test_cli.py. The build has 110 s, inside pytest-timeout's
-120 s, so a slow or hung build fails with Sphinx's output.
+120 s, so a slow or hung build fails with Sphinx's output. It is serial: on two idle cores it takes
+about 38 s (``-j auto``: 33 s, but a third more CPU time, which costs more on busy cores).
 
 The object inventory the build writes (objects.inv) then says which names have a page: every name
 a namespace exports (``__all__``, else its public non-module attributes) and every public member
@@ -48,9 +49,7 @@ NAMESPACES = {
     "heat.optim": ht.optim,
 }
 
-#: names that are exported but documented in prose only: torch's lr_scheduler module (in
-#: heat.optim for convenience), the re-exported mpi4py module and the implementation modules
-#: of the main namespace, whose functions have pages as heat.<name>
+#: exported, documented in prose only (heat.optim's docstring): torch's lr_scheduler module
 NOT_DOCUMENTED = {"heat.optim.lr_scheduler"}
 
 
@@ -76,15 +75,17 @@ def built_docs(tmp_path_factory):
     source = folder / "source"
     shutil.copytree(DOCS, source, ignore=shutil.ignore_patterns("_build", "generated"))
     html = folder / "html"
-    command = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-j", "auto", "-q",
-               "-b", "html", str(source), str(html)]
+    command = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
+               str(source), str(html)]
     try:
         done = subprocess.run(
             command, env=clean_environment(), cwd=ROOT, capture_output=True, text=True,
             timeout=BUILD_SECONDS,
         )
     except subprocess.TimeoutExpired as expired:
-        pytest.fail(f"the docs build took over {BUILD_SECONDS} s:\n{expired.stdout}\n{expired.stderr}")
+        pytest.fail(
+            f"the docs build took over {BUILD_SECONDS} s:\n{expired.stdout}\n{expired.stderr}"
+        )
     return html, done
 
 
@@ -114,7 +115,9 @@ def test_every_public_name_has_a_page(built_docs):
             if full not in documented and full not in NOT_DOCUMENTED:
                 missing.append(full)
     members = [name for name in dir(ht.DNDarray) if not name.startswith("_")]
-    missing += [f"heat.DNDarray.{name}" for name in members if f"heat.DNDarray.{name}" not in documented]
+    missing += [
+        f"heat.DNDarray.{name}" for name in members if f"heat.DNDarray.{name}" not in documented
+    ]
     assert not missing, (
         f"{len(missing)} public names have no page; add each to the right docs/api/*.rst: {missing}"
     )
