@@ -15,6 +15,7 @@ of DNDarray must be there.
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import types
@@ -77,15 +78,18 @@ def built_docs(tmp_path_factory):
     html = folder / "html"
     command = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
                str(source), str(html)]
+    # its own session, so that a timeout ends the build with every process it started
+    process = subprocess.Popen(
+        command, env=clean_environment(), cwd=ROOT, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )
     try:
-        done = subprocess.run(
-            command, env=clean_environment(), cwd=ROOT, capture_output=True, text=True,
-            timeout=BUILD_SECONDS,
-        )
-    except subprocess.TimeoutExpired as expired:
-        pytest.fail(
-            f"the docs build took over {BUILD_SECONDS} s:\n{expired.stdout}\n{expired.stderr}"
-        )
+        stdout, stderr = process.communicate(timeout=BUILD_SECONDS)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        stdout, stderr = process.communicate()
+        pytest.fail(f"the docs build took over {BUILD_SECONDS} s:\n{stdout}\n{stderr[-12000:]}")
+    done = subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
     return html, done
 
 
