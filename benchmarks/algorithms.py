@@ -300,7 +300,7 @@ class HeatLib(NumpyLib):
         return self.ht.linalg.qr(a)
 
     def svd(self, a):
-        return self.ht.linalg.svd(a)
+        return self.ht.linalg.svd(a, full_matrices=False)  # both heats (HeAT 1.8 has it too)
 
     def cdist(self, x, quadratic_expansion):
         return self.ht.spatial.cdist(x, quadratic_expansion=quadratic_expansion)

@@ -131,7 +131,7 @@ def _r_factor_svd(centered: "ht.DNDarray") -> Tuple[torch.Tensor, torch.Tensor]:
     """
     n_samples, n_features = centered.shape
     if centered.split == 1 and centered.comm.size > 1 and n_features > n_samples:
-        _, s, vt = ht.linalg.svd(centered)
+        _, s, vt = ht.linalg.svd(centered, full_matrices=False)
         return _replicated_tensor(s), _replicated_tensor(vt)
     r = _replicated_tensor(ht.linalg.qr(centered, mode="r").R)
     _, s, vt = torch.linalg.svd(r, full_matrices=False)

@@ -376,12 +376,12 @@ def _back_to_split(x: DNDarray, split: Optional[int]) -> DNDarray:
 # svd
 # ---------------------------------------------------------------------------------------------
 def svd(
-    A: DNDarray, full_matrices: bool = False, compute_uv: bool = True, qr_procs_to_merge: int = 2
+    A: DNDarray, full_matrices: bool = True, compute_uv: bool = True, qr_procs_to_merge: int = 2
 ) -> Union[SVD, DNDarray]:
     """
-    The singular value decomposition ``A = U diag(S) Vh``, as :func:`numpy.linalg.svd`. The
-    default is HeAT's, the reduced factors (``full_matrices=False``); NumPy and the array API
-    standard default to the complete ones.
+    The singular value decomposition ``A = U diag(S) Vh``, as :func:`numpy.linalg.svd`: the
+    complete factors by default, as NumPy and the array API standard (HeAT 1.8 defaulted to the
+    reduced ones; pass ``full_matrices=False`` for those, as with NumPy).
 
     Reduced factors: a tall-skinny matrix (``m >= p n``) goes through TSQR and the SVD of the
     small ``R`` (replicated); ``U`` is split along its rows, ``S`` and ``Vh`` are replicated. A
@@ -398,10 +398,10 @@ def svd(
     factored in whole matrices.
 
     .. warning::
-        The complete ``U`` of a tall matrix is ``m x m``: ``m / n`` times the size of ``A``
-        (each process holds ``m_r x m`` of it; for ``m = 200000`` rows that is 160 GB in
-        float32 in all). Ask for it only if you need the orthogonal complement of ``A``'s
-        columns.
+        The complete ``U`` of a tall matrix (the default) is ``m x m``: ``m / n`` times the
+        size of ``A`` (each process holds ``m_r x m`` of it; for ``m = 200000`` rows that is
+        160 GB in float32 in all). Pass ``full_matrices=False`` unless you need the orthogonal
+        complement of ``A``'s columns.
 
     Parameters
     ----------
@@ -432,10 +432,10 @@ def svd(
     Examples
     --------
     >>> A = ht.random.randn(200, 3, split=0)
-    >>> U, S, Vh = ht.linalg.svd(A)
+    >>> U, S, Vh = ht.linalg.svd(A, full_matrices=False)
     >>> ht.allclose(U @ ht.diag(S) @ Vh, A, atol=1e-4)
     True
-    >>> U, S, Vh = ht.linalg.svd(A, full_matrices=True)
+    >>> U, S, Vh = ht.linalg.svd(A)
     >>> U.shape, Vh.shape
     ((200, 200), (3, 3))
     """
@@ -667,7 +667,7 @@ def polar(
         raise ValueError(
             f"polar needs a 2-D matrix with at least as many rows as columns, but A has shape {A.gshape}"
         )
-    W, S, Vh = svd(A)
+    W, S, Vh = svd(A, full_matrices=False)
     U = matmul(W, Vh)
     if not calcH:
         return U
@@ -813,7 +813,7 @@ def pinv(x: DNDarray, /, *, rtol=None) -> DNDarray:
         raise TypeError(f"rtol must be a float, a DNDarray or None, not {type(rtol).__name__}")
     if min(x.gshape[-2:]) == 0:
         raise ValueError(f"pinv needs non-empty matrices, but x has shape {x.gshape}")
-    U, S, Vh = svd(x)
+    U, S, Vh = svd(x, full_matrices=False)
     keep = S > _cutoff(S, rtol, x.gshape)
     inverse = where(keep, 1.0 / where(keep, S, 1.0), 0.0).astype(S.dtype)
     right = matrix_transpose(Vh)

@@ -252,7 +252,7 @@ def isvd(
     Examples
     --------
     >>> X = ht.random.randn(30, 10, split=0)
-    >>> U, S, Vt = ht.linalg.svd(X)
+    >>> U, S, Vt = ht.linalg.svd(X, full_matrices=False)
     >>> U2, S2, Vt2 = ht.linalg.isvd(ht.random.randn(30, 4, split=0), U, S, Vt)
     >>> Vt2.shape
     (14, 14)
