@@ -34,9 +34,7 @@ MISSING = {}
 LINALG_MISSING = {}
 
 # functions whose signature differs from the standard's, each with the reason
-SIGNATURE_EXCEPTIONS = {
-    "linalg.svd": "full_matrices defaults to False, HeAT's reduced factors (linear-algebra issue)",
-}
+SIGNATURE_EXCEPTIONS = {}
 
 # defaults of None that mean the standard's default (NumPy's signatures): (function, parameter)
 NONE_MEANS_STANDARD_DEFAULT = {

@@ -407,3 +407,27 @@ def test_more_standard_functions():
     big = ht.array(2**64 - 1)
     assert big.dtype is ht.uint64 and big.item() == 2**64 - 1
     assert_arrays_equal(checks, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("dtype", [np.uint16, np.uint32, np.uint64])
+@pytest.mark.parametrize("split", [None, 0, 1, -1])
+def test_uint_triangles_diagonals_trace(dtype, split):
+    # values near the top of the type (above 2**63 for uint64), uneven 5 x 3 shape
+    a = np.arange(15, dtype=dtype).reshape(5, 3) + dtype(np.iinfo(dtype).max - 20)
+    x = ht.array(a, split=split)
+    for k in (-1, 0, 2):
+        for ours, theirs in ((ht.tril, np.tril), (ht.triu, np.triu)):
+            r = ours(x, k)
+            assert r.dtype is ht.types.canonical_heat_type(dtype)
+            np.testing.assert_array_equal(r.numpy(), theirs(a, k))
+        r = ht.diagonal(x, k)
+        assert r.dtype is ht.types.canonical_heat_type(dtype)
+        np.testing.assert_array_equal(r.numpy(), np.diagonal(a, k))
+        t = ht.trace(x, k)
+        expected = np.trace(a, k)
+        assert t.dtype is ht.types.canonical_heat_type(expected.dtype)
+        assert t.item() == int(expected)
+    v = ht.array(a[:, 0], split=None if split is None else 0)
+    d = ht.diag(v, 1)
+    assert d.dtype is ht.types.canonical_heat_type(dtype)
+    np.testing.assert_array_equal(d.numpy(), np.diag(a[:, 0], 1))

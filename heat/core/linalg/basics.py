@@ -16,7 +16,7 @@ import torch
 from mpi4py import MPI
 
 from .. import types
-from .._operations import reduce_op
+from .._operations import _UNSIGNED_TYPES, reduce_op, signed_bits, unsigned_from_bits
 from ..dndarray import DNDarray
 from ..manipulations import swapaxes
 from ..sanitation import sanitize_axis, sanitize_in
@@ -82,6 +82,8 @@ def diagonal(a: DNDarray, offset: int = 0, axis1: int = 0, axis2: int = 1) -> DN
     DNDarray([ 1,  6, 11], dtype=ht.int64, device=cpu:0, split=0)
     """
     sanitize_in(a, "a")
+    if a._dtype in _UNSIGNED_TYPES:  # torch has no uint16/32/64 kernels: move the bits
+        return unsigned_from_bits(diagonal(signed_bits(a), offset, axis1, axis2), a._dtype)
     offset = _check_offset(offset)
     if a.ndim < 2:
         raise ValueError(
@@ -151,6 +153,8 @@ def diag(a: DNDarray, offset: int = 0) -> DNDarray:
               [0, 0, 0]], dtype=ht.int64, device=cpu:0, split=None)
     """
     sanitize_in(a, "a")
+    if a._dtype in _UNSIGNED_TYPES:  # torch has no uint16/32/64 kernels: move the bits
+        return unsigned_from_bits(diag(signed_bits(a), offset), a._dtype)
     offset = _check_offset(offset)
     if a.ndim == 2:
         return diagonal(a, offset)
@@ -238,6 +242,8 @@ def tril(m: DNDarray, k: int = 0) -> DNDarray:
               [1., 0., 0.],
               [1., 1., 0.]], dtype=ht.float32, device=cpu:0, split=0)
     """
+    if isinstance(m, DNDarray) and m._dtype in _UNSIGNED_TYPES:  # no uint16/32/64 kernels
+        return unsigned_from_bits(_triangle(signed_bits(m), k, True, "tril"), m._dtype)
     return _triangle(m, k, True, "tril")
 
 
@@ -272,6 +278,8 @@ def triu(m: DNDarray, k: int = 0) -> DNDarray:
               [0., 0., 1.],
               [0., 0., 0.]], dtype=ht.float32, device=cpu:0, split=1)
     """
+    if isinstance(m, DNDarray) and m._dtype in _UNSIGNED_TYPES:  # no uint16/32/64 kernels
+        return unsigned_from_bits(_triangle(signed_bits(m), k, False, "triu"), m._dtype)
     return _triangle(m, k, False, "triu")
 
 
@@ -322,6 +330,8 @@ def trace(
         sanitize_in(a, "a")
         if a.dtype in (types.bool, types.uint8, types.int8, types.int16, types.int32):
             dtype = types.int64
+        elif a.dtype in (types.uint16, types.uint32):
+            dtype = types.uint64  # NumPy accumulates unsigned integers in uint64
     else:
         dtype = types.canonical_heat_type(dtype)
     diagonals = diagonal(a, offset, axis1, axis2)
