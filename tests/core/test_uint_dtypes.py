@@ -431,3 +431,26 @@ def test_uint_triangles_diagonals_trace(dtype, split):
     d = ht.diag(v, 1)
     assert d.dtype is ht.types.canonical_heat_type(dtype)
     np.testing.assert_array_equal(d.numpy(), np.diag(a[:, 0], 1))
+
+
+@pytest.mark.parametrize("dtype", [np.uint16, np.uint32, np.uint64])
+@pytest.mark.parametrize("split", [None, 0, 1, -1])
+def test_uint_products(dtype, split):
+    # near 2**k - 1 (above 2**63 for uint64): the products wrap as in NumPy; uneven shapes
+    a = np.arange(15, dtype=dtype).reshape(5, 3) + dtype(np.iinfo(dtype).max - 20)
+    b = np.arange(12, dtype=dtype).reshape(3, 4) + dtype(np.iinfo(dtype).max - 7)
+    x = ht.array(a, split=split)
+    for split2 in (None, 0, 1):
+        y = ht.array(b, split=split2)
+        cases = [
+            (x @ y, a @ b),
+            (ht.matmul(x, y), np.matmul(a, b)),
+            (ht.dot(x, y), np.dot(a, b)),
+            (ht.tensordot(x, y, axes=1), np.tensordot(a, b, axes=1)),
+            (ht.vecdot(x, x), np.vecdot(a, a)),
+            (ht.vecdot(x, x, axis=0), np.vecdot(a, a, axis=0)),
+            (ht.dot(x[:, 0], x[:, 1]), np.dot(a[:, 0], a[:, 1])),
+        ]
+        for ours, expected in cases:
+            assert ours.dtype is ht.types.canonical_heat_type(expected.dtype)
+            np.testing.assert_array_equal(ours.numpy(), expected)

@@ -43,7 +43,15 @@ import torch
 from mpi4py import MPI
 
 from .. import types
-from .._operations import _PYTHON_SCALARS, align_local, reduce_op, write_out
+from .._operations import (
+    _PYTHON_SCALARS,
+    _UNSIGNED_TYPES,
+    align_local,
+    reduce_op,
+    signed_bits,
+    unsigned_from_bits,
+    write_out,
+)
 from .._redistribution import balanced_counts, resplit_tensor
 from ..arithmetics import divide, multiply
 from ..complex_math import conj
@@ -94,6 +102,25 @@ def _check_pair(x1: DNDarray, x2: DNDarray, names=("x1", "x2")) -> None:
         )
 
 
+
+def _unsigned_product(function, x1: DNDarray, x2: DNDarray, out=None, **kwargs) -> DNDarray:
+    """
+    ``function(x1, x2, **kwargs)`` for operands of which one is uint16, uint32 or uint64, which
+    torch has no product kernels for: computed in int64 (uint64 on its int64 bits; products and
+    sums wrap modulo 2**64 alike) and returned in the promoted unsigned type, as NumPy.
+    """
+    target = types.promote_types(x1.dtype, x2.dtype)
+    if target not in _UNSIGNED_TYPES:
+        raise TypeError(f"{function.__name__}: no product kernel for operands of type {target}")
+    if target is types.uint64:
+        c1, c2 = (signed_bits(x.astype(types.uint64, copy=False)) for x in (x1, x2))
+        result = unsigned_from_bits(function(c1, c2, **kwargs), types.uint64)
+    else:
+        c1, c2 = (x.astype(types.int64, copy=False) for x in (x1, x2))
+        result = function(c1, c2, **kwargs).astype(target)
+    return result if out is None else write_out(result, out)
+
+
 def matmul(x1: DNDarray, x2: DNDarray, /, out: Optional[DNDarray] = None) -> DNDarray:
     """
     Matrix product of two arrays, as :func:`numpy.matmul` (the ``@`` operator).
@@ -139,6 +166,8 @@ def matmul(x1: DNDarray, x2: DNDarray, /, out: Optional[DNDarray] = None) -> DND
     x1 = _as_array(x1, x2, "x1")
     x2 = _as_array(x2, x1, "x2")
     _check_pair(x1, x2)
+    if x1._dtype in _UNSIGNED_TYPES or x2._dtype in _UNSIGNED_TYPES:
+        return _unsigned_product(matmul, x1, x2, out=out)
     # distributed_matmul validates the shapes first, before any communication
     result = distributed_matmul(x1, x2, types.promote_types(x1.dtype, x2.dtype))
     return result if out is None else write_out(result, out)
@@ -181,6 +210,8 @@ def dot(a: DNDarray, b: DNDarray, out: Optional[DNDarray] = None) -> DNDarray:
     a = _as_array(a, b, "a")
     b = _as_array(b, a, "b")
     _check_pair(a, b, ("a", "b"))
+    if a._dtype in _UNSIGNED_TYPES or b._dtype in _UNSIGNED_TYPES:
+        return _unsigned_product(dot, a, b, out=out)
     if a.ndim == 0 or b.ndim == 0:
         result = multiply(a, b)
     elif b.ndim == 1 or (a.ndim <= 2 and b.ndim <= 2):
@@ -291,6 +322,8 @@ def vecdot(
     x1 = _as_array(x1, x2, "x1")
     x2 = _as_array(x2, x1, "x2")
     _check_pair(x1, x2)
+    if x1._dtype in _UNSIGNED_TYPES or x2._dtype in _UNSIGNED_TYPES:
+        return _unsigned_product(vecdot, x1, x2, axis=axis, keepdims=keepdims)
     if x1.ndim == 0 or x2.ndim == 0:
         raise ValueError("vecdot: both operands need at least one dimension")
     axis = -1 if axis is None else axis
@@ -631,6 +664,8 @@ def tensordot(x1: DNDarray, x2: DNDarray, /, *, axes=2) -> DNDarray:
     x1 = _as_array(x1, x2, "x1")
     x2 = _as_array(x2, x1, "x2")
     _check_pair(x1, x2)
+    if x1._dtype in _UNSIGNED_TYPES or x2._dtype in _UNSIGNED_TYPES:
+        return _unsigned_product(tensordot, x1, x2, axes=axes)
     contracted1, contracted2 = _tensordot_axes(axes, x1, x2)
     for a, b in zip(contracted1, contracted2):
         if x1.gshape[a] != x2.gshape[b]:
