@@ -448,6 +448,8 @@ def _quantile(
 ) -> DNDarray:
     sanitize_in(x)
     _reject_complex(x, name)
+    if x.dtype in (types.uint16, types.uint32, types.uint64):  # no torch gather kernels yet
+        raise TypeError(f"{name} does not support {x.dtype.__name__} input yet; cast x first")
     if not isinstance(method, str) or method not in _QUANTILE_METHODS:
         raise ValueError(
             f"method must be one of {', '.join(_QUANTILE_METHODS)}, but was {method!r}"
