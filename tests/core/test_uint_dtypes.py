@@ -409,7 +409,7 @@ def test_more_standard_functions():
     assert_arrays_equal(checks, rtol=0, atol=0)
 
 
-@pytest.mark.parametrize("dtype", [np.uint16, np.uint32, np.uint64])
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.uint32, np.uint64])
 @pytest.mark.parametrize("split", [None, 0, 1, -1])
 def test_uint_triangles_diagonals_trace(dtype, split):
     # values near the top of the type (above 2**63 for uint64), uneven 5 x 3 shape

@@ -307,7 +307,8 @@ def trace(
         As in :func:`diagonal`.
     dtype : heat type, optional
         The accumulator and result type; by default that of ``a``, except that booleans and
-        integers narrower than int64 are summed as int64 (as NumPy).
+        signed integers narrower than int64 are summed as int64 and unsigned integers as
+        uint64 (as NumPy and the array API standard).
     out : DNDarray, optional
         Where to store the result.
 
@@ -328,9 +329,9 @@ def trace(
     """
     if dtype is None:
         sanitize_in(a, "a")
-        if a.dtype in (types.bool, types.uint8, types.int8, types.int16, types.int32):
+        if a.dtype in (types.bool, types.int8, types.int16, types.int32):
             dtype = types.int64
-        elif a.dtype in (types.uint16, types.uint32):
+        elif a.dtype in (types.uint8, types.uint16, types.uint32):
             dtype = types.uint64  # NumPy accumulates unsigned integers in uint64
     else:
         dtype = types.canonical_heat_type(dtype)
