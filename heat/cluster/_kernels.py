@@ -33,6 +33,8 @@ from typing import Callable, Dict, Iterator, List, Optional, Tuple
 
 import torch
 
+from ..core._parallel import single_threaded_torch
+
 __all__: List[str] = []
 
 # points per chunk: about this many distance entries (k x points) at a time; chunks large enough
@@ -57,16 +59,12 @@ def chunk_size(n_centres: int, device: torch.device) -> int:
 
 @contextmanager
 def _single_threaded_torch(threads: int) -> Iterator[None]:
-    """torch uses one thread per operation inside (our own threads share the work)."""
-    if threads <= 1 or torch.get_num_threads() == 1:
+    """torch uses one thread per operation inside when ``threads`` of our own share the work."""
+    if threads <= 1:
         yield
         return
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with single_threaded_torch():
         yield
-    finally:
-        torch.set_num_threads(previous)
 
 
 # the thread budgets of the open own_threads sections (innermost last)

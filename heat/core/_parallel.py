@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable, Dict, List, Tuple
+from contextlib import contextmanager
+from typing import Callable, Dict, Iterator, List, Tuple
 
 import torch
 
-__all__ = ["piece_bounds", "run_pieces", "worker_count"]
+__all__ = ["piece_bounds", "run_pieces", "single_threaded_torch", "worker_count"]
 
 _pools: Dict[Tuple[int, int], ThreadPoolExecutor] = {}
 
@@ -77,3 +78,23 @@ def _pool(workers: int) -> ThreadPoolExecutor:
     if pool is None:
         pool = _pools[key] = ThreadPoolExecutor(workers, thread_name_prefix="heat-numpy")
     return pool
+
+
+@contextmanager
+def single_threaded_torch() -> Iterator[None]:
+    """
+    torch (and MKL inside it) runs one thread per operation in this section, for callers that
+    share the work among threads of their own. A parallel region per small operation makes its
+    threads meet at a barrier; on cores shared with other jobs a thread waiting there for a
+    descheduled partner costs a time slice. The setting is torch's, for the whole process, and
+    is restored on exit.
+    """
+    previous = torch.get_num_threads()
+    if previous == 1:
+        yield
+        return
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)

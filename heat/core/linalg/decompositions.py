@@ -32,15 +32,13 @@ processes). Stacks of matrices split along a batch axis are factored locally.
 from __future__ import annotations
 
 import collections
-from contextlib import contextmanager
-from typing import Callable, Iterator, Optional, Tuple, Union
+from typing import Callable, Optional, Tuple, Union
 
 import numpy as np
 import torch
-from mpi4py import MPI
 
 from .. import types
-from .._parallel import piece_bounds, run_pieces, worker_count
+from .._parallel import piece_bounds, run_pieces, single_threaded_torch, worker_count
 from .._redistribution import balanced_counts, displacements, resplit_tensor
 from ..dndarray import DNDarray
 from ..layout import resplit
@@ -72,33 +70,15 @@ def _check_matrix(A: DNDarray, name: str = "A") -> None:
 _QR_BLOCK_BYTES = 2**20  # a row block of about the L2 cache: its Householder sweeps stay in cache
 
 
-@contextmanager
-def _single_threaded_torch() -> Iterator[None]:
-    """
-    torch (and MKL inside it) runs one thread per operation in this section; the caller shares
-    the work among threads of its own. A Householder QR of a narrow block is a few hundred small
-    BLAS-2 calls, each a parallel region whose threads meet at a barrier: on cores shared with
-    other jobs a thread waiting there for a descheduled partner costs a time slice, which made
-    the blocked QR of a 200000 x 50 matrix 20-80x slower than on a quiet machine.
-    """
-    previous = torch.get_num_threads()
-    if previous == 1:
-        yield
-        return
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
-
-
 def _blocked_qr(a: torch.Tensor, want_q: bool) -> Tuple[torch.Tensor, Callable]:
     """
     QR of one tall 2-D tensor, cache-blocked: LAPACK's Householder QR of a tall-skinny matrix
     sweeps the whole column panel once per column, so it runs at memory speed; factoring row
     blocks that fit in the cache and then their stacked R factors (TSQR inside the process) is
     faster. The blocks are shared among torch's threads, each factoring whole blocks
-    single-threaded (no parallel region per column, see ``_single_threaded_torch``).
+    single-threaded: a Householder QR of a narrow block is a few hundred small BLAS-2 calls,
+    each a parallel region whose threads meet at a barrier, which on shared cores made the QR of
+    a 200000 x 50 matrix 20-80x slower (see :func:`heat.core._parallel.single_threaded_torch`).
 
     Returns ``R`` and ``expand``: ``expand(right)`` is ``Q @ right`` (``Q`` for None), formed
     block by block in one pass, so a TSQR or an SVD applies its small factor to ``Q`` without
@@ -121,7 +101,7 @@ def _blocked_qr(a: torch.Tensor, want_q: bool) -> Tuple[torch.Tensor, Callable]:
         for index in range(*bounds[piece]):
             factors[index] = torch.linalg.qr(blocks[index], mode=mode)
 
-    with _single_threaded_torch():
+    with single_threaded_torch():
         run_pieces(factor, workers)
         q2, r = torch.linalg.qr(torch.cat([f[1] for f in factors]), mode=mode)
 
@@ -135,7 +115,7 @@ def _blocked_qr(a: torch.Tensor, want_q: bool) -> Tuple[torch.Tensor, Callable]:
                 torch.mm(factors[index][0], small[index * n : (index + 1) * n],
                          out=q[start : start + blocks[index].shape[0]])
 
-        with _single_threaded_torch():
+        with single_threaded_torch():
             run_pieces(multiply, workers)
         return q
 
