@@ -234,7 +234,12 @@ def test_resume_on_fewer_processes_with_split_communicators(data_file):
 
 _RESUME_SCRIPT = textwrap.dedent(
     """
-    import pickle, sys
+    import faulthandler, os, pickle, sys
+    # a hang or a crash leaves every rank's stacks in a file the test shows (this file stays
+    # open to the end: faulthandler writes to its descriptor)
+    stacks = open(sys.argv[3] + ".stacks.%d" % os.getpid(), "w")
+    faulthandler.enable(stacks)
+    faulthandler.dump_traceback_later(float(sys.argv[4]), exit=True, file=stacks)
     import numpy as np
     import heat as ht
     from heat.utils.data import StreamingDataLoader
@@ -263,6 +268,26 @@ _RESUME_SCRIPT = textwrap.dedent(
 )
 
 
+#: seconds a job of the resume test may take (about 5 here; a loaded 2-core machine is slower)
+RESUME_JOB_TIMEOUT_S = 100
+#: after this many seconds a job's ranks write their stacks and end (the test then shows them)
+RESUME_JOB_STACKS_S = 80
+
+
+def _job_stacks(folder):
+    """The stacks the ranks of a hung or crashed resume job wrote (and the files removed)."""
+    shown = []
+    for name in sorted(os.listdir(folder)):
+        if ".stacks." in name:
+            with open(os.path.join(folder, name)) as f:
+                text = f.read()
+            os.remove(os.path.join(folder, name))
+            if text.strip():
+                shown.append(f"--- {name}\n{text}")
+    return "\n".join(shown) or "(no rank wrote stacks: a hang was outside Python, e.g. in mpiexec)"
+
+
+@pytest.mark.timeout(3 * RESUME_JOB_TIMEOUT_S + 60)
 def test_resume_3_to_2_processes_with_mpiexec(data_file, shared_dir):  # noqa: F811
     if COMM.size != 1:
         pytest.skip("starts its own mpiexec jobs: runs only at MPI size 1")
@@ -281,17 +306,23 @@ def test_resume_3_to_2_processes_with_mpiexec(data_file, shared_dir):  # noqa: F
     env["PYTHONPATH"] = os.pathsep.join([os.getcwd(), env.get("PYTHONPATH", "")])
     out = os.path.join(shared_dir, "resume")
     # the first phase ends its script right after ``break`` out of an epoch, while the reader
-    # threads may still read: that once hung or crashed the job's exit in 2 of 3 runs, so it runs
-    # twice; each job has a timeout well inside pytest-timeout's, so a hang shows its output
+    # thread may still read: before the reader's exit hook that hung or crashed the job's exit in
+    # 2 of 3 runs, so it runs twice. A hung job's ranks write their stacks (faulthandler) and end
+    # before the job's timeout, which is well inside pytest-timeout's, so a hang shows where.
     for procs, phase in ((3, "first"), (3, "first"), (2, "second")):
+        command = [mpiexec, "-n", str(procs), sys.executable, script, path, phase, out,
+                   str(RESUME_JOB_STACKS_S)]
         try:
             done = subprocess.run(
-                [mpiexec, "-n", str(procs), sys.executable, script, path, phase, out],
-                env=env, capture_output=True, text=True, timeout=45,
+                command, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                timeout=RESUME_JOB_TIMEOUT_S,
             )
-        except subprocess.TimeoutExpired as expired:
-            pytest.fail(f"the {procs}-process job hung: {expired.stdout!r} {expired.stderr!r}")
-        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"the {procs}-process {phase} job hung; stacks:\n{_job_stacks(shared_dir)}")
+        assert done.returncode == 0, (
+            done.stdout[-3000:] + done.stderr[-3000:] + "\n" + _job_stacks(shared_dir)
+        )
+        _job_stacks(shared_dir)  # a job that ended well leaves empty files
     with open(out + ".first", "rb") as f:
         first = pickle.load(f)
     with open(out + ".second", "rb") as f:
