@@ -239,6 +239,11 @@ class WindowReader:
         Rows per buffer.
     depth : int
         Buffers in the ring (2: one being consumed, one being read).
+    buffers : list, optional
+        Ring buffers to reuse (:meth:`take_buffers` of a finished reader with the same datasets
+        and capacity): fresh pages cost a page fault each on first use, a noticeable share of a
+        pass over a file in the page cache. A buffer something else still references (a batch
+        that views it) is not reused.
 
     Examples
     --------
@@ -254,12 +259,17 @@ class WindowReader:
         windows: Sequence[Tuple[int, int]],
         capacity: int,
         depth: int = 2,
+        buffers: Optional[List[List[np.ndarray]]] = None,
     ):
         self.infos = list(infos)
         self.windows = [(int(a), int(b)) for a, b in windows]
         self.capacity = int(capacity)
         self._cache_bytes = _cache_bytes(self.infos, self.capacity)
-        self._buffers = [self._allocate() for _ in range(min(depth, max(1, len(self.windows))))]
+        reusable = [b for b in (buffers or []) if self._fits(b)]
+        self._buffers = [
+            reusable.pop() if reusable else self._allocate()
+            for _ in range(min(depth, max(1, len(self.windows))))
+        ]
         #: buffers in the ring, and how many of them the consumer holds (got, not released)
         self.depth, self.slots_out = len(self._buffers), 0
         self._free: "queue.Queue" = queue.Queue()
@@ -279,6 +289,27 @@ class WindowReader:
         return [
             np.empty((self.capacity,) + info.row_shape, dtype=info.dtype) for info in self.infos
         ]
+
+    def _fits(self, arrays: List[np.ndarray]) -> bool:
+        """Whether a given slot's arrays can be this reader's: same layout, viewed by no one."""
+        if len(arrays) != len(self.infos):
+            return False
+        for d, info in enumerate(self.infos):
+            if arrays[d].shape != (self.capacity,) + info.row_shape or arrays[d].dtype != info.dtype:
+                return False
+            if sys.getrefcount(arrays[d]) > 2:  # the slot's list and getrefcount's argument
+                return False
+        return True
+
+    def take_buffers(self) -> List[List[np.ndarray]]:
+        """
+        The ring's buffers, for a later reader (``buffers=``); none while the thread may still
+        write into them (after ``close(wait=False)``).
+        """
+        if self._thread.is_alive():
+            return []
+        buffers, self._buffers = self._buffers, []
+        return buffers
 
     def _run(self) -> None:
         files = {}

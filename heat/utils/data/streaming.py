@@ -121,6 +121,14 @@ def _check_transforms(transforms: Any, count: int) -> List[Optional[Tuple[Callab
     return checked
 
 
+def _release_unused(reader: WindowReader, pending: List[int]) -> None:
+    """Give the reader back every pending slot that no batch views any more."""
+    for slot in list(pending):
+        if not reader.in_use(slot):
+            reader.release(slot)
+            pending.remove(slot)
+
+
 class _Round:
     """
     The rows of one round this process yields, in yield order: one contiguous tensor per
@@ -394,6 +402,12 @@ class StreamingDataLoader:
         self._plan_cache: Optional[Tuple[Tuple, EpochPlan]] = None
         self._active = None
         self._stats = dict(samples=0, batches=0, bytes=0, elapsed=0.0, waiting=0.0)
+        # kept from epoch to epoch (created by the first one): the reader's ring, the exchange's
+        # buffers and the pools of shuffled rows and of batches across rounds
+        self._ring: List[List[np.ndarray]] = []
+        self._exchanger: Optional[Exchanger] = None
+        self._pool: Optional[_OutputPool] = None
+        self._batch_pool: Optional[_OutputPool] = None
 
     # -- files -------------------------------------------------------------------------------------
 
@@ -571,13 +585,18 @@ class StreamingDataLoader:
             for t in tasks
             if t.window is not None
         ]
-        reader = WindowReader(self._infos, windows, self.window_rows) if windows else None
-        exchanger = Exchanger(
-            comm, [info.row_shape for info in self._infos], [_torch_dtype(i) for i in self._infos]
-        )
+        # buffers live as long as the loader: fresh pages cost a page fault each, every epoch
+        ring, self._ring = self._ring, []
+        reader = WindowReader(self._infos, windows, self.window_rows, buffers=ring) if windows else None
+        del ring
         cuda = self.device.torch_device.startswith("cuda")
-        pool = _OutputPool(self._infos, pinned=cuda)  # the shuffled rows of rounds
-        self._batch_pool = _OutputPool(self._infos, pinned=cuda)  # batches across two rounds
+        if self._exchanger is None:
+            self._exchanger = Exchanger(
+                comm, [info.row_shape for info in self._infos], [_torch_dtype(i) for i in self._infos]
+            )
+            self._pool = _OutputPool(self._infos, pinned=cuda)  # the shuffled rows of rounds
+            self._batch_pool = _OutputPool(self._infos, pinned=cuda)  # batches across two rounds
+        exchanger, pool = self._exchanger, self._pool
         bar = None
         if self.progress and rank == 0:
             from tqdm import tqdm
@@ -594,20 +613,42 @@ class StreamingDataLoader:
         next_task, step = 0, plan.start_step
         finished = False
         self._agreement = _Agreement(comm)
+        # batches that are plain views (no transform, no device copy, no DNDarray) are cut in
+        # bulk: a run of full batches inside one round is one split per dataset
+        plain_views = not (self._any_transform or cuda or self.as_dndarray)
         began = time.perf_counter()
         try:
             while step < segment.steps:
                 entered = time.perf_counter()
                 # slots whose batches are gone go back to the reader; one that the batch yielded
                 # last may still view (a loop variable) waits a step rather than being replaced
-                for slot in list(pending):
-                    if not reader.in_use(slot):
-                        reader.release(slot)
-                        pending.remove(slot)
+                if pending:
+                    _release_unused(reader, pending)
                 while due[next_task] <= step:
                     round_ = self._take_round(tasks[next_task], plan, reader, exchanger, pool, rounds, pending)
                     rounds.append(round_)
                     next_task += 1
+                run = 0
+                if plain_views and rounds and step < full:
+                    # full batches left in the front round before the next round is due
+                    run = min(rounds[0].left // batch_size, full - step, due[next_task] - step)
+                if run > 1:
+                    batches = self._cut(rounds, run, batch_size)
+                    stats["waiting"] += time.perf_counter() - entered
+                    for i in range(run):
+                        batch, batches[i] = batches[i], None  # the consumer's is the only one
+                        step += 1
+                        position[2] = step
+                        stats["samples"] += batch_size
+                        stats["batches"] += 1
+                        stats["elapsed"] = time.perf_counter() - began
+                        if bar is not None:
+                            bar.update(1)
+                        yield batch
+                        del batch
+                        if pending:
+                            _release_unused(reader, pending)
+                    continue
                 count = batch_size if step < full else last[step - full]
                 batch = self._assemble(rounds, count, plan.epoch, cuda)
                 step += 1
@@ -638,6 +679,7 @@ class StreamingDataLoader:
                 # wait for the thread only on the normal path: a closed or failed iterator may be
                 # finalised where waiting could deadlock (the thread needs h5py's lock to finish)
                 reader.close(wait=finished)
+                self._ring = reader.take_buffers()
             if bar is not None:
                 bar.close()
 
@@ -706,6 +748,18 @@ class StreamingDataLoader:
         del received, numbers
         exchanger.give_back(handle)
         return _Round(tensors, rows, release, False)
+
+    def _cut(self, rounds: deque, run: int, batch_size: int) -> List[tuple]:
+        """``run`` full batches from the front round, as views: one split per tensor."""
+        first = rounds[0]
+        a, b = first.at, first.at + run * batch_size
+        first.at = b
+        parts = [t[a:b].split(batch_size) for t in first.tensors]
+        if self.return_indices:
+            parts.append(torch.from_numpy(first.rows[a:b]).split(batch_size))
+        if first.left == 0:
+            rounds.popleft().drop()
+        return list(zip(*parts))
 
     def _assemble(self, rounds: deque, count: int, epoch: int, cuda: bool):
         """Take ``count`` rows from the front rounds and build the batch."""

@@ -361,6 +361,70 @@ def test_views_without_shuffle_stay_valid(data_file):
     collective_assert(all(np.array_equal(b[0].numpy(), x[b[2].numpy()]) for b in kept))
 
 
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_buffers_kept_across_epochs_never_overwrite_kept_batches(data_file, shuffle):
+    # the loader keeps its buffers from epoch to epoch; a batch of an earlier epoch that is still
+    # referenced (views a buffer) must keep its values while later epochs run
+    path, x, _ = data_file
+    loader = StreamingDataLoader(
+        path, batch_size=4, shuffle=shuffle, window_bytes=small_window(16), return_indices=True
+    )
+    kept = list(loader)  # epoch 0, every batch kept
+    last = None
+    for batch in loader:  # epoch 1, only the last batch kept
+        last = batch
+    partly, head = [], []
+    for i, batch in enumerate(loader):  # epoch 2: every third batch kept, a break after ten
+        head.append(batch[2].numpy().copy())
+        if i % 3 == 0:
+            partly.append(batch)
+        if i == 9:
+            break
+    rest = run_epoch(loader)  # the rest of epoch 2
+    held = kept + [last] + partly
+    ok = all(np.array_equal(b[0].numpy(), x[b[2].numpy()]) for b in held if b is not None)
+    ok &= all(np.array_equal(b[0], x[b[2]]) for b in rest)
+    collective_assert(ok, "a kept batch was overwritten by a later epoch")
+    # epoch 2 over the processes: every row once (reused buffers, correct data)
+    mine = np.concatenate(head + [b[2] for b in rest]) if head or rest else np.zeros(0, np.int64)
+    seen = np.concatenate(COMM.allgather(mine))
+    collective_assert((np.bincount(seen, minlength=len(x)) == 1).all())
+
+
+def test_reader_reuses_given_buffers_only_when_free(data_file):
+    from heat.utils.data.reader import WindowReader, inspect_datasets
+
+    path, x, _ = data_file
+    infos = inspect_datasets([path], ["x", "y"])
+    windows = [(0, 10), (10, 20), (20, 25)]
+    first = WindowReader(infos, windows, capacity=10)
+    for _ in windows:
+        slot, arrays = first.get()
+        del arrays
+        first.release(slot)
+    first.close()
+    ring = first.take_buffers()
+    assert len(ring) == 2 and first.take_buffers() == []
+    ids = {id(a) for slot in ring for a in slot}
+    held = ring[0][0][:3]  # a view of one buffer: that slot must not be reused
+    second = WindowReader(infos, windows, capacity=10, buffers=ring)
+    reused = {id(a) for slot in second._buffers for a in slot}
+    rows = []
+    for _ in windows:
+        slot, arrays = second.get()
+        rows.append(arrays[0].copy())
+        del arrays
+        second.release(slot)
+    second.close()
+    assert np.array_equal(np.concatenate(rows), x[:25])
+    assert len(reused & ids) == 2 and id(ring[0][0]) not in reused  # one slot of two reused
+    assert np.array_equal(held, x[20:23])  # the held slot kept the last window it read
+    given = second.take_buffers()
+    other = WindowReader(infos, windows, capacity=12, buffers=given)  # other capacity: fresh
+    assert not any(a is b for mine in other._buffers for a in mine for old in given for b in old)
+    other.close()
+
+
 def test_transforms_get_keyed_generators(data_file):
     path, x, _ = data_file
 
