@@ -30,8 +30,12 @@ __all__ = ["cdist", "manhattan", "rbf"]
 
 # elements of the broadcast difference tensor that manhattan(expand=True) builds at a time
 _EXPAND_BUDGET = 1 << 22
-# result entries the ring computes per kernel call (bounds the kernels' temporaries)
-_PIECE_ENTRIES = 1 << 22
+# result entries the ring computes per kernel call (bounds the kernels' temporaries): 4 MiB of
+# float32, so that the pieces and temporaries of the processes of a node stay in the shared
+# last-level cache while the kernel's passes (product, norms, clamp, root) run over them. 10000 x
+# 16 samples, 2 processes on this 2-core machine (32 MiB L3): 112 ms per cdist vs 165 ms with
+# pieces of 16 MiB; no change at 1 process
+_PIECE_ENTRIES = 1 << 20
 
 
 def _check_operands(X, Y, name: str) -> Tuple["ht.DNDarray", "ht.DNDarray"]:
