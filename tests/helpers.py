@@ -6,8 +6,9 @@ Every helper here is collective where it touches distributed data, so call it on
 
 from __future__ import annotations
 
+import os
 import warnings
-from typing import Iterable, Optional, Sequence, Tuple
+from typing import Dict, Iterable, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -24,6 +25,24 @@ def splits_for(ndim: int) -> Tuple[Optional[int], ...]:
     if ndim > 1:
         values.append(-1)
     return tuple(values)
+
+
+#: environment variables of MPI process managers (MPICH's Hydra, PMI, PMIx, Open MPI)
+LAUNCHER_PREFIXES = ("PMI_", "PMIX_", "HYDRA_", "HYDI_", "MPI_LOCAL", "OMPI_", "MPIR_")
+#: the repository root, for the PYTHONPATH of jobs that tests start
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def fresh_job_environment(**extra: str) -> Dict[str, str]:
+    """
+    This process's environment for a new ``mpiexec`` job that a test starts: without the
+    process manager's variables of the job the test runs in (or the new job's processes would
+    try to join it), with the repository first on ``PYTHONPATH``, and ``extra`` on top.
+    """
+    env = {k: v for k, v in os.environ.items() if not k.startswith(LAUNCHER_PREFIXES)}
+    env["PYTHONPATH"] = os.pathsep.join([REPO_ROOT, env.get("PYTHONPATH", "")])
+    env.update(extra)
+    return env
 
 
 def world_size() -> int:

@@ -22,6 +22,7 @@ from mpi4py import MPI
 import heat as ht
 from heat import cli
 from heat.core.communication import buffers
+from tests.helpers import fresh_job_environment
 
 WORLD = ht.MPI_WORLD
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -43,17 +44,6 @@ LABELS = [
     "torch build",
     "GPUs",
 ]
-
-
-def clean_environment():
-    """This job's environment without the process manager's variables (a fresh singleton)."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("PMI_", "PMIX_", "HYDRA_", "HYDI_", "MPI_LOCAL", "OMPI_"))
-    }
-    env["PYTHONPATH"] = os.pathsep.join([ROOT, env.get("PYTHONPATH", "")])
-    return env
 
 
 def parse_report(text):
@@ -127,7 +117,7 @@ def test_python_m_heat_info_in_a_fresh_interpreter():
     try:
         done = subprocess.run(
             [sys.executable, "-m", "heat", "info"],
-            env=clean_environment(),
+            env=fresh_job_environment(),
             cwd=ROOT,
             capture_output=True,
             text=True,
@@ -147,7 +137,7 @@ def test_installed_heat_console_script():
         pytest.skip("no `heat` console script beside the interpreter (pip install -e . makes it)")
     try:
         done = subprocess.run(
-            [script, "-i"], env=clean_environment(), cwd=ROOT, capture_output=True, text=True,
+            [script, "-i"], env=fresh_job_environment(), cwd=ROOT, capture_output=True, text=True,
             timeout=90,
         )
     except subprocess.TimeoutExpired as expired:

@@ -20,6 +20,7 @@ sys.path.insert(0, BENCHMARKS)
 
 from harness import report, stats  # noqa: E402
 from harness.runner import make_plan  # noqa: E402
+from tests.helpers import fresh_job_environment  # noqa: E402
 
 RUN_SECONDS = 110  # inside pytest-timeout's 120 s: a hang fails with the run's output
 
@@ -171,8 +172,7 @@ def test_run_core_small(tmp_path):
     command = [sys.executable, os.path.join(BENCHMARKS, "run.py"), "--suite", "core", "--size", "small",
                "--procs", "1,2", "--repeats", "2", "--min-time", "0.002", "--cases", ",".join(cases),
                "--out", str(tmp_path)]
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PMI_", "HYDRA_", "HYDI_"))}
-    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=RUN_SECONDS)
+    done = subprocess.run(command, cwd=ROOT, env=fresh_job_environment(), capture_output=True, text=True, timeout=RUN_SECONDS)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     (json_path,) = tmp_path.glob("*-core-small.json")
     (md_path,) = tmp_path.glob("*-core-small.md")

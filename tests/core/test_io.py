@@ -24,6 +24,7 @@ from tests.helpers import (
     SHAPES,
     Checks,
     collective_assert,
+    fresh_job_environment,
     inputs,
     random_array,
     splits_for,
@@ -40,7 +41,6 @@ zarr_missing = pytest.mark.skipif(
 )
 
 COMM = ht.MPI_WORLD
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 @pytest.fixture(scope="module")
@@ -631,11 +631,9 @@ def test_killed_save_leaves_old_file(folder, kind):
     with open(script, "w") as handle:
         handle.write(textwrap.dedent(KILLED_SAVE))
     # a fresh MPI job: without the process-manager variables of the job this test runs in
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PMI_", "PMIX_", "HYDRA_", "HYDI_", "MPIR_"))}
-    env["PYTHONPATH"] = REPO + os.pathsep + env.get("PYTHONPATH", "")
     completed = subprocess.run(
         [mpiexec, "-n", "2", sys.executable, script, kind, path],
-        env=env,
+        env=fresh_job_environment(),
         capture_output=True,
         timeout=240,
     )

@@ -20,6 +20,7 @@ import time
 import pytest
 
 import heat as ht
+from tests.helpers import fresh_job_environment
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXAMPLES = os.path.join(ROOT, "examples")
@@ -36,14 +37,8 @@ JOBS = {
 
 
 def clean_environment(extra):
-    """This job's environment without the process manager's variables (a fresh MPI job)."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("PMI_", "PMIX_", "HYDRA_", "HYDI_", "MPI_LOCAL", "OMPI_"))
-    }
-    env["PYTHONPATH"] = os.pathsep.join([ROOT, env.get("PYTHONPATH", "")])
-    env["OMP_NUM_THREADS"] = "1"  # two processes per job share the cores
+    """A fresh job's environment: one thread per process (two processes share the cores)."""
+    env = fresh_job_environment(OMP_NUM_THREADS="1")
     env.pop("HEAT_RANKS_PER_NODE", None)
     env.update(extra)
     return env

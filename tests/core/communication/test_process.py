@@ -16,6 +16,7 @@ import torch
 from mpi4py import MPI
 
 from heat.core import communication as hc
+from tests.helpers import fresh_job_environment
 from tests.core.communication.comm_helpers import (
     SIZE,
     agree,
@@ -37,15 +38,6 @@ def test_setup_effects():
     hc.process._setup_process()  # idempotent: no second hook
     ok = ok and sys.excepthook is before
     agree(ok, (torch.get_num_threads(), hooked))
-
-
-def _subprocess_env(**extra):
-    # drop the variables of the launcher that started this process, or the inner mpiexec and its
-    # processes would try to join the outer job
-    prefixes = ("PMI_", "PMIX_", "HYDI_", "HYDRA_", "MPI_LOCAL", "OMPI_", "MPIR_")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(prefixes)}
-    env.update(extra)
-    return env
 
 
 ABORT_SCRIPT = """
@@ -70,7 +62,7 @@ def test_uncaught_exception_aborts_job():
     try:
         done = subprocess.run(
             ["mpiexec", "-n", "2", sys.executable, "-c", script],
-            env=_subprocess_env(),
+            env=fresh_job_environment(),
             capture_output=True,
             text=True,
             timeout=50,

@@ -21,7 +21,7 @@ import heat as ht
 from heat.utils.data import StreamingDataLoader
 from heat.utils.data.plan import EpochPlan
 from heat.utils.data.streaming import WINDOW_BUFFERS
-from tests.helpers import assert_raises_then_collective_works, collective_assert
+from tests.helpers import assert_raises_then_collective_works, collective_assert, fresh_job_environment
 from tests.utils.data._files import rows_data, shared_dir, write_h5  # noqa: F401 (fixture)
 
 COMM = ht.MPI_WORLD
@@ -298,12 +298,7 @@ def test_resume_3_to_2_processes_with_mpiexec(data_file, shared_dir):  # noqa: F
     mpiexec = os.path.join(os.path.dirname(sys.executable), "mpiexec")
     if not os.path.exists(mpiexec):
         pytest.skip("no mpiexec beside the Python interpreter")
-    # a clean environment: no process-manager variables of the job this test runs in
-    env = {
-        k: v for k, v in os.environ.items()
-        if not k.startswith(("PMI_", "PMIX_", "HYDRA_", "HYDI_", "MPI_LOCAL", "OMPI_"))
-    }
-    env["PYTHONPATH"] = os.pathsep.join([os.getcwd(), env.get("PYTHONPATH", "")])
+    env = fresh_job_environment()
     out = os.path.join(shared_dir, "resume")
     # the first phase ends its script right after ``break`` out of an epoch, while the reader
     # thread may still read: before the reader's exit hook that hung or crashed the job's exit in
