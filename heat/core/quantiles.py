@@ -11,6 +11,10 @@ How the distributed pieces combine:
   order statistics with a few small Allreduces of digit histograms (and one all-gather of the
   few candidates left), without moving the data;
 - otherwise the reduction is process-local.
+
+uint16/32/64 data (which torch stores but cannot sort or gather) is selected on signed keys that
+order as the values, so the exact element is picked even above 2**53; the difference of two
+unsigned order statistics is taken exactly before it becomes a float, as in NumPy.
 """
 
 from __future__ import annotations
@@ -24,7 +28,13 @@ import torch
 from mpi4py import MPI
 
 from . import types
-from ._operations import _TORCH_TO_HEAT, _check_out
+from ._operations import (
+    _TORCH_TO_HEAT,
+    _UNSIGNED_COMPUTE,
+    _check_out,
+    from_order_key,
+    order_key,
+)
 from .dndarray import DNDarray
 from .sanitation import sanitize_in
 from .sorting import _sort_
@@ -96,7 +106,7 @@ def _quantile_positions(n: torch.Tensor, q: torch.Tensor, method: str):
         return position, position, torch.zeros_like(q)
     if method in _ALPHA_BETA:
         alpha, beta = _ALPHA_BETA[method]
-        virtual = n * q + alpha + q * (1 - alpha - beta) - 1
+        virtual = n * q + (alpha + q * (1 - alpha - beta)) - 1  # NumPy's order of operations
     elif method == "averaged_inverted_cdf":
         virtual = n * q - 1
     else:
@@ -123,10 +133,42 @@ def _quantile_positions(n: torch.Tensor, q: torch.Tensor, method: str):
     return lower.clamp_min(0).to(torch.int64), upper.clamp_min(0).to(torch.int64), gamma
 
 
-def _lerp(a: torch.Tensor, b: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
-    """a + (b - a) t, computed from the nearer end for accuracy (as NumPy)."""
-    difference = b - a
+def _lerp(a: torch.Tensor, b: torch.Tensor, t: torch.Tensor, difference=None) -> torch.Tensor:
+    """
+    a + (b - a) t, computed from the nearer end for accuracy (as NumPy); ``difference`` is
+    ``b - a`` where the caller has it more exactly than the subtraction of ``a`` and ``b``.
+    """
+    if difference is None:
+        difference = b - a
     return torch.where(t >= 0.5, b - difference * (1 - t), a + difference * t)
+
+
+def _combine(low, high, gamma, method, result_type, storage) -> torch.Tensor:
+    """
+    The quantiles from the order statistics ``low`` and ``high`` (``high`` is ignored by the
+    methods that pick an observation) and the weights ``gamma`` of ``high``, in
+    ``result_type``. For unsigned ``storage`` (uint16/32/64) ``low`` and ``high`` are order keys
+    (see :func:`order_key`) and ``high - low`` is taken exactly before it becomes a float, as
+    NumPy subtracts unsigned values in their own type.
+    """
+    if storage in _UNSIGNED_COMPUTE:
+        low_value = from_order_key(low, storage).to(result_type)
+        if method in _DISCRETE_METHODS:
+            return low_value
+        # the keys' difference (wrapping for uint64) is the unsigned difference of the values
+        difference = high - low
+        if storage == torch.uint64:
+            difference = difference.view(torch.uint64)
+        return _lerp(
+            low_value,
+            from_order_key(high, storage).to(result_type),
+            gamma.to(result_type),
+            difference.to(result_type),
+        )
+    low = low.to(result_type)
+    if method in _DISCRETE_METHODS:
+        return low
+    return _lerp(low, high.to(result_type), gamma.to(result_type))
 
 
 def _prepare_q(q, scale: float, name: str):
@@ -162,10 +204,11 @@ def _prepare_q(q, scale: float, name: str):
 
 
 def _quantile_local(
-    tensor, axes, q, method, ignore_nan, result_type, owned: bool = False
+    tensor, axes, q, method, ignore_nan, result_type, owned: bool = False, storage=None
 ) -> torch.Tensor:
     """
     Quantiles over the (process-local) ``axes`` of ``tensor``: shape ``(len(q), *kept)``.
+    ``tensor`` holds the order keys of unsigned data of type ``storage`` (see :func:`_combine`).
 
     The data is sorted in place (NaN last): in ``tensor`` itself when the caller ``owned`` it
     (a private copy), otherwise in one copy. A single reduced axis is sorted where it is.
@@ -197,12 +240,11 @@ def _quantile_local(
     q = q.to(ordered.device).reshape([-1] + [1] * len(kept_shape))
     lower, upper, gamma = _quantile_positions(n.unsqueeze(0), q, method)
     source = ordered.unsqueeze(0).expand([q.shape[0]] + list(ordered.shape))
-    low = source.gather(-1, lower.unsqueeze(-1)).squeeze(-1).to(result_type)
-    if method in _DISCRETE_METHODS:
-        result = low
-    else:
-        high = source.gather(-1, upper.unsqueeze(-1)).squeeze(-1).to(result_type)
-        result = _lerp(low, high, gamma.to(result_type))
+    low = source.gather(-1, lower.unsqueeze(-1)).squeeze(-1)
+    high = low
+    if method not in _DISCRETE_METHODS:
+        high = source.gather(-1, upper.unsqueeze(-1)).squeeze(-1)
+    result = _combine(low, high, gamma, method, result_type, storage)
     if floating:
         missing = (n == 0) if ignore_nan else torch.isnan(ordered[..., -1])
         result = result.masked_fill(missing.unsqueeze(0), math.nan)
@@ -407,8 +449,13 @@ def _key_value(key: int, width: int, floating: bool, signed: bool) -> int:
     return pattern
 
 
-def _quantile_distributed(x: DNDarray, q, method, ignore_nan, result_type) -> torch.Tensor:
-    """Quantiles of all elements of a split array, found without moving its data."""
+def _quantile_distributed(
+    x: DNDarray, q, method, ignore_nan, result_type, storage=None
+) -> torch.Tensor:
+    """
+    Quantiles of all elements of a split array, found without moving its data (``x`` holds
+    the order keys of unsigned data of type ``storage``, see :func:`_combine`).
+    """
     tensor = x.larray.reshape(-1)
     torch_type = tensor.dtype
     bits, width, floating, signed, inf_bits = _radix_bits(tensor)
@@ -434,13 +481,12 @@ def _quantile_distributed(x: DNDarray, q, method, ignore_nan, result_type) -> to
     def values_at(positions):
         patterns = [_key_value(by_rank[int(p)], width, floating, signed) for p in positions]
         patterns = torch.tensor(patterns, dtype=view_type, device=tensor.device)
-        return patterns.view(torch_type).to(result_type)
+        return patterns.view(torch_type)
 
     low = values_at(chosen["lower"])
-    if method in _DISCRETE_METHODS:
-        return low
-    gamma = chosen["gamma"].to(device=tensor.device, dtype=result_type)
-    return _lerp(low, values_at(chosen["upper"]), gamma)
+    high = low if method in _DISCRETE_METHODS else values_at(chosen["upper"])
+    gamma = chosen["gamma"].to(tensor.device)
+    return _combine(low, high, gamma, method, result_type, storage)
 
 
 def _quantile(
@@ -448,8 +494,6 @@ def _quantile(
 ) -> DNDarray:
     sanitize_in(x)
     _reject_complex(x, name)
-    if x.dtype in (types.uint16, types.uint32, types.uint64):  # no torch gather kernels yet
-        raise TypeError(f"{name} does not support {x.dtype.__name__} input yet; cast x first")
     if not isinstance(method, str) or method not in _QUANTILE_METHODS:
         raise ValueError(
             f"method must be one of {', '.join(_QUANTILE_METHODS)}, but was {method!r}"
@@ -466,24 +510,32 @@ def _quantile(
         if x.dtype is types.bool:
             raise TypeError(f"{name} with method {method!r} does not support bool input")
         result_type = _float_result_type(x.dtype)
-        if q_type is not None:
+        if q_type is not None and types.issubdtype(q_type, types.floating):
+            # as NumPy: a float q's type promotes with x's (int16 data, float32 q: float32)
+            result_type = types.promote_types(x.dtype, q_type)
+        elif q_type is not None:
             result_type = types.promote_types(result_type, q_type)
     torch_type = result_type.torch_type()
     gshape = q_shape + _reduced_shape(x.gshape, axes, keepdims)
     _check_out(out, gshape)
 
+    storage = x.larray.dtype
+    if storage in _UNSIGNED_COMPUTE:
+        # torch lacks sort and gather kernels for uint16/32/64: select on signed keys that
+        # order as the values (exact, also above 2**53) and map the picks back
+        x = _wrap(order_key(x.larray), x, x.gshape, x.split)
     owned = False
     if _is_distributed(x) and x.split in axes:
         kept = [a for a in builtins.range(x.ndim) if a not in axes]
         if not kept:
-            local = _quantile_distributed(x, q, method, ignore_nan, torch_type)
+            local = _quantile_distributed(x, q, method, ignore_nan, torch_type, storage)
             return _finish(_wrap(local.reshape(gshape), x, gshape, None), out)
         from .layout import resplit
 
         # one all-to-all makes the reduced axes process-local; the copy is ours to sort
         x = resplit(x, builtins.max(kept, key=lambda a: x.gshape[a]))
         owned = True
-    local = _quantile_local(x.larray, axes, q, method, ignore_nan, torch_type, owned)
+    local = _quantile_local(x.larray, axes, q, method, ignore_nan, torch_type, owned, storage)
     local_kept = _reduced_shape(tuple(x.larray.shape), axes, keepdims)
     local = local.reshape(q_shape + local_kept)
     split = _reduced_split(x.split, axes, keepdims)
