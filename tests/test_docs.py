@@ -23,7 +23,7 @@ import types
 import pytest
 
 import heat as ht
-from tests.test_cli import clean_environment  # a fresh singleton's environment
+from tests.helpers import fresh_job_environment  # a fresh singleton's environment
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOCS = os.path.join(ROOT, "docs")
@@ -80,7 +80,7 @@ def built_docs(tmp_path_factory):
                str(source), str(html)]
     # its own session, so that a timeout ends the build with every process it started
     process = subprocess.Popen(
-        command, env=clean_environment(), cwd=ROOT, stdout=subprocess.PIPE,
+        command, env=fresh_job_environment(), cwd=ROOT, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True, start_new_session=True,
     )
     try:
