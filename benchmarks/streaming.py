@@ -19,12 +19,21 @@ of a pass is the slowest process's:
 * ``off`` / ``on``: the loader with ``shuffle=False`` / ``shuffle=True`` (batches of
   ``--batch`` rows; the consumer does nothing with them);
 * ``torch``: a torch ``DataLoader`` over an h5py-backed map-style Dataset with torch's
-  ``DistributedSampler`` (one h5py read per sample), timed for ``--torch-seconds``.
+  ``DistributedSampler`` (one h5py read per sample), timed for ``--torch-seconds``;
+* ``heat18``: HeAT 1.8's ``PartialH5Dataset`` (benchmarks/anchor_partial_h5.py, run by the Python
+  of an environment holding the release, ``--anchor-python``; skipped without one) at the same
+  number of processes, best of ``--repeat`` epochs, each from a fresh dataset (its constructor's
+  first read included). It holds ``initial_load`` rows and refills ``load_length`` at a time:
+  7/8 and 1/8 of the rows that fit in ``window_bytes``, at most the process's share. Its epoch is
+  not the loader's: contiguous shares (the ``n % p`` last rows never read), no shuffling across
+  processes, the remainder batch dropped; samples/s counts the rows it yields.
 
-Targets (issue 7): off/plain >= 0.8, on/perm >= 0.8, on/torch >= 10 (samples/s).
+Targets (issue 7): off/plain >= 0.8, on/perm >= 0.8, on/torch >= 10 (samples/s); on/heat18 is
+reported beside them.
 
 Memory: the peak resident memory of one process over an epoch (VmHWM after resetting it, minus
-the resident memory before), streaming files 5x and 20x the window with shuffle on: flat.
+the resident memory before), streaming files 5x and 20x the window with shuffle on: flat; and
+HeAT 1.8's over its second epoch, with ``initial_load`` and ``load_length`` from the same budget.
 
 Files go to a temporary folder (``--folder``, default the system's) and are deleted at the end.
 """
@@ -35,10 +44,11 @@ import argparse
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
-from typing import Callable, Dict, List
+from typing import Callable, Dict, List, Optional
 
 import h5py
 import numpy as np
@@ -54,6 +64,10 @@ from algorithms import _proc_status_kb, _reset_peak, _trim_heap  # noqa: E402
 
 COMM = ht.MPI_WORLD
 ROWS = {"small": (64,), "large": (3, 64, 64)}
+ANCHOR_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "anchor_partial_h5.py")
+DEFAULT_ANCHOR_PYTHON = "/tmp/heat-anchor/bin/python"
+#: the process manager's variables of this job, which a job started from it must not inherit
+LAUNCHER_PREFIXES = ("PMI_", "PMIX_", "HYDRA_", "HYDI_", "MPI_LOCAL", "OMPI_", "MPIR_")
 
 
 def log(message: str) -> None:
@@ -156,6 +170,63 @@ def torch_pass(path: str, batch: int, seconds: float) -> Callable[[], int]:
     return run
 
 
+def anchor_loads(rows: int, row_bytes: int, window_bytes: int):
+    """
+    HeAT 1.8's ``(initial_load, load_length)`` for a budget of ``window_bytes``: the rows it holds
+    (``initial_load``) and refills at a time (``load_length``, which it may briefly hold twice)
+    are 7/8 and 1/8 of the rows that fit in the budget (its defaults' ratio, 7000:1000).
+    ``initial_load`` is at most the process's share: above it HeAT 1.8 loads the whole file
+    on every process and yields all of it on each.
+    """
+    initial = min(window_bytes // row_bytes * 7 // 8, rows // COMM.size)
+    return max(1, initial), max(1, initial // 7)
+
+
+def run_anchor(args, path: str, batch: int, initial_load: int, load_length: int,
+               repeat: int, warmup: int = 0) -> Optional[Dict]:
+    """
+    The JSON record of benchmarks/anchor_partial_h5.py at this job's number of processes, the
+    same on every process; None without an anchor Python or if the run fails (logged).
+
+    Rank 0 starts it (under that environment's ``mpiexec`` beside its Python at several
+    processes) in an environment without this job's launcher variables and ``PYTHONPATH``;
+    the other processes wait without spinning in MPI, which would take the cores it runs on.
+    """
+    if not args.anchor_python:
+        return None
+    COMM.handle.Barrier()
+    record = None
+    if COMM.rank == 0:
+        command = [args.anchor_python, ANCHOR_SCRIPT, path, "--datasets", "x", "y",
+                   "--batch", str(batch), "--initial-load", str(initial_load),
+                   "--load-length", str(load_length), "--repeat", str(repeat),
+                   "--warmup", str(warmup), "--timeout", str(args.anchor_timeout)]
+        if COMM.size > 1:
+            mpiexec = os.path.join(os.path.dirname(args.anchor_python), "mpiexec")
+            if not os.path.exists(mpiexec):
+                mpiexec = shutil.which("mpiexec") or "mpiexec"
+            command = [mpiexec, "-n", str(COMM.size)] + command
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(LAUNCHER_PREFIXES) and k != "PYTHONPATH"}
+        try:
+            done = subprocess.run(
+                command, env=env, cwd=os.path.dirname(path), stdin=subprocess.DEVNULL,
+                capture_output=True, text=True, timeout=args.anchor_timeout + 60,
+            )
+            lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+            if done.returncode == 0 and lines:
+                record = json.loads(lines[-1])
+            else:
+                tail = done.stdout[-2000:] + done.stderr[-2000:]
+                log(f"# heat18 failed (exit {done.returncode}):\n{tail}")
+        except (OSError, subprocess.TimeoutExpired) as error:
+            log(f"# heat18 failed: {error}")
+    finished = COMM.handle.Ibarrier()
+    while not finished.Test():
+        time.sleep(0.01)
+    return COMM.bcast(record)
+
+
 def timed(function: Callable[[], int]) -> float:
     """Samples per second of one pass, all processes together (the slowest process's time)."""
     COMM.handle.Barrier()
@@ -191,6 +262,9 @@ def throughput(args, folder: str) -> List[Dict]:
                 for name, function in methods.items():
                     best[name] = max(best[name], timed(function))
             best["torch"] = timed(torch_pass(path, batch, args.torch_seconds))
+            initial_load, load_length = anchor_loads(rows, row_bytes + 8, common["window_bytes"])
+            anchor = run_anchor(args, path, batch, initial_load, load_length, args.repeat)
+            heat18 = anchor["samples_per_s"] if anchor else None
             record = dict(
                 rows=kind, compression=compression or "none", procs=COMM.size,
                 file_mb=round(rows * (row_bytes + 8) / 1e6, 1), window_rows=window,
@@ -198,6 +272,12 @@ def throughput(args, folder: str) -> List[Dict]:
                 off_plain=round(best["off"] / best["plain"], 2),
                 on_perm=round(best["on"] / best["perm"], 2),
                 on_torch=round(best["on"] / best["torch"], 1),
+                heat18=round(heat18) if heat18 else None,
+                on_heat18=round(best["on"] / heat18, 2) if heat18 else None,
+                heat18_run=anchor and {
+                    k: anchor[k] for k in ("samples", "rows_read", "initial_load", "load_length",
+                                           "partial", "peak_rss_mb")
+                },
             )
             results.append(record)
             log(json.dumps(record))
@@ -235,12 +315,16 @@ def memory(args, folder: str) -> List[Dict]:
         for _ in loader:
             pass
         peak = COMM.allreduce((_proc_status_kb("VmHWM") - before) / 1024, op=ht.MPI.MAX)
+        initial_load, load_length = anchor_loads(rows, row_bytes + 8, window_bytes)
+        anchor = run_anchor(args, path, args.batch, initial_load, load_length, 1, warmup=1)
         window_mb = window * (row_bytes + 8) / 2**20
         record = dict(
             procs=COMM.size, factor=factor, window_rows=window, window_mb=round(window_mb, 1),
             budget_mb=round(window_bytes / 2**20, 1),
             file_mb=round(rows * (row_bytes + 8) / 2**20, 1),
             peak_extra_mb=round(peak, 1), exact=exact,
+            heat18_peak_extra_mb=anchor and max(anchor["peak_extra_mb"]),
+            heat18_initial_load=initial_load, heat18_load_length=load_length,
         )
         results.append(record)
         log(json.dumps(record))
@@ -260,12 +344,21 @@ def main() -> None:
     parser.add_argument("--memory-window-mb", type=float, default=16.0,
                         help="the loader's window_bytes in the memory test, MiB")
     parser.add_argument("--no-memory", action="store_true")
+    parser.add_argument(
+        "--anchor-python",
+        default=DEFAULT_ANCHOR_PYTHON if os.path.exists(DEFAULT_ANCHOR_PYTHON) else "",
+        help="Python of an environment with HeAT 1.8 for the heat18 column ('' skips it; "
+             f"default {DEFAULT_ANCHOR_PYTHON} where it exists)",
+    )
+    parser.add_argument("--anchor-timeout", type=float, default=1200.0,
+                        help="seconds before a HeAT 1.8 run counts as hung")
     parser.add_argument("--out", default=None, help="write the records as JSON")
     args = parser.parse_args()
     folder = tempfile.mkdtemp(prefix="heat-streaming-", dir=args.folder) if COMM.rank == 0 else None
     folder = COMM.bcast(folder)
     try:
         log(f"# {COMM.size} process(es), torch threads {torch.get_num_threads()}, load {os.getloadavg()}")
+        log(f"# heat18: {args.anchor_python or 'skipped (no --anchor-python)'}")
         records = throughput(args, folder)
         if not args.no_memory:
             records += memory(args, folder)
