@@ -27,9 +27,9 @@ Four executions cover every combination:
   in row pieces that it sends (``Isend``) as soon as each is computed, and its own block last,
   while they travel. The previous rank's pieces are received straight into the result, onto
   which BLAS accumulates the own partial product (no separate addition); pieces from farther
-  ranks (three or more processes) are added as they arrive. With a larger result, the smaller
-  operand is instead resplit along its free axis (one all-to-all) and the other circulates in a
-  ring.
+  ranks (three or more processes) are added one product later, when they have arrived. With a
+  larger result, the smaller operand is instead resplit along its free axis (one all-to-all)
+  and the other circulates in a ring.
 * **allreduce** -- the same for a 0-d result (the dot product of two vectors): one Allreduce.
 
 When the leading operand is ``B`` the product is computed as ``C^T = B^T A^T`` on transposed views
@@ -327,7 +327,7 @@ def _reduce(a_local, b_local, out, axis: int, c_shape, comm) -> None:
     sent as soon as they are computed, and its own block last: the transfers travel while it
     multiplies. The previous rank's pieces are received straight into ``out``; the own partial
     product is then accumulated onto them by BLAS (no separate addition), and the pieces from
-    farther ranks (three or more processes) are added as they arrive.
+    farther ranks (three or more processes) are added one product later, when they have arrived.
     """
     R = len(c_shape)
     p, me = comm.size, comm.rank
@@ -409,13 +409,13 @@ def _reduce(a_local, b_local, out, axis: int, c_shape, comm) -> None:
         sends.append(outgoing)
         add_later()  # the previous distance's pieces have had a whole block's product to travel
         later.extend(arriving)
-    add_later()
     pending = [request for group in sends for request in group]
     for piece, (offset, length) in enumerate(own_pieces):
         complete_first(piece)
         target = out.narrow(axis, offset, length)
         _product_into(target, *operands(me, offset, length), p > 1)
-        poll(pending + [r for r, _, _ in first])
+        poll(pending + [r for r, _, _ in first] + [r for r, _, _ in later])
+    add_later()  # the last distance's pieces travelled during the own product
     for request in pending:
         request.Wait()
 
