@@ -14,20 +14,18 @@ import heat as ht
 from heat.core.base import (
     BaseEstimator,
     ClassificationMixin,
+    aligned_rows,
     check_is_fitted,
     check_n_features,
-    validate_samples,
-)
-
-from ._targets import (
-    aligned_rows,
     encode_labels,
     is_finite,
     rows_like,
     rows_of,
     unique_labels,
+    validate_samples,
     validate_targets,
 )
+
 
 __all__ = ["KNeighborsClassifier"]
 

@@ -13,21 +13,19 @@ import torch
 from mpi4py import MPI
 
 import heat as ht
-from heat.classification._targets import (
+from heat.core.base import (
+    BaseEstimator,
+    ClassificationMixin,
     aligned_rows,
+    check_is_fitted,
+    check_n_features,
     encode_labels,
     is_finite,
     rows_like,
     rows_of,
     unique_labels,
-    validate_targets,
-)
-from heat.core.base import (
-    BaseEstimator,
-    ClassificationMixin,
-    check_is_fitted,
-    check_n_features,
     validate_samples,
+    validate_targets,
 )
 
 __all__ = ["GaussianNB"]

@@ -12,20 +12,18 @@ import torch
 from mpi4py import MPI
 
 import heat as ht
-from heat.classification._targets import (
+from heat.core.base import (
+    BaseEstimator,
+    RegressionMixin,
     aligned_rows,
+    check_is_fitted,
+    check_n_features,
     column_sums,
     is_finite,
     rows_like,
     rows_of,
-    validate_targets,
-)
-from heat.core.base import (
-    BaseEstimator,
-    RegressionMixin,
-    check_is_fitted,
-    check_n_features,
     validate_samples,
+    validate_targets,
 )
 
 __all__ = ["Lasso"]
