@@ -15,6 +15,14 @@ consumer's work (shared/notes/streaming-facts.md). The reader therefore
 * hands a failure to the consumer, which raises it (the loader agrees on failures across
   processes before every exchange, so a bad file never leaves a process waiting).
 
+Uncompressed data whose bytes on disk are the rows in memory (native byte order, no filters,
+contiguous storage or chunks spanning whole rows, a plain file without user block) is read
+without HDF5: the file offsets of its blocks come from HDF5 once (:func:`direct_layout`), and a
+window is then one ``os.preadv`` per run of blocks that lie one after the other in the file,
+straight into the buffer. That path releases the GIL, takes no h5py lock and skips HDF5's
+per-chunk work: about twice the rate of ``read_direct`` from the page cache (23 vs 43 ms for
+128 MB here). Blocks never written (fill values) and every other layout go through h5py.
+
 A buffer still referenced by the consumer (a batch that is a view of it) is replaced by a fresh
 one instead of being overwritten.
 
@@ -43,7 +51,13 @@ import h5py
 import numpy as np
 import torch
 
-__all__ = ["DatasetInfo", "inspect_datasets", "window_rows_for", "WindowReader"]
+__all__ = [
+    "DatasetInfo", "DirectLayout", "direct_layout", "inspect_datasets", "window_rows_for", "WindowReader"
+]
+
+#: datasets with more blocks than this are read through HDF5 (the direct path's table of block
+#: offsets takes 8 bytes a block: 32 MiB at this limit)
+DIRECT_MAX_BLOCKS = 1 << 22
 
 
 @dataclass(frozen=True)
@@ -131,7 +145,8 @@ def inspect_datasets(paths: Sequence[str], names: Sequence[str]) -> List[Dataset
             if dataset.ndim == 0:
                 raise ValueError(f"datasets: {name!r} in {path!r} is a scalar; it needs rows")
             dtype = dataset.dtype
-            if dtype.kind not in "biufc" or dtype.fields is not None or not _torch_can_hold(dtype):
+            native = dtype.newbyteorder("=")  # what the rows are read as (HDF5 swaps the bytes)
+            if dtype.kind not in "biufc" or dtype.fields is not None or not _torch_can_hold(native):
                 raise ValueError(
                     f"datasets: {name!r} in {path!r} has type {dtype}, which torch cannot hold"
                 )
@@ -141,7 +156,7 @@ def inspect_datasets(paths: Sequence[str], names: Sequence[str]) -> List[Dataset
                     path=path,
                     name=name,
                     shape=tuple(int(n) for n in dataset.shape),
-                    dtype=dtype.newbyteorder("="),
+                    dtype=native,
                     chunk_rows=int(chunks[0]) if chunks else None,
                     chunk_bytes=int(np.prod(chunks, dtype=np.int64)) * dtype.itemsize if chunks else 0,
                     file_size=os.path.getsize(path),
@@ -181,6 +196,128 @@ def window_rows_for(infos: Sequence[DatasetInfo], window_bytes: int, buffers: in
         rows = max(unit, rows // unit * unit)
     n_rows = infos[0].rows if infos else 0
     return max(1, min(rows, n_rows))
+
+
+@dataclass(frozen=True, eq=False)
+class DirectLayout:
+    """
+    Where the rows of an uncompressed dataset lie in its file: blocks of ``block_rows`` rows
+    (the chunks; the whole dataset for contiguous storage), block ``k`` at byte ``offsets[k]``
+    of the file, -1 for a block never written.
+    """
+
+    block_rows: int
+    offsets: np.ndarray
+    row_bytes: int
+
+    def runs(self, start: int, stop: int):
+        """
+        ``(first_row, stop_row, file_offset)`` for the rows ``start:stop``: each a stretch of
+        rows lying one after the other in the file; ``file_offset`` is -1 for rows never
+        written.
+
+        Examples
+        --------
+        >>> layout = DirectLayout(10, np.array([100, 140, -1, 50]), row_bytes=4)
+        >>> list(layout.runs(5, 38))
+        [(5, 20, 120), (20, 30, -1), (30, 38, 50)]
+        """
+        rows, block_bytes = self.block_rows, self.block_rows * self.row_bytes
+        at = start
+        while at < stop:
+            block = at // rows
+            offset = int(self.offsets[block])
+            end = min(stop, (block + 1) * rows)
+            if offset >= 0:
+                # extend over the following blocks that continue in the file
+                follows = offset + block_bytes
+                while end < stop and int(self.offsets[block + 1]) == follows:
+                    block += 1
+                    end = min(stop, (block + 1) * rows)
+                    follows += block_bytes
+                yield at, end, offset + (at - at // rows * rows) * self.row_bytes
+            else:
+                yield at, end, -1
+            at = end
+
+
+def direct_layout(dataset: h5py.Dataset) -> Optional[DirectLayout]:
+    """
+    The :class:`DirectLayout` of a dataset whose stored bytes are its rows as in memory, or None
+    where HDF5 must read it (filters, another byte order, a type that converts, chunks that cut
+    rows, compact, virtual or external storage, a user block, another file driver, storage not
+    yet allocated, or more than :data:`DIRECT_MAX_BLOCKS` chunks).
+
+    Examples
+    --------
+    >>> with h5py.File("data.h5", "r") as f:  # doctest: +SKIP
+    ...     layout = direct_layout(f["x"])
+    """
+    if not hasattr(os, "preadv") or dataset.ndim == 0 or dataset.shape[0] == 0:
+        return None
+    file = dataset.file
+    if file.driver != "sec2" or file.userblock_size:
+        return None
+    dtype = dataset.dtype
+    if not dtype.isnative or dtype.fields is not None or dtype.kind not in "biufc":
+        return None
+    stored = dataset.id.get_type()
+    if stored.get_size() != dtype.itemsize:
+        return None
+    if isinstance(stored, h5py.h5t.TypeAtomicID) and (
+        stored.get_precision() != 8 * dtype.itemsize or stored.get_offset() != 0
+    ):
+        return None  # padded or narrow numbers: HDF5 converts them
+    plist = dataset.id.get_create_plist()
+    if plist.get_nfilters() or plist.get_external_count():
+        return None
+    rows = int(dataset.shape[0])
+    row_bytes = int(np.prod(dataset.shape[1:], dtype=np.int64)) * dtype.itemsize
+    layout = plist.get_layout()
+    if layout == h5py.h5d.CONTIGUOUS:
+        offset = dataset.id.get_offset()
+        if offset is None:
+            return None
+        return DirectLayout(rows, np.array([offset], dtype=np.int64), row_bytes)
+    if layout != h5py.h5d.CHUNKED:
+        return None
+    chunks = dataset.chunks
+    if tuple(chunks[1:]) != tuple(dataset.shape[1:]):
+        return None
+    block_rows = int(chunks[0])
+    blocks = -(-rows // block_rows)
+    if blocks > DIRECT_MAX_BLOCKS:
+        return None
+    offsets = np.full(blocks, -1, dtype=np.int64)
+    block_bytes = block_rows * row_bytes
+    sizes_ok = True
+
+    def note(info) -> None:
+        nonlocal sizes_ok
+        if info.byte_offset is None:
+            return
+        if info.size != block_bytes:
+            sizes_ok = False
+        block = info.chunk_offset[0] // block_rows
+        if block < blocks:
+            offsets[block] = info.byte_offset
+
+    if hasattr(dataset.id, "chunk_iter"):  # HDF5 >= 1.14: one pass over the chunk index
+        dataset.id.chunk_iter(note)
+    else:
+        for index in range(dataset.id.get_num_chunks()):
+            note(dataset.id.get_chunk_info(index))
+    return DirectLayout(block_rows, offsets, row_bytes) if sizes_ok else None
+
+
+def _pread_into(fd: int, target: memoryview, offset: int, what: str) -> None:
+    """Fill ``target`` from the file at ``offset`` (several reads where the system splits it)."""
+    while len(target):
+        count = os.preadv(fd, [target], offset)
+        if count <= 0:
+            raise OSError(f"{what}: the file ends before the dataset's data (truncated?)")
+        target = target[count:]
+        offset += count
 
 
 def _cache_bytes(infos: Sequence[DatasetInfo], window_rows: int) -> int:
@@ -239,6 +376,9 @@ class WindowReader:
         Rows per buffer.
     depth : int
         Buffers in the ring (2: one being consumed, one being read).
+    layouts : dict, optional
+        ``(path, dataset name) -> DirectLayout or None``, filled on first use: pass the same
+        dict to the readers of the same files to find the layouts once.
     buffers : list, optional
         Ring buffers to reuse (:meth:`take_buffers` of a finished reader with the same datasets
         and capacity): fresh pages cost a page fault each on first use, a noticeable share of a
@@ -260,8 +400,10 @@ class WindowReader:
         capacity: int,
         depth: int = 2,
         buffers: Optional[List[List[np.ndarray]]] = None,
+        layouts: Optional[dict] = None,
     ):
         self.infos = list(infos)
+        self.layouts = {} if layouts is None else layouts
         self.windows = [(int(a), int(b)) for a, b in windows]
         self.capacity = int(capacity)
         self._cache_bytes = _cache_bytes(self.infos, self.capacity)
@@ -311,22 +453,52 @@ class WindowReader:
         buffers, self._buffers = self._buffers, []
         return buffers
 
+    def _dataset(self, files: dict, info: DatasetInfo) -> h5py.Dataset:
+        """The h5py dataset, its file opened on first use (the direct path needs none)."""
+        if info.path not in files:
+            files[info.path] = _open(info.path, self._cache_bytes)
+        return files[info.path][info.name]
+
+    def _read(self, files, descriptors, info, layout, buffer, start, stop) -> None:
+        """Rows ``start:stop`` of one dataset into the front of ``buffer``."""
+        if not 0 <= start <= stop <= info.rows:
+            raise IndexError(
+                f"rows {start}:{stop} are outside dataset {info.name!r} of {info.rows} rows"
+            )
+        if layout is None:
+            self._dataset(files, info).read_direct(buffer, np.s_[start:stop], np.s_[0 : stop - start])
+            return
+        flat = memoryview(buffer.reshape(-1).view(np.uint8))
+        row_bytes = info.row_bytes
+        for first, end, offset in layout.runs(start, stop):
+            if offset < 0:  # never written: HDF5 knows the fill value
+                self._dataset(files, info).read_direct(
+                    buffer, np.s_[first:end], np.s_[first - start : end - start]
+                )
+                continue
+            target = flat[(first - start) * row_bytes : (end - start) * row_bytes]
+            _pread_into(descriptors[info.path], target, offset, f"{info.path!r}, {info.name!r}")
+
     def _run(self) -> None:
-        files = {}
+        files, descriptors = {}, {}
         try:
+            layouts = []
             for info in self.infos:
-                if info.path not in files:
-                    files[info.path] = _open(info.path, self._cache_bytes)
-            datasets = [files[info.path][info.name] for info in self.infos]
+                key = (info.path, info.name)
+                if key not in self.layouts:
+                    self.layouts[key] = direct_layout(self._dataset(files, info))
+                layouts.append(self.layouts[key])
+                if layouts[-1] is not None and info.path not in descriptors:
+                    descriptors[info.path] = os.open(info.path, os.O_RDONLY)
             for start, stop in self.windows:
                 slot = self._free.get()
                 if slot is _STOP or self._stopping.is_set():
                     return
                 began = time.perf_counter()
                 count = stop - start
-                for dataset, buffer in zip(datasets, self._buffers[slot]):
+                for info, layout, buffer in zip(self.infos, layouts, self._buffers[slot]):
                     if count:
-                        dataset.read_direct(buffer, np.s_[start:stop], np.s_[0:count])
+                        self._read(files, descriptors, info, layout, buffer, start, stop)
                 self.read_seconds += time.perf_counter() - began
                 self.bytes_read += count * sum(info.row_bytes for info in self.infos)
                 self._ready.put((slot, count))
@@ -338,6 +510,8 @@ class WindowReader:
                     f.close()
                 except Exception:  # closing after a failure must not hide the failure
                     pass
+            for fd in descriptors.values():
+                os.close(fd)
             _RUNNING_READERS.discard(self)
 
     def get(self) -> Tuple[int, List[np.ndarray]]:

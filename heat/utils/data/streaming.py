@@ -408,6 +408,7 @@ class StreamingDataLoader:
         self._exchanger: Optional[Exchanger] = None
         self._pool: Optional[_OutputPool] = None
         self._batch_pool: Optional[_OutputPool] = None
+        self._layouts: dict = {}  # where uncompressed datasets lie in their files (reader.py)
 
     # -- files -------------------------------------------------------------------------------------
 
@@ -587,7 +588,11 @@ class StreamingDataLoader:
         ]
         # buffers live as long as the loader: fresh pages cost a page fault each, every epoch
         ring, self._ring = self._ring, []
-        reader = WindowReader(self._infos, windows, self.window_rows, buffers=ring) if windows else None
+        reader = (
+            WindowReader(self._infos, windows, self.window_rows, buffers=ring, layouts=self._layouts)
+            if windows
+            else None
+        )
         del ring
         cuda = self.device.torch_device.startswith("cuda")
         if self._exchanger is None:

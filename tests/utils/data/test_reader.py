@@ -1,6 +1,7 @@
 """
 Tests of heat.utils.data.reader: inspecting HDF5 datasets, the window size, and the background
-reader (windows in order, buffers reused, a buffer still viewed replaced, failures handed over).
+reader (windows in order, buffers reused, a buffer still viewed replaced, failures handed over),
+and its direct path (uncompressed rows read with os.preadv) against HDF5 on every storage layout.
 
 The oracle is the file's data read in one piece with h5py. The reader itself is per process; the
 files are written once by rank 0 into a folder shared by all ranks.
@@ -8,11 +9,20 @@ files are written once by rank 0 into a folder shared by all ranks.
 
 import os
 
+import h5py
 import numpy as np
 import pytest
 import torch
 
-from heat.utils.data.reader import DatasetInfo, WindowReader, inspect_datasets, window_rows_for
+import heat as ht
+from heat.utils.data.reader import (
+    DatasetInfo,
+    DirectLayout,
+    WindowReader,
+    direct_layout,
+    inspect_datasets,
+    window_rows_for,
+)
 from tests.helpers import collective_assert
 from tests.utils.data._files import rows_data, shared_dir, write_h5  # noqa: F401 (fixture)
 
@@ -120,3 +130,128 @@ def test_reader_hands_over_failures(files):
     early = WindowReader(infos, [(0, 10)] * 5, capacity=10)
     early.close()  # before reading everything: the thread ends
     assert not early._thread.is_alive()
+
+
+# -- the direct path: uncompressed rows read with os.preadv, bypassing HDF5 -----------------------
+
+
+@pytest.fixture(scope="module")
+def layouts(shared_dir):  # noqa: F811
+    """One file per storage layout, written by rank 0; name -> (path, dataset name, data)."""
+    comm = ht.MPI_WORLD
+    rng = np.random.default_rng(5)
+    cases = {
+        # name: (data, create_dataset keywords, file keywords, rows written (None: all))
+        "contiguous": (rng.random((53, 4)).astype(np.float32), {}, {}, None),
+        "chunked": (rng.random((53, 2, 3)), {"chunks": (7, 2, 3)}, {}, None),
+        "bool": (rng.random(50) > 0.5, {"chunks": (8,)}, {}, None),
+        "complex": ((rng.random((41, 2)) + 1j).astype(np.complex64), {"chunks": (5, 2)}, {}, None),
+        "int16": (rng.integers(-30000, 30000, (47, 3)).astype(np.int16), {}, {}, None),
+        "partial rows": (rng.random((53, 4)).astype(np.float32), {"chunks": (7, 2)}, {}, None),
+        "gzip": (rng.random((53, 4)).astype(np.float32), {"chunks": (7, 4), "compression": "gzip"}, {}, None),
+        "shuffle filter": (rng.random((53, 4)).astype(np.float32), {"chunks": (7, 4), "shuffle": True}, {}, None),
+        "big endian": (rng.random((53, 4)).astype(">f4"), {"chunks": (7, 4)}, {}, None),
+        "user block": (rng.random((53, 4)).astype(np.float32), {"chunks": (7, 4)}, {"userblock_size": 512}, None),
+        "never written": (np.zeros((30, 4), np.float32), {"fillvalue": 3.5}, {}, 0),
+        # chunks 2 and 5 never written: HDF5 supplies the fill value for them
+        "gaps": (rng.random((60, 4)).astype(np.float32), {"chunks": (8, 4), "fillvalue": -1.0,
+                                                         "maxshape": (None, 4)}, {"libver": "latest"}, "gaps"),
+        "earliest btree": (rng.random((60, 4)).astype(np.float32), {"chunks": (8, 4), "maxshape": (None, 4)},
+                           {"libver": "earliest"}, None),
+    }
+    found = {}
+    for i, (name, (data, kwargs, file_kwargs, written)) in enumerate(cases.items()):
+        path = os.path.join(shared_dir, f"layout-{i}.h5")
+        expected = data.copy()
+        if written == 0:
+            expected[:] = kwargs["fillvalue"]
+        if written == "gaps":
+            expected[16:24] = expected[40:48] = -1.0
+        if comm.rank == 0:
+            with h5py.File(path, "w", **file_kwargs) as f:
+                if written is None:
+                    f.create_dataset("d", data=data, **kwargs)
+                else:
+                    d = f.create_dataset("d", shape=data.shape, dtype=data.dtype, **kwargs)
+                    if written == "gaps":
+                        for start in (0, 8, 24, 32, 48, 56):
+                            d[start : start + 8] = data[start : start + 8]
+        found[name] = (path, expected)
+    comm.handle.Barrier()
+    return found
+
+
+DIRECT = {"contiguous", "chunked", "bool", "complex", "int16", "gaps", "earliest btree"}
+
+
+def test_direct_layout_only_where_the_bytes_are_the_rows(layouts):
+    ok, wrong = True, []
+    for name, (path, data) in layouts.items():
+        with h5py.File(path, "r") as f:
+            layout = direct_layout(f["d"])
+        if (layout is not None) != (name in DIRECT):
+            ok, wrong = False, wrong + [name]
+    collective_assert(ok, f"direct_layout wrong for {wrong}")
+    with h5py.File(layouts["gaps"][0], "r") as f:
+        layout = direct_layout(f["d"])
+    assert layout.block_rows == 8 and (layout.offsets < 0).tolist() == [i in (2, 5) for i in range(8)]
+    with h5py.File(layouts["contiguous"][0], "r") as f:
+        layout = direct_layout(f["d"])
+    assert layout.block_rows == 53 and len(layout.offsets) == 1 and layout.row_bytes == 16
+
+
+def test_direct_layout_runs():
+    layout = DirectLayout(4, np.array([0, 16, 32, -1, -1, 200, 100]), row_bytes=4)
+    # blocks 0-2 follow each other in the file: one run; 3-4 never written; 5 and 6 apart
+    assert list(layout.runs(1, 27)) == [(1, 12, 4), (12, 16, -1), (16, 20, -1), (20, 24, 200), (24, 27, 100)]
+    assert list(layout.runs(5, 6)) == [(5, 6, 20)]
+    assert list(layout.runs(9, 9)) == []
+
+
+def test_reader_direct_and_hdf5_paths_read_the_same(layouts):
+    names = list(layouts)
+    infos = [inspect_datasets([layouts[name][0]], ["d"])[0] for name in names]
+    ok, wrong = True, []
+    for info, name in zip(infos, names):
+        data = layouts[name][1]
+        rows = len(data)
+        # windows across chunk borders, a single row, the whole dataset, the last rows, empty
+        windows = [(0, rows), (3, 19), (rows - 5, rows), (10, 11), (5, 5), (0, 9)]
+        shared = {}
+        reader = WindowReader([info], windows, capacity=rows, layouts=shared)
+        for start, stop in windows:
+            slot, arrays = reader.get()
+            if not np.array_equal(arrays[0], data[start:stop]):
+                ok, wrong = False, wrong + [(name, start, stop)]
+            del arrays
+            reader.release(slot)
+        reader.close()
+        if (shared[(info.path, "d")] is not None) != (name in DIRECT):
+            ok, wrong = False, wrong + [(name, "path")]
+    collective_assert(ok, f"wrong rows: {wrong}")
+
+
+def test_reader_direct_path_raises_on_a_truncated_file(layouts, shared_dir):  # noqa: F811
+    comm = ht.MPI_WORLD
+    source = layouts["contiguous"][0]
+    path = os.path.join(shared_dir, "truncated.h5")
+    info = inspect_datasets([source], ["d"])[0]
+    with h5py.File(source, "r") as f:
+        layout = direct_layout(f["d"])
+    comm.handle.Barrier()
+    if comm.rank == 0:
+        with open(source, "rb") as f:
+            content = f.read()
+        with open(path, "wb") as f:  # cut inside the data
+            f.write(content[: int(layout.offsets[0]) + 100])
+    comm.handle.Barrier()
+    shortened = DatasetInfo(path, "d", info.shape, info.dtype, None, 0, 0)
+    # the layout of the intact file, as a loader would hold it from before the file was cut
+    reader = WindowReader([shortened], [(0, 53)], capacity=53, layouts={(path, "d"): layout})
+    with pytest.raises(OSError, match="truncated"):
+        reader.get()
+    reader.close()
+    reader = WindowReader([shortened], [(0, 53)], capacity=53)  # HDF5 finds the file cut too
+    with pytest.raises(OSError):
+        reader.get()
+    reader.close()

@@ -146,6 +146,29 @@ def test_datasets_in_one_and_in_two_files(shared_dir):  # noqa: F811
     assert (np.bincount(gathered_rows(batches), minlength=57) == 1).all()
 
 
+@pytest.mark.parametrize("shuffle", [True, False])
+def test_direct_reads_beside_hdf5_reads(shared_dir, shuffle):  # noqa: F811
+    # uncompressed chunks go around HDF5 (os.preadv); big-endian rows need HDF5's byte swap
+    x, y = rows_data(75, features=5)
+    path = os.path.join(shared_dir, f"mixed_layouts_{shuffle}.h5")
+    if COMM.rank == 0:
+        with h5py.File(path, "w") as f:
+            f.create_dataset("x", data=x.astype(">f4"), chunks=(9, 5))
+            f.create_dataset("y", data=y, chunks=(9,))
+    COMM.handle.Barrier()
+    loader = StreamingDataLoader(path, ["x", "y"], batch_size=4, shuffle=shuffle,
+                                 window_bytes=small_window(18, features=5), return_indices=True)
+    for _ in range(2):  # the second epoch reuses the layouts the first one found
+        batches = run_epoch(loader)
+        ok = all(np.array_equal(bx, x[r]) and np.array_equal(by, y[r]) for bx, by, r in batches)
+        ok &= all(bx.dtype == np.float32 and bx.dtype.isnative for bx, _, _ in batches)
+        collective_assert(ok, "rows read around HDF5 differ from the file")
+        assert (np.bincount(gathered_rows(batches), minlength=75) == 1).all()
+    # the layouts of the processes that read a window (every process reads at least one here)
+    direct = {name: layout is not None for (_, name), layout in loader._layouts.items()}
+    assert direct == {"x": False, "y": True}, direct
+
+
 def test_same_seed_agrees_other_epochs_differ(data_file):
     path, _, _ = data_file
     make = lambda seed: StreamingDataLoader(  # noqa: E731
