@@ -103,8 +103,9 @@ class Exchanger:
         window_start: int,
         send_offsets: np.ndarray,
         send_counts: np.ndarray,
-        recv_counts: np.ndarray,
+        recv_counts: Optional[np.ndarray] = None,
         failed: bool = False,
+        copy_own: bool = True,
     ) -> Tuple[List[torch.Tensor], torch.Tensor, List[torch.Tensor], bool]:
         """
         One round's all-to-all.
@@ -119,10 +120,16 @@ class Exchanger:
         send_offsets : numpy.ndarray
             Offsets in the window of the rows to send, grouped by destination process.
         send_counts, recv_counts : numpy.ndarray
-            Rows to each / from each process.
+            Rows to each / from each process. Without ``recv_counts`` the processes tell each
+            other their counts first (one small all-to-all: cheaper than working them out from
+            the plan, which takes the round's permutation of this process's share).
         failed : bool
             This process's read failed: it still takes part (with meaningless rows) and tells
             the others.
+        copy_own : bool
+            Copy the rows this process keeps into ``received`` (False: their places there are
+            left unfilled, for a caller that takes them from its window; their global numbers
+            are filled in either way).
 
         Returns
         -------
@@ -136,6 +143,9 @@ class Exchanger:
             Whether the read failed on any process (the rows are then meaningless).
         """
         comm, me, p = self.comm, self.comm.rank, self.comm.size
+        if recv_counts is None:
+            counts = torch.from_numpy(np.ascontiguousarray(send_counts, dtype=np.int64))
+            recv_counts = comm.Alltoall(counts, torch.empty(p, dtype=torch.int64)).numpy()
         total = int(recv_counts.sum())
         buffers = self._receive_buffers(total)
         received = [b[:total].view(total, k) for b, k in zip(buffers, self._items)]
@@ -158,9 +168,10 @@ class Exchanger:
         keep = slice(int(send_displs[me]), int(send_displs[me + 1]))
         land = slice(int(recv_displs[me]), int(recv_displs[me + 1]))
         if keep.stop > keep.start:
-            own = offsets[keep]
-            for d, source in enumerate(sources[:-1]):
-                torch.index_select(source, 0, own, out=received[d][land])
+            if copy_own:
+                own = offsets[keep]
+                for d, source in enumerate(sources[:-1]):
+                    torch.index_select(source, 0, own, out=received[d][land])
             received[-1][land] = sources[-1][keep]
 
         # the other processes' rows: one block each in the send bytes

@@ -121,6 +121,24 @@ def _check_transforms(transforms: Any, count: int) -> List[Optional[Tuple[Callab
     return checked
 
 
+def _is_range(index: np.ndarray) -> bool:
+    """Whether ``index`` counts up by one (``a, a + 1, ..., b - 1``; empty included)."""
+    n = len(index)
+    return n == 0 or (index[-1] - index[0] == n - 1 and (n == 1 or bool((np.diff(index) == 1).all())))
+
+
+def _own_range(offsets: np.ndarray, send_counts: np.ndarray, rank: int) -> Optional[int]:
+    """
+    The window offset of the first row ``rank`` keeps if the rows it keeps are consecutive rows
+    of its window in order (0 if it keeps none), else None.
+    """
+    begin = int(send_counts[:rank].sum())
+    kept = offsets[begin : begin + int(send_counts[rank])]
+    if not len(kept):
+        return 0
+    return int(kept[0]) if _is_range(kept) else None
+
+
 def _release_unused(reader: WindowReader, pending: List[int]) -> None:
     """Give the reader back every pending slot that no batch views any more."""
     for slot in list(pending):
@@ -630,8 +648,9 @@ class StreamingDataLoader:
                 if pending:
                     _release_unused(reader, pending)
                 while due[next_task] <= step:
-                    round_ = self._take_round(tasks[next_task], plan, reader, exchanger, pool, rounds, pending)
-                    rounds.append(round_)
+                    rounds.extend(
+                        self._take_round(tasks[next_task], plan, reader, exchanger, pool, rounds, pending)
+                    )
                     next_task += 1
                 run = 0
                 if plain_views and rounds and step < full:
@@ -688,8 +707,11 @@ class StreamingDataLoader:
             if bar is not None:
                 bar.close()
 
-    def _take_round(self, task, plan, reader, exchanger, pool, rounds, pending) -> _Round:
-        """Read (and exchange) one round; returns this process's rows of it, in yield order."""
+    def _take_round(self, task, plan, reader, exchanger, pool, rounds, pending) -> List[_Round]:
+        """
+        Read (and exchange) one round; returns this process's rows of it in yield order, as
+        one or more pieces.
+        """
         segment, comm = plan.segment, self.comm
         rank, j = comm.rank, task.round
         if task.window is not None and reader.slots_out >= reader.depth:
@@ -719,40 +741,85 @@ class StreamingDataLoader:
             index = offsets[order]
             sources = [torch.from_numpy(a) for a in arrays] if arrays is not None else []
             del arrays
-            if len(index) and index[-1] - index[0] == len(index) - 1 and (
-                len(index) == 1 or (np.diff(index) == 1).all()
-            ):
+            if len(index) and _is_range(index):
                 # the rows in file order: batches are views of the reader's buffer
                 first = int(index[0])
                 tensors = [t[first : first + len(index)] for t in sources]
                 del sources
-                return _Round(tensors, start + index, lambda: pending.append(slot), True)
+                return [_Round(tensors, start + index, lambda: pending.append(slot), True)]
             tensors, release = _gather(sources, index, pool)
             del sources
             if slot is not None:
                 reader.release(slot)  # copied out: the reader may refill it at once
-            return _Round(tensors, start + index, release, False)
+            return [_Round(tensors, start + index, release, False)]
         if task.window is not None:
             offsets, send_counts = segment.send_plan(j, rank)
         else:
             offsets, send_counts = np.zeros(0, np.int64), np.zeros(comm.size, np.int64)
-        recv_counts = segment.recv_counts(j, rank)
+        # without shuffle the rows arrive in file order, which is the yield order: the rows this
+        # process keeps can stay in its window (its batches view them), nothing is gathered
+        own = _own_range(offsets, send_counts, rank) if not plan.shuffle else None
+        in_file_order = own is not None and _is_range(order)
         began = time.perf_counter()
         received, numbers, handle, failed = exchanger.exchange(
-            arrays, start, offsets, send_counts, recv_counts, failed=error is not None
+            arrays, start, offsets, send_counts, failed=error is not None, copy_own=not in_file_order
         )
         exchanger.seconds += time.perf_counter() - began
+        if failed:
+            del arrays
+            if slot is not None:
+                reader.release(slot)
+            exchanger.give_back(handle)
+            _Agreement.fail(error)
+        if in_file_order:
+            recv_counts = segment.recv_counts(j, rank)  # cheap without shuffle: no permutation
+            return self._file_order_pieces(
+                received, numbers, handle, arrays, slot, own, order, recv_counts, exchanger, pending
+            )
         del arrays
         if slot is not None:
             reader.release(slot)
-        if failed:
-            exchanger.give_back(handle)
-            _Agreement.fail(error)
         tensors, release = _gather(received, order, pool)
         rows = numbers.numpy()[order]
         del received, numbers
         exchanger.give_back(handle)
-        return _Round(tensors, rows, release, False)
+        return [_Round(tensors, rows, release, False)]
+
+    def _file_order_pieces(
+        self, received, numbers, handle, arrays, slot, own, order, recv_counts, exchanger, pending
+    ) -> List[_Round]:
+        """
+        A round in file order as pieces: the rows received from lower ranks, this process's own
+        rows as a view of its window (from window offset ``own`` on), the rows received from
+        higher ranks; ``order`` selects a contiguous range of them all (see :func:`_is_range`).
+        """
+        rank = self.comm.rank
+        a, b = (int(order[0]), int(order[-1]) + 1) if len(order) else (0, 0)
+        own_begin = int(recv_counts[:rank].sum())
+        own_end = own_begin + int(recv_counts[rank])
+        rows = numbers.numpy()
+        held = [2]  # received pieces not yet dropped: the exchanger's buffers go back after both
+
+        def give_back() -> None:
+            held[0] -= 1
+            if held[0] == 0:
+                exchanger.give_back(handle)
+
+        def received_piece(low: int, high: int) -> List[_Round]:
+            if high <= low:
+                give_back()
+                return []
+            return [_Round([t[low:high] for t in received], rows[low:high], give_back, False)]
+
+        pieces = received_piece(a, min(b, own_begin))
+        low, high = max(a, own_begin), min(b, own_end)
+        if high > low:
+            first = own + (low - own_begin)
+            tensors = [torch.from_numpy(w[first : first + high - low]) for w in arrays]
+            pieces.append(_Round(tensors, rows[low:high], lambda: pending.append(slot), True))
+        elif slot is not None:
+            pending.append(slot)  # given back at the next step, once nothing views it
+        return pieces + received_piece(max(a, own_end), b)
 
     def _cut(self, rounds: deque, run: int, batch_size: int) -> List[tuple]:
         """``run`` full batches from the front round, as views: one split per tensor."""

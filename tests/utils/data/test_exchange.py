@@ -17,8 +17,11 @@ from tests.helpers import collective_assert
 COMM = ht.MPI_WORLD
 
 
-def exchange_epoch(plan, data, labels):
-    """Exchange every round of the plan's segment; check each against the simulation."""
+def exchange_epoch(plan, data, labels, counts_from_plan=True):
+    """
+    Exchange every round of the plan's segment; check each against the simulation. Without
+    ``counts_from_plan`` the processes tell each other how many rows they send.
+    """
     segment, rank = plan.segment, COMM.rank
     exchanger = Exchanger(COMM, [data.shape[1:], ()], [torch.float64, torch.int32])
     ok, rounds = True, 0
@@ -34,7 +37,7 @@ def exchange_epoch(plan, data, labels):
             offsets, send_counts = np.zeros(0, np.int64), np.zeros(COMM.size, np.int64)
         recv_counts = segment.recv_counts(j, rank)
         received, numbers, handle, failed = exchanger.exchange(
-            arrays, start, offsets, send_counts, recv_counts
+            arrays, start, offsets, send_counts, recv_counts if counts_from_plan else None
         )
         ok &= not failed
         expected = segment.received_rows(j, rank)
@@ -47,14 +50,15 @@ def exchange_epoch(plan, data, labels):
     return ok, rounds
 
 
+@pytest.mark.parametrize("counts_from_plan", [True, False])
 @pytest.mark.parametrize("tail", ["short", "wrap"])
 @pytest.mark.parametrize("shuffle", [True, False])
 @pytest.mark.parametrize("n, window", [(53, 7), (3, 2), (40, 50)])
-def test_rounds_move_the_planned_rows(n, window, shuffle, tail):
+def test_rounds_move_the_planned_rows(n, window, shuffle, tail, counts_from_plan):
     data = np.arange(n * 2, dtype=np.float64).reshape(n, 2) / 3
     labels = np.arange(n, dtype=np.int32) * 7
     plan = EpochPlan(n, window, COMM.size, 3, seed=1, shuffle=shuffle, tail=tail)
-    ok, rounds = exchange_epoch(plan, data, labels)
+    ok, rounds = exchange_epoch(plan, data, labels, counts_from_plan)
     assert rounds == plan.segment.round_count
     collective_assert(ok, "received rows differ from the plan")
 

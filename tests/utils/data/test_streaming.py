@@ -388,6 +388,41 @@ def test_views_without_shuffle_stay_valid(data_file):
     collective_assert(all(np.array_equal(b[0].numpy(), x[b[2].numpy()]) for b in kept))
 
 
+def test_rounds_without_shuffle_move_only_the_rows_that_change_process(shared_dir, monkeypatch):  # noqa: F811
+    # windows of 16, 16, ..., 16, 10 rows: the last round's shares are uneven, rows move between
+    # processes; the rows a process keeps stay in its window (its batches view them)
+    from heat.utils.data.exchange import Exchanger
+
+    x, y = rows_data(16 * 2 * COMM.size + 10)
+    path = os.path.join(shared_dir, "uneven_rounds.h5")
+    if COMM.rank == 0:
+        with h5py.File(path, "w") as f:
+            f.create_dataset("x", data=x, chunks=(16, 3))
+            f.create_dataset("y", data=y, chunks=(16,))
+    COMM.handle.Barrier()
+    calls = []
+    original = Exchanger.exchange
+
+    def exchange(self, *args, **kwargs):
+        calls.append(kwargs.get("copy_own", True))
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Exchanger, "exchange", exchange)
+    for batch_size in (3, 16, 40):  # batches inside one piece, and across the pieces of a round
+        loader = StreamingDataLoader(path, batch_size=batch_size, shuffle=False, return_indices=True,
+                                     window_bytes=small_window(16))
+        kept = list(loader)
+        ok = all(np.array_equal(bx.numpy(), x[r.numpy()]) and np.array_equal(by.numpy(), y[r.numpy()])
+                 for bx, by, r in kept)
+        collective_assert(ok, "rows of uneven rounds differ from the file")
+        mine = np.concatenate([b[-1].numpy() for b in kept])
+        collective_assert(bool((np.diff(mine) > 0).all()), "rows not in file order")
+        rows = gathered_rows([[b[-1].numpy()] for b in kept])
+        assert np.array_equal(np.sort(rows), np.arange(len(x)))  # every row once
+    if COMM.size > 1:
+        assert calls and not any(calls)  # the exchanges without shuffle copied no own rows
+
+
 @pytest.mark.parametrize("shuffle", [False, True])
 def test_buffers_kept_across_epochs_never_overwrite_kept_batches(data_file, shuffle):
     # the loader keeps its buffers from epoch to epoch; a batch of an earlier epoch that is still
