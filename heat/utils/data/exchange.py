@@ -1,36 +1,75 @@
 """
-Moving a round's rows between processes: one all-to-all per round, through the communicator.
+Moving a round's rows between processes: a few all-to-alls per round, through the communicator.
 
 Each process holds the window it read; the plan (:mod:`.plan`) says which of its rows go to which
-process, in which order, and how many rows arrive from each process. The rows for each other
-process are gathered into one block of a byte buffer -- a header, then the rows of every dataset,
-then the rows' global numbers, each part 8-byte aligned -- and all blocks travel in ONE
-``Alltoallv`` of bytes (a plain byte exchange is several times faster than describing the
-datasets' separate buffers to MPI by derived datatypes). The header carries a "my read failed"
-flag, so a failure on one process is known to all after the exchange and no one waits forever.
-The rows a process keeps are gathered straight into its receive buffers; the received blocks are
-unpacked into them by sequential copies.
+process and in which order. A round's exchange is
+
+1. one small ``Alltoall`` of (row count, "my read failed") per pair of processes: every process
+   learns how many rows arrive from each other one, and whether a read failed anywhere (then no
+   rows move and every process raises);
+2. per dataset (and once more for the rows' global numbers, int64), one ``Alltoallv`` of bytes:
+   the rows for the other processes are gathered into one send buffer, grouped by destination,
+   and arrive straight where the caller wants them -- typically the free rows behind the window
+   in the reader's buffer, so that the round's rows (the window's and the received ones) lie in
+   one array and the yield order is ONE gather out of it. Plain bytes: describing rows to MPI by
+   derived datatypes is several times slower.
+
+A process's own rows never travel: they stay in its window.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
 
-__all__ = ["Exchanger"]
-
-_HEADER = 8  # bytes: the int64 "read failed" flag of the sender
+__all__ = ["Exchanger", "Received"]
 
 
 def _aligned(nbytes: int) -> int:
     return -(-nbytes // 8) * 8
 
 
+def _row_bytes_view(tensor: torch.Tensor, rows: int, items: int) -> torch.Tensor:
+    """The first ``rows`` rows of a contiguous tensor as a (rows, row bytes) uint8 tensor."""
+    return tensor[:rows].reshape(rows, items).view(torch.uint8)
+
+
+@dataclass
+class Received:
+    """
+    What arrived in one round.
+
+    Attributes
+    ----------
+    rows : list of torch.Tensor
+        Per dataset, the ``n`` rows received from the other processes (grouped by source rank,
+        each group in the sender's order): views of the landing area the caller gave, or of
+        pooled buffers (then ``buffers`` is set).
+    numbers : numpy.ndarray
+        Their global row numbers.
+    counts : numpy.ndarray
+        Rows from each process (the own entry: the rows this process keeps).
+    buffers : list of torch.Tensor or None
+        The pooled buffers the rows landed in (rows ``reserve:reserve + n``; the first
+        ``reserve`` rows are free for the caller), for :meth:`Exchanger.give_back`; None if they
+        landed in the caller's area.
+    failed : bool
+        Whether the read failed on any process (then no rows moved).
+    """
+
+    rows: List[torch.Tensor]
+    numbers: np.ndarray
+    counts: np.ndarray
+    buffers: Optional[List[torch.Tensor]]
+    failed: bool
+
+
 class Exchanger:
     """
-    Exchange the rows of rounds; keeps the byte buffers and a small pool of receive buffers.
+    Exchange the rows of rounds; keeps the send buffer and a small pool of receive buffers.
 
     Parameters
     ----------
@@ -42,33 +81,28 @@ class Exchanger:
     Examples
     --------
     >>> exchanger = Exchanger(ht.MPI_WORLD, [(3,)], [torch.float32])  # doctest: +SKIP
-    >>> received, rows, handle, failed = exchanger.exchange(windows, 0, offsets, send, recv)  # doctest: +SKIP
-    >>> exchanger.give_back(handle)  # doctest: +SKIP
+    >>> received = exchanger.exchange(windows, 0, offsets, send_counts)  # doctest: +SKIP
+    >>> exchanger.give_back(received.buffers)  # doctest: +SKIP
     """
 
     def __init__(self, comm, row_shapes: Sequence[Tuple[int, ...]], dtypes: Sequence[torch.dtype]):
         self.comm = comm
-        # the datasets, then the global row numbers as one more int64 "dataset"
-        self._shapes = [tuple(s) for s in row_shapes] + [()]
-        self._dtypes = list(dtypes) + [torch.int64]
+        self._shapes = [tuple(s) for s in row_shapes]
+        self._dtypes = list(dtypes)
         self._items = [int(np.prod(s, dtype=np.int64)) for s in self._shapes]  # per row
         self._row_bytes = [
-            int(np.prod(s, dtype=np.int64)) * torch.empty(0, dtype=t).element_size()
-            for s, t in zip(self._shapes, self._dtypes)
+            k * torch.empty(0, dtype=t).element_size() for k, t in zip(self._items, self._dtypes)
         ]
         self._send_bytes: Optional[torch.Tensor] = None
-        self._recv_bytes: Optional[torch.Tensor] = None
         self._pool: List[List[torch.Tensor]] = []
         self.seconds = 0.0
 
     # -- buffers -----------------------------------------------------------------------------------
 
-    def _bytes(self, which: str, nbytes: int) -> torch.Tensor:
-        buffer = getattr(self, which)
-        if buffer is None or buffer.numel() < nbytes:
-            buffer = torch.empty(nbytes + nbytes // 8, dtype=torch.uint8)
-            setattr(self, which, buffer)
-        return buffer
+    def _send_buffer(self, nbytes: int) -> torch.Tensor:
+        if self._send_bytes is None or self._send_bytes.numel() < nbytes:
+            self._send_bytes = torch.empty(nbytes + nbytes // 8, dtype=torch.uint8)
+        return self._send_bytes
 
     def _receive_buffers(self, rows: int) -> List[torch.Tensor]:
         for i, buffers in enumerate(self._pool):
@@ -77,23 +111,11 @@ class Exchanger:
         rows = max(rows, 1)
         return [torch.empty((rows + rows // 8,) + s, dtype=t) for s, t in zip(self._shapes, self._dtypes)]
 
-    def give_back(self, buffers: List[torch.Tensor]) -> None:
-        """Return the receive buffers of a round once its rows were taken out of them."""
-        self._pool.append(buffers)
-        del self._pool[:-2]
-
-    def _layout(self, rows: int) -> Tuple[List[int], int]:
-        """Offsets of the parts of a block of ``rows`` rows (after the header), and its size."""
-        offsets, at = [], _HEADER
-        for row_bytes in self._row_bytes:
-            offsets.append(at)
-            at += _aligned(rows * row_bytes)
-        return offsets, at
-
-    def _part(self, buffer: torch.Tensor, start: int, rows: int, d: int) -> torch.Tensor:
-        """Dataset ``d``'s ``rows`` rows at byte ``start`` of ``buffer``, as a (rows, -1) tensor."""
-        nbytes = rows * self._row_bytes[d]
-        return buffer[start : start + nbytes].view(self._dtypes[d]).view(rows, self._items[d])
+    def give_back(self, buffers: Optional[List[torch.Tensor]]) -> None:
+        """Return the pooled buffers of a round once its rows were taken out of them."""
+        if buffers is not None:
+            self._pool.append(buffers)
+            del self._pool[:-2]
 
     # -- the exchange ------------------------------------------------------------------------------
 
@@ -103,12 +125,12 @@ class Exchanger:
         window_start: int,
         send_offsets: np.ndarray,
         send_counts: np.ndarray,
-        recv_counts: Optional[np.ndarray] = None,
         failed: bool = False,
-        copy_own: bool = True,
-    ) -> Tuple[List[torch.Tensor], torch.Tensor, List[torch.Tensor], bool]:
+        land: Optional[Sequence[torch.Tensor]] = None,
+        reserve: int = 0,
+    ) -> Received:
         """
-        One round's all-to-all.
+        One round's exchange.
 
         Parameters
         ----------
@@ -118,99 +140,76 @@ class Exchanger:
         window_start : int
             The global number of the window's first row.
         send_offsets : numpy.ndarray
-            Offsets in the window of the rows to send, grouped by destination process.
-        send_counts, recv_counts : numpy.ndarray
-            Rows to each / from each process. Without ``recv_counts`` the processes tell each
-            other their counts first (one small all-to-all: cheaper than working them out from
-            the plan, which takes the round's permutation of this process's share).
+            Offsets in the window of the rows to send, grouped by destination process (the own
+            group: the rows this process keeps, which do not move).
+        send_counts : numpy.ndarray
+            Rows to each process.
         failed : bool
-            This process's read failed: it still takes part (with meaningless rows) and tells
-            the others.
-        copy_own : bool
-            Copy the rows this process keeps into ``received`` (False: their places there are
-            left unfilled, for a caller that takes them from its window; their global numbers
-            are filled in either way).
+            This process's read failed: it still takes part and tells the others.
+        land : sequence of torch.Tensor, optional
+            Per dataset, contiguous rows where the received rows should arrive (from its first
+            row on); used if they fit, else they arrive in pooled buffers.
+        reserve : int
+            Rows left free at the start of pooled buffers (for the caller's own rows).
 
         Returns
         -------
-        received : list of torch.Tensor
-            One tensor per dataset with the received rows, grouped by source process.
-        rows : torch.Tensor
-            Their global row numbers.
-        handle : list of torch.Tensor
-            The buffers behind them, for :meth:`give_back`.
-        failed : bool
-            Whether the read failed on any process (the rows are then meaningless).
+        Received
         """
         comm, me, p = self.comm, self.comm.rank, self.comm.size
-        if recv_counts is None:
-            counts = torch.from_numpy(np.ascontiguousarray(send_counts, dtype=np.int64))
-            recv_counts = comm.Alltoall(counts, torch.empty(p, dtype=torch.int64)).numpy()
+        # 1. how many rows go where, and whether a read failed anywhere
+        mine = np.zeros((p, 2), dtype=np.int64)
+        mine[:, 0] = send_counts
+        mine[:, 1] = int(failed)
+        told = comm.Alltoall(torch.from_numpy(mine), torch.empty((p, 2), dtype=torch.int64)).numpy()
+        counts = told[:, 0].copy()
+        if told[:, 1].any():
+            return Received([], np.zeros(0, np.int64), counts, None, True)
+        recv_counts = counts.copy()
+        recv_counts[me] = 0  # own rows stay
         total = int(recv_counts.sum())
-        buffers = self._receive_buffers(total)
-        received = [b[:total].view(total, k) for b, k in zip(buffers, self._items)]
+        buffers = None
+        if land is None or any(t.shape[0] < total for t in land):
+            buffers = self._receive_buffers(reserve + total)
+            land = [b[reserve:] for b in buffers]
+
+        # 2. the rows for the others, gathered per dataset into one send buffer
+        send = np.asarray(send_counts, dtype=np.int64).copy()
+        send[me] = 0
         send_displs = np.concatenate([[0], np.cumsum(send_counts)]).astype(np.int64)
-        recv_displs = np.concatenate([[0], np.cumsum(recv_counts)]).astype(np.int64)
+        outgoing = np.concatenate(
+            [send_offsets[send_displs[q] : send_displs[q + 1]] for q in range(p) if q != me]
+            or [np.zeros(0, np.int64)]
+        ).astype(np.int64)
+        count_out = len(outgoing)
+        row_bytes = self._row_bytes + [8]
+        regions = np.concatenate([[0], np.cumsum([_aligned(count_out * b) for b in row_bytes])])
+        send_bytes = self._send_buffer(int(regions[-1]))
+        index = torch.from_numpy(outgoing)
+        for d, items in enumerate(self._items):
+            part = send_bytes[int(regions[d]) : int(regions[d]) + count_out * row_bytes[d]]
+            part = part.view(count_out, row_bytes[d])
+            if windows is not None and count_out:
+                source = _row_bytes_view(torch.from_numpy(windows[d]), len(windows[d]), items)
+                torch.index_select(source, 0, index, out=part)
+        numbers = send_bytes[int(regions[-2]) : int(regions[-2]) + 8 * count_out].view(torch.int64)
+        numbers.copy_(index + int(window_start))
 
-        offsets = torch.from_numpy(np.ascontiguousarray(send_offsets, dtype=np.int64))
-        if windows is None:  # nothing read: rows of zeros stand in (only counts matter then)
-            rows = int(send_offsets.max()) + 1 if len(send_offsets) else 0
-            sources = [
-                torch.zeros((rows,) + shape, dtype=dtype)
-                for shape, dtype in zip(self._shapes[:-1], self._dtypes[:-1])
-            ]
-        else:
-            sources = [torch.from_numpy(w) for w in windows]
-        sources = [s.reshape(s.shape[0], k) for s, k in zip(sources, self._items)]
-        sources.append((offsets + int(window_start)).view(len(offsets), 1))  # global numbers
+        # 3. one exchange of bytes per dataset (and for the numbers), straight into ``land``
+        received_numbers = torch.empty(total, dtype=torch.int64)
+        targets = [
+            _row_bytes_view(t, total, k).reshape(-1) for t, k in zip(land, self._items)
+        ] + [received_numbers.view(torch.uint8)]
+        for d, target in enumerate(targets):
+            b = row_bytes[d]
+            sizes_out, sizes_in = (send * b).tolist(), (recv_counts * b).tolist()
+            comm.Alltoallv(
+                (send_bytes[int(regions[d]) :], sizes_out, _displacements(sizes_out)),
+                (target, sizes_in, _displacements(sizes_in)),
+            )
+        rows = [t[:total].view((total,) + s) for t, s in zip(land, self._shapes)]
+        return Received(rows, received_numbers.numpy(), counts, buffers, False)
 
-        # own rows: straight into the receive buffers
-        keep = slice(int(send_displs[me]), int(send_displs[me + 1]))
-        land = slice(int(recv_displs[me]), int(recv_displs[me + 1]))
-        if keep.stop > keep.start:
-            if copy_own:
-                own = offsets[keep]
-                for d, source in enumerate(sources[:-1]):
-                    torch.index_select(source, 0, own, out=received[d][land])
-            received[-1][land] = sources[-1][keep]
 
-        # the other processes' rows: one block each in the send bytes
-        send_sizes = [0 if q == me else self._layout(int(send_counts[q]))[1] for q in range(p)]
-        recv_sizes = [0 if q == me else self._layout(int(recv_counts[q]))[1] for q in range(p)]
-        send_bytes = self._bytes("_send_bytes", sum(send_sizes))
-        recv_bytes = self._bytes("_recv_bytes", sum(recv_sizes))
-        at = 0
-        for q in range(p):
-            if q == me:
-                continue
-            parts, _ = self._layout(int(send_counts[q]))
-            send_bytes[at : at + _HEADER].view(torch.int64).fill_(int(failed))
-            rows = slice(int(send_displs[q]), int(send_displs[q + 1]))
-            n = rows.stop - rows.start
-            for d, source in enumerate(sources):
-                part = self._part(send_bytes, at + parts[d], n, d)
-                if d < len(sources) - 1:
-                    torch.index_select(source, 0, offsets[rows], out=part)
-                else:
-                    part.copy_(source[rows])
-            at += send_sizes[q]
-        comm.Alltoallv(
-            (send_bytes, send_sizes, np.concatenate([[0], np.cumsum(send_sizes)[:-1]]).tolist()),
-            (recv_bytes, recv_sizes, np.concatenate([[0], np.cumsum(recv_sizes)[:-1]]).tolist()),
-        )
-
-        # unpack: sequential copies into the receive buffers
-        any_failed, at = bool(failed), 0
-        for q in range(p):
-            if q == me:
-                continue
-            any_failed |= bool(recv_bytes[at : at + _HEADER].view(torch.int64).item())
-            parts, _ = self._layout(int(recv_counts[q]))
-            n = int(recv_counts[q])
-            if n:
-                rows = slice(int(recv_displs[q]), int(recv_displs[q + 1]))
-                for d in range(len(self._shapes)):
-                    received[d][rows].copy_(self._part(recv_bytes, at + parts[d], n, d))
-            at += recv_sizes[q]
-        shaped = [r.view((total,) + s) for r, s in zip(received, self._shapes)]
-        return shaped[:-1], shaped[-1], buffers, any_failed
+def _displacements(sizes: List[int]) -> List[int]:
+    return np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64).tolist()

@@ -373,7 +373,10 @@ class WindowReader:
     windows : sequence of (start, stop)
         The row ranges to read, in order; each at most ``capacity`` rows.
     capacity : int
-        Rows per buffer.
+        Rows per window.
+    spare_rows : int
+        Rows more in each buffer, behind the window, which the consumer may fill (the loader
+        lands the rows other processes send in a round there).
     depth : int
         Buffers in the ring (2: one being consumed, one being read).
     layouts : dict, optional
@@ -401,8 +404,10 @@ class WindowReader:
         depth: int = 2,
         buffers: Optional[List[List[np.ndarray]]] = None,
         layouts: Optional[dict] = None,
+        spare_rows: int = 0,
     ):
         self.infos = list(infos)
+        self.spare_rows = int(spare_rows)
         self.layouts = {} if layouts is None else layouts
         self.windows = [(int(a), int(b)) for a, b in windows]
         self.capacity = int(capacity)
@@ -429,7 +434,8 @@ class WindowReader:
 
     def _allocate(self) -> List[np.ndarray]:
         return [
-            np.empty((self.capacity,) + info.row_shape, dtype=info.dtype) for info in self.infos
+            np.empty((self.capacity + self.spare_rows,) + info.row_shape, dtype=info.dtype)
+            for info in self.infos
         ]
 
     def _fits(self, arrays: List[np.ndarray]) -> bool:
@@ -437,7 +443,8 @@ class WindowReader:
         if len(arrays) != len(self.infos):
             return False
         for d, info in enumerate(self.infos):
-            if arrays[d].shape != (self.capacity,) + info.row_shape or arrays[d].dtype != info.dtype:
+            shape = (self.capacity + self.spare_rows,) + info.row_shape
+            if arrays[d].shape != shape or arrays[d].dtype != info.dtype:
                 return False
             if sys.getrefcount(arrays[d]) > 2:  # the slot's list and getrefcount's argument
                 return False
@@ -531,6 +538,10 @@ class WindowReader:
         self.slots_out += 1
         slot, count = item
         return slot, [buffer[:count] for buffer in self._buffers[slot]]
+
+    def full(self, slot: int) -> List[np.ndarray]:
+        """The slot's whole buffers (``capacity + spare_rows`` rows), for the consumer's use."""
+        return list(self._buffers[slot])
 
     def in_use(self, slot: int) -> bool:
         """Whether a buffer of the slot is still referenced elsewhere (a batch that views it)."""

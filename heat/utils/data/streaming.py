@@ -17,6 +17,7 @@ import copy
 import hashlib
 import inspect
 import json
+import math
 import os
 import sys
 import time
@@ -29,7 +30,7 @@ import torch
 
 import heat as ht
 
-from .exchange import Exchanger
+from .exchange import Exchanger, _row_bytes_view
 from .plan import TAIL_POLICIES, EpochPlan, derive_key
 from .reader import DatasetInfo, WindowReader, inspect_datasets, window_rows_for
 
@@ -127,18 +128,6 @@ def _is_range(index: np.ndarray) -> bool:
     return n == 0 or (index[-1] - index[0] == n - 1 and (n == 1 or bool((np.diff(index) == 1).all())))
 
 
-def _own_range(offsets: np.ndarray, send_counts: np.ndarray, rank: int) -> Optional[int]:
-    """
-    The window offset of the first row ``rank`` keeps if the rows it keeps are consecutive rows
-    of its window in order (0 if it keeps none), else None.
-    """
-    begin = int(send_counts[:rank].sum())
-    kept = offsets[begin : begin + int(send_counts[rank])]
-    if not len(kept):
-        return 0
-    return int(kept[0]) if _is_range(kept) else None
-
-
 def _release_unused(reader: WindowReader, pending: List[int]) -> None:
     """Give the reader back every pending slot that no batch views any more."""
     for slot in list(pending):
@@ -219,19 +208,27 @@ def _torch_dtype(info: DatasetInfo) -> torch.dtype:
     return torch.from_numpy(np.empty(0, dtype=info.dtype)).dtype
 
 
+def _gather_into(sources: Sequence[torch.Tensor], index: np.ndarray, targets: Sequence[torch.Tensor]) -> None:
+    """
+    The rows ``index`` of every source into the first rows of the matching target. Rows travel
+    as bytes: one memcpy per row whatever the row's shape and type (``index_select`` of wide
+    float rows is several times slower than of the same rows as bytes).
+    """
+    order = torch.from_numpy(index)
+    n = len(index)
+    for source, target in zip(sources, targets):
+        items = int(np.prod(source.shape[1:], dtype=np.int64))
+        torch.index_select(
+            _row_bytes_view(source, source.shape[0], items), 0, order,
+            out=_row_bytes_view(target, n, items),
+        )
+
+
 def _gather(sources: Sequence[torch.Tensor], index: np.ndarray, pool: _OutputPool):
     """The rows ``index`` of every source, into a pooled buffer: (tensors, release)."""
     arrays = pool.take(len(index))
-    order = torch.from_numpy(index)
-    tensors = []
-    for source, array in zip(sources, arrays):
-        out = torch.from_numpy(array[: len(index)])
-        # rows as flat vectors: the gather is one memcpy per row whatever the row's shape
-        items = int(np.prod(array.shape[1:], dtype=np.int64))
-        torch.index_select(
-            source.reshape(source.shape[0], items), 0, order, out=out.view(len(index), items)
-        )
-        tensors.append(out)
+    tensors = [torch.from_numpy(array[: len(index)]) for array in arrays]
+    _gather_into(sources, index, tensors)
     return tensors, lambda: pool.give_back(arrays)
 
 
@@ -607,7 +604,8 @@ class StreamingDataLoader:
         # buffers live as long as the loader: fresh pages cost a page fault each, every epoch
         ring, self._ring = self._ring, []
         reader = (
-            WindowReader(self._infos, windows, self.window_rows, buffers=ring, layouts=self._layouts)
+            WindowReader(self._infos, windows, self.window_rows, buffers=ring,
+                         layouts=self._layouts, spare_rows=self._spare_rows())
             if windows
             else None
         )
@@ -707,6 +705,18 @@ class StreamingDataLoader:
             if bar is not None:
                 bar.close()
 
+    def _spare_rows(self) -> int:
+        """
+        Rows behind each window in the reader's buffers for the rows received in a shuffled
+        round: about ``(p - 1) / p`` of a window arrive (the share of a round is about a window,
+        of which ``1 / p`` comes from the own window), plus 8 standard deviations of that count
+        and a batch of wrap padding. A round that needs more lands its rows elsewhere.
+        """
+        p = self.comm.size
+        if not self.shuffle or p == 1:
+            return 0
+        return -(-self.window_rows * (p - 1) // p) + 8 * math.isqrt(self.window_rows) + 8 + self.batch_size
+
     def _take_round(self, task, plan, reader, exchanger, pool, rounds, pending) -> List[_Round]:
         """
         Read (and exchange) one round; returns this process's rows of it in yield order, as
@@ -756,70 +766,100 @@ class StreamingDataLoader:
             offsets, send_counts = segment.send_plan(j, rank)
         else:
             offsets, send_counts = np.zeros(0, np.int64), np.zeros(comm.size, np.int64)
+        begin = int(send_counts[:rank].sum())
+        kept = offsets[begin : begin + int(send_counts[rank])]  # the rows this process keeps
         # without shuffle the rows arrive in file order, which is the yield order: the rows this
-        # process keeps can stay in its window (its batches view them), nothing is gathered
-        own = _own_range(offsets, send_counts, rank) if not plan.shuffle else None
-        in_file_order = own is not None and _is_range(order)
+        # process keeps stay in its window (its batches view them), nothing is gathered
+        in_file_order = not plan.shuffle and _is_range(kept) and _is_range(order)
+        window = None if (slot is None or error is not None) else reader.full(slot)
+        land = None
+        if window is not None and not in_file_order:
+            # received rows land behind the window: the round is then one array per dataset
+            read = len(arrays[0])
+            land = [torch.from_numpy(buffer[read:]) for buffer in window]
         began = time.perf_counter()
-        received, numbers, handle, failed = exchanger.exchange(
-            arrays, start, offsets, send_counts, failed=error is not None, copy_own=not in_file_order
+        received = exchanger.exchange(
+            arrays, start, offsets, send_counts, failed=error is not None, land=land,
+            reserve=0 if in_file_order else len(kept),
         )
         exchanger.seconds += time.perf_counter() - began
-        if failed:
-            del arrays
+        del land
+        if received.failed:
+            del arrays, window
             if slot is not None:
                 reader.release(slot)
-            exchanger.give_back(handle)
+            exchanger.give_back(received.buffers)
             _Agreement.fail(error)
+        lower = int(received.counts[:rank].sum())  # rows from lower ranks arrive first
         if in_file_order:
-            recv_counts = segment.recv_counts(j, rank)  # cheap without shuffle: no permutation
+            own = int(kept[0]) if len(kept) else 0
+            del window
             return self._file_order_pieces(
-                received, numbers, handle, arrays, slot, own, order, recv_counts, exchanger, pending
+                received, arrays, slot, start, own, lower, order, exchanger, pending
             )
-        del arrays
+        if received.buffers is None:  # landed behind the window
+            sources = [torch.from_numpy(a) for a in window]
+            own_at, foreign_at = kept, len(arrays[0])
+        else:  # in pooled buffers: the kept rows go in front of the received ones
+            sources = received.buffers
+            own_at, foreign_at = np.arange(len(kept), dtype=np.int64), len(kept)
+            if len(kept):
+                _gather_into([torch.from_numpy(a) for a in arrays], kept, sources)
+        del arrays, window
+        total = len(received.numbers)
+        # where each row of the round's arrival order (by source rank) lies in ``sources``
+        where = np.concatenate([
+            foreign_at + np.arange(lower, dtype=np.int64),
+            own_at,
+            foreign_at + np.arange(lower, total, dtype=np.int64),
+        ])
+        numbers = np.concatenate([received.numbers[:lower], start + kept, received.numbers[lower:]])
+        tensors, release = _gather(sources, where[order], pool)
+        del sources
+        exchanger.give_back(received.buffers)
+        del received  # views of the reader's buffer: gone before the buffer goes back
         if slot is not None:
             reader.release(slot)
-        tensors, release = _gather(received, order, pool)
-        rows = numbers.numpy()[order]
-        del received, numbers
-        exchanger.give_back(handle)
-        return [_Round(tensors, rows, release, False)]
+        return [_Round(tensors, numbers[order], release, False)]
 
     def _file_order_pieces(
-        self, received, numbers, handle, arrays, slot, own, order, recv_counts, exchanger, pending
+        self, received, arrays, slot, start, own, lower, order, exchanger, pending
     ) -> List[_Round]:
         """
         A round in file order as pieces: the rows received from lower ranks, this process's own
-        rows as a view of its window (from window offset ``own`` on), the rows received from
+        rows as a view of its window (from window offset ``own`` on; the window's first row is
+        global row ``start``), the rows received from
         higher ranks; ``order`` selects a contiguous range of them all (see :func:`_is_range`).
         """
-        rank = self.comm.rank
         a, b = (int(order[0]), int(order[-1]) + 1) if len(order) else (0, 0)
-        own_begin = int(recv_counts[:rank].sum())
-        own_end = own_begin + int(recv_counts[rank])
-        rows = numbers.numpy()
+        own_count = int(received.counts[self.comm.rank])
+        own_begin, own_end = lower, lower + own_count
+        total = len(received.numbers)
         held = [2]  # received pieces not yet dropped: the exchanger's buffers go back after both
 
         def give_back() -> None:
             held[0] -= 1
             if held[0] == 0:
-                exchanger.give_back(handle)
+                exchanger.give_back(received.buffers)
 
-        def received_piece(low: int, high: int) -> List[_Round]:
+        def received_piece(low: int, high: int, shift: int) -> List[_Round]:
+            # arrival positions low:high, which lie at low - shift:high - shift of the received rows
             if high <= low:
                 give_back()
                 return []
-            return [_Round([t[low:high] for t in received], rows[low:high], give_back, False)]
+            tensors = [t[low - shift : high - shift] for t in received.rows]
+            return [_Round(tensors, received.numbers[low - shift : high - shift], give_back, False)]
 
-        pieces = received_piece(a, min(b, own_begin))
+        pieces = received_piece(a, min(b, own_begin), 0)
         low, high = max(a, own_begin), min(b, own_end)
         if high > low:
             first = own + (low - own_begin)
             tensors = [torch.from_numpy(w[first : first + high - low]) for w in arrays]
-            pieces.append(_Round(tensors, rows[low:high], lambda: pending.append(slot), True))
+            rows = start + np.arange(first, first + high - low, dtype=np.int64)
+            pieces.append(_Round(tensors, rows, lambda: pending.append(slot), True))
         elif slot is not None:
             pending.append(slot)  # given back at the next step, once nothing views it
-        return pieces + received_piece(max(a, own_end), b)
+        return pieces + received_piece(max(a, own_end), min(b, total + own_count), own_count)
 
     def _cut(self, rounds: deque, run: int, batch_size: int) -> List[tuple]:
         """``run`` full batches from the front round, as views: one split per tensor."""

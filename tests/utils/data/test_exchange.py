@@ -2,7 +2,8 @@
 Tests of heat.utils.data.exchange: one round's all-to-all moves exactly the rows the plan says.
 
 The windows come from an in-memory NumPy array (no files); the oracle is the plan's simulation
-``Segment.received_rows`` (which rows a process receives, in arrival order) applied to that array.
+``Segment.received_rows`` (which rows a process receives, in arrival order) applied to that array:
+the received rows, with the rows a process keeps put in at its own rank's place, must be those.
 """
 
 import numpy as np
@@ -17,10 +18,11 @@ from tests.helpers import collective_assert
 COMM = ht.MPI_WORLD
 
 
-def exchange_epoch(plan, data, labels, counts_from_plan=True):
+def exchange_epoch(plan, data, labels, landing="none"):
     """
-    Exchange every round of the plan's segment; check each against the simulation. Without
-    ``counts_from_plan`` the processes tell each other how many rows they send.
+    Exchange every round of the plan's segment; check each against the simulation. ``landing``:
+    "none" (pooled buffers), "fits" (a caller's area with room), "small" (an area too small:
+    pooled buffers after all).
     """
     segment, rank = plan.segment, COMM.rank
     exchanger = Exchanger(COMM, [data.shape[1:], ()], [torch.float64, torch.int32])
@@ -35,30 +37,46 @@ def exchange_epoch(plan, data, labels, counts_from_plan=True):
         else:
             start, arrays = 0, None
             offsets, send_counts = np.zeros(0, np.int64), np.zeros(COMM.size, np.int64)
-        recv_counts = segment.recv_counts(j, rank)
-        received, numbers, handle, failed = exchanger.exchange(
-            arrays, start, offsets, send_counts, recv_counts if counts_from_plan else None
-        )
-        ok &= not failed
         expected = segment.received_rows(j, rank)
-        ok &= np.array_equal(numbers.numpy(), expected)
-        ok &= np.array_equal(received[0].numpy(), data[expected])
-        ok &= np.array_equal(received[1].numpy(), labels[expected])
-        ok &= int(recv_counts.sum()) == len(expected)
-        exchanger.give_back(handle)
+        room = {"none": None, "fits": len(expected) + 3, "small": max(len(expected) // 2 - 1, 0)}[landing]
+        land = None
+        if room is not None:
+            land = [torch.full((room,) + data.shape[1:], -1.0, dtype=torch.float64),
+                    torch.full((room,), -1, dtype=torch.int32)]
+        received = exchanger.exchange(arrays, start, offsets, send_counts, land=land, reserve=2)
+        ok &= not received.failed
+        # arrival order: rows from lower ranks, the kept ones, rows from higher ranks
+        lower = int(received.counts[:rank].sum())
+        begin = int(send_counts[:rank].sum())
+        kept = start + offsets[begin : begin + int(send_counts[rank])]
+        numbers = np.concatenate([received.numbers[:lower], kept, received.numbers[lower:]])
+        ok &= np.array_equal(numbers, expected)
+        for d, source in enumerate([data, labels]):
+            rows = received.rows[d].numpy()
+            ok &= np.array_equal(np.concatenate([rows[:lower], source[kept], rows[lower:]]), source[expected])
+        ok &= int(received.counts.sum()) == len(expected)
+        landed = received.buffers is None
+        ok &= landed == (land is not None and room >= len(expected) - len(kept))
+        if not len(received.numbers):
+            pass  # nothing arrived (empty tensors have no data pointer to compare)
+        elif landed:
+            ok &= received.rows[0].data_ptr() == land[0].data_ptr()  # in the caller's area
+        else:
+            ok &= received.rows[0].data_ptr() == received.buffers[0][2:].data_ptr()  # after reserve
+        exchanger.give_back(received.buffers)
         rounds += 1
     return ok, rounds
 
 
-@pytest.mark.parametrize("counts_from_plan", [True, False])
+@pytest.mark.parametrize("landing", ["none", "fits", "small"])
 @pytest.mark.parametrize("tail", ["short", "wrap"])
 @pytest.mark.parametrize("shuffle", [True, False])
 @pytest.mark.parametrize("n, window", [(53, 7), (3, 2), (40, 50)])
-def test_rounds_move_the_planned_rows(n, window, shuffle, tail, counts_from_plan):
+def test_rounds_move_the_planned_rows(n, window, shuffle, tail, landing):
     data = np.arange(n * 2, dtype=np.float64).reshape(n, 2) / 3
     labels = np.arange(n, dtype=np.int32) * 7
     plan = EpochPlan(n, window, COMM.size, 3, seed=1, shuffle=shuffle, tail=tail)
-    ok, rounds = exchange_epoch(plan, data, labels, counts_from_plan)
+    ok, rounds = exchange_epoch(plan, data, labels, landing)
     assert rounds == plan.segment.round_count
     collective_assert(ok, "received rows differ from the plan")
 
@@ -77,9 +95,9 @@ def test_rounds_after_a_resume_skip_yielded_rows():
 def test_receive_buffers_are_reused():
     exchanger = Exchanger(COMM, [(2,)], [torch.float32])
     counts = np.zeros(COMM.size, np.int64)
-    _, _, first, _ = exchanger.exchange(None, 0, np.zeros(0, np.int64), counts, counts)
+    first = exchanger.exchange(None, 0, np.zeros(0, np.int64), counts).buffers
     exchanger.give_back(first)
-    _, _, second, _ = exchanger.exchange(None, 0, np.zeros(0, np.int64), counts, counts)
+    second = exchanger.exchange(None, 0, np.zeros(0, np.int64), counts).buffers
     assert second is first
 
 
@@ -93,7 +111,7 @@ def test_a_failed_read_is_known_everywhere():
         offsets, send_counts = segment.send_plan(0, COMM.rank)
     else:
         offsets, send_counts = np.zeros(0, np.int64), np.zeros(COMM.size, np.int64)
-    recv_counts = segment.recv_counts(0, COMM.rank)
     failing = COMM.rank == COMM.size - 1
-    *_, failed = exchanger.exchange(None, 0, offsets, send_counts, recv_counts, failed=failing)
-    assert failed == (COMM.size > 1 or failing)
+    received = exchanger.exchange(None, 0, offsets, send_counts, failed=failing)
+    assert received.failed  # on every process, and no rows moved
+    assert received.rows == [] and received.buffers is None

@@ -404,7 +404,7 @@ def test_rounds_without_shuffle_move_only_the_rows_that_change_process(shared_di
     original = Exchanger.exchange
 
     def exchange(self, *args, **kwargs):
-        calls.append(kwargs.get("copy_own", True))
+        calls.append(kwargs.get("reserve", 0))  # rows kept, to be copied beside the received ones
         return original(self, *args, **kwargs)
 
     monkeypatch.setattr(Exchanger, "exchange", exchange)
@@ -420,7 +420,7 @@ def test_rounds_without_shuffle_move_only_the_rows_that_change_process(shared_di
         rows = gathered_rows([[b[-1].numpy()] for b in kept])
         assert np.array_equal(np.sort(rows), np.arange(len(x)))  # every row once
     if COMM.size > 1:
-        assert calls and not any(calls)  # the exchanges without shuffle copied no own rows
+        assert calls and not any(calls)  # the exchanges without shuffle copy no kept rows
 
 
 @pytest.mark.parametrize("shuffle", [False, True])
