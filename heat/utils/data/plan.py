@@ -253,6 +253,41 @@ def window_order(n_windows: int, seed: int, epoch: int, shuffle: bool) -> np.nda
     return KeyedPermutation(n_windows, key)(np.arange(n_windows))
 
 
+def _slot_owner(offsets: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """
+    The process whose slots hold each position: the last ``r`` with ``offsets[r] <= position``
+    (``offsets`` ascending, ``offsets[0] == 0``), as int64.
+
+    Examples
+    --------
+    >>> _slot_owner(np.array([0, 3, 3, 5]), np.array([0, 2, 3, 4, 5, 9]))
+    array([0, 0, 2, 2, 3, 3])
+    """
+    if len(offsets) > 8:
+        return np.searchsorted(offsets, positions, side="right") - 1
+    # a few comparisons per position beat a binary search's per-element overhead
+    owner = np.zeros(len(positions), dtype=np.int64)
+    for start in offsets[1:].tolist():
+        owner += positions >= start
+    return owner
+
+
+def _group_stably(keys: np.ndarray, p: int) -> np.ndarray:
+    """
+    The indices that sort ``keys`` (integers in ``range(p)``) stably: grouped by key, each group
+    in its original order.
+
+    Examples
+    --------
+    >>> _group_stably(np.array([1, 0, 1, 0]), 2)
+    array([1, 3, 0, 2])
+    """
+    if p <= 4:  # a pass per key beats a sort
+        return np.concatenate([np.flatnonzero(keys == q) for q in range(p)])
+    # a stable radix sort for 16-bit keys (O(n)); comparisons beyond
+    return np.argsort(keys.astype(np.int16 if p < 2**15 else np.int32), kind="stable")
+
+
 def _share(x, r, p):
     """How many of the first ``x`` rows (or slots) belong to process ``r`` of ``p``."""
     return x // p + (r < x % p)
@@ -516,16 +551,13 @@ class Segment:
                 copy += 1
             positions, ranks = np.concatenate(all_positions), np.concatenate(all_ranks)
         _, offsets = self.round_slots(j)
-        destinations = np.searchsorted(offsets, positions, side="right") - 1
+        destinations = _slot_owner(offsets, positions)
         if extra:
             _, pad_offsets = self._round_padding(j)
             copy = positions >= size
-            destinations[copy] = np.searchsorted(pad_offsets, positions[copy] - size, "right") - 1
+            destinations[copy] = _slot_owner(pad_offsets, positions[copy] - size)
         if self.shuffle or extra:
-            # a stable radix sort for 16-bit keys (O(n)); comparisons beyond
-            keys = destinations.astype(np.int16 if self.p < 2**15 else np.int32)
-            order = np.argsort(keys, kind="stable")
-            ranks = ranks[order]
+            ranks = ranks[_group_stably(destinations, self.p)]
         counts_out += np.bincount(destinations, minlength=self.p)
         return self._window_offsets(w, ranks), counts_out
 

@@ -38,8 +38,9 @@ __all__ = ["StreamingDataLoader", "WINDOW_BUFFERS"]
 
 #: Window-sized buffers a process holds at most: the reader's ring (one window being read, one
 #: waiting), the shuffled rows of two rounds being yielded (the current and the previous one, which
-#: the last batches may still view), and with several processes the outgoing and incoming rows of
-#: a round as bytes and the incoming rows unpacked. One process needs only the first four.
+#: the last batches may still view), and with several processes, shuffled, the rows received in a
+#: round (behind each window of the ring: up to two more) and the outgoing rows of a round as bytes
+#: (``(p - 1) / p`` of a window each). One process needs only the first four.
 WINDOW_BUFFERS = 7
 _STATE_FORMAT = "heat.utils.data.StreamingDataLoader/1"
 _MASK63 = (1 << 63) - 1
@@ -301,8 +302,8 @@ class StreamingDataLoader:
     window_bytes : int
         Memory budget of the loader's row buffers per process. A window is a seventh of it: the
         reader's ring holds two windows (one being read, one waiting), the shuffled rows of two
-        rounds are held while their batches are yielded, and with several processes a round's
-        outgoing and incoming rows take three more (one process uses four windows). Windows are
+        rounds are held while their batches are yielded, and with several processes the rows
+        a round sends and receives take up to three more (one process uses four windows). Windows are
         aligned to the chunks of the datasets (at least one chunk). The shuffle buffer is
         ``processes x window`` rows.
     tail : {"short", "drop", "wrap"}
