@@ -1,5 +1,5 @@
 """
-Moving a round's rows between processes: a few all-to-alls per round, through the communicator.
+Moving a round's rows between processes: one all-to-all per round (after a small one of counts).
 
 Each process holds the window it read; the plan (:mod:`.plan`) says which of its rows go to which
 process and in which order. A round's exchange is
@@ -7,12 +7,13 @@ process and in which order. A round's exchange is
 1. one small ``Alltoall`` of (row count, "my read failed") per pair of processes: every process
    learns how many rows arrive from each other one, and whether a read failed anywhere (then no
    rows move and every process raises);
-2. per dataset (and once more for the rows' global numbers, int64), one ``Alltoallv`` of bytes:
-   the rows for the other processes are gathered into one send buffer, grouped by destination,
-   and arrive straight where the caller wants them -- typically the free rows behind the window
-   in the reader's buffer, so that the round's rows (the window's and the received ones) lie in
-   one array and the yield order is ONE gather out of it. Plain bytes: describing rows to MPI by
-   derived datatypes is several times slower.
+2. one ``Alltoallw`` of the rows: the rows for the other processes are gathered into one send
+   buffer (per dataset, and their global numbers, grouped by destination), and MPI moves each
+   peer's parts of all datasets in one go straight where the caller wants them -- typically the
+   free rows behind the window in the reader's buffer, so that the round's rows (the window's and
+   the received ones) lie in one array and the yield order is ONE gather out of it. The parts are
+   large contiguous blocks (MPI describes them over absolute addresses); describing single rows to
+   MPI by derived datatypes instead of gathering them would be several times slower.
 
 A process's own rows never travel: they stay in its window.
 """
@@ -26,6 +27,10 @@ import numpy as np
 import torch
 
 __all__ = ["Exchanger", "Received"]
+
+#: rows of at least this many bytes travel straight from the window (one MPI block per run of
+#: consecutive rows); narrower rows are gathered into the send buffer first
+DIRECT_ROW_BYTES = 16384
 
 
 def _aligned(nbytes: int) -> int:
@@ -183,33 +188,66 @@ class Exchanger:
         ).astype(np.int64)
         count_out = len(outgoing)
         row_bytes = self._row_bytes + [8]
-        regions = np.concatenate([[0], np.cumsum([_aligned(count_out * b) for b in row_bytes])])
+        # wide rows travel straight from the window (MPI reads the runs of consecutive rows
+        # itself); narrow ones are gathered first, a row is too little for a block of MPI's
+        direct = [windows is not None and b >= DIRECT_ROW_BYTES for b in self._row_bytes] + [False]
+        regions = np.concatenate(
+            [[0], np.cumsum([0 if straight else _aligned(count_out * b) for b, straight in zip(row_bytes, direct)])]
+        )
         send_bytes = self._send_buffer(int(regions[-1]))
         index = torch.from_numpy(outgoing)
+        outgoing_parts = []
         for d, items in enumerate(self._items):
+            source = None
+            if windows is not None:
+                source = _row_bytes_view(torch.from_numpy(windows[d]), len(windows[d]), items)
+            if direct[d]:
+                outgoing_parts.append((source, outgoing))
+                continue
             part = send_bytes[int(regions[d]) : int(regions[d]) + count_out * row_bytes[d]]
             part = part.view(count_out, row_bytes[d])
-            if windows is not None and count_out:
-                source = _row_bytes_view(torch.from_numpy(windows[d]), len(windows[d]), items)
+            if source is not None and count_out:
                 torch.index_select(source, 0, index, out=part)
+            outgoing_parts.append(part)
         numbers = send_bytes[int(regions[-2]) : int(regions[-2]) + 8 * count_out].view(torch.int64)
         numbers.copy_(index + int(window_start))
+        outgoing_parts.append(numbers.view(torch.uint8).view(count_out, 8))
 
-        # 3. one exchange of bytes per dataset (and for the numbers), straight into ``land``
+        # 3. ONE all-to-all of the rows: per peer, its part of every dataset and of the numbers,
+        # moved by MPI straight from the send buffer into ``land`` (no staging, no unpacking)
         received_numbers = torch.empty(total, dtype=torch.int64)
-        targets = [
-            _row_bytes_view(t, total, k).reshape(-1) for t, k in zip(land, self._items)
-        ] + [received_numbers.view(torch.uint8)]
-        for d, target in enumerate(targets):
-            b = row_bytes[d]
-            sizes_out, sizes_in = (send * b).tolist(), (recv_counts * b).tolist()
-            comm.Alltoallv(
-                (send_bytes[int(regions[d]) :], sizes_out, _displacements(sizes_out)),
-                (target, sizes_in, _displacements(sizes_in)),
-            )
+        incoming_parts = [_row_bytes_view(t, total, k) for t, k in zip(land, self._items)]
+        incoming_parts.append(received_numbers.view(torch.uint8).view(total, 8))
+        out_at = np.concatenate([[0], np.cumsum(send)]).tolist()
+        in_at = np.concatenate([[0], np.cumsum(recv_counts)]).tolist()
+        sends = [
+            [piece for part in outgoing_parts for piece in _pieces(part, out_at[q], out_at[q + 1])]
+            for q in range(p)
+        ]
+        recvs = [
+            [part[in_at[q] : in_at[q + 1]] for part in incoming_parts if in_at[q + 1] > in_at[q]]
+            for q in range(p)
+        ]
+        # zero-byte pieces (rows without elements) carry nothing: leave them out on both sides
+        sends = [[t for t in pieces if t.numel()] for pieces in sends]
+        recvs = [[t for t in pieces if t.numel()] for pieces in recvs]
+        comm.Alltoallw(sends, recvs)
         rows = [t[:total].view((total,) + s) for t, s in zip(land, self._shapes)]
         return Received(rows, received_numbers.numpy(), counts, buffers, False)
 
 
-def _displacements(sizes: List[int]) -> List[int]:
-    return np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64).tolist()
+def _pieces(part, begin: int, end: int) -> List[torch.Tensor]:
+    """
+    Rows ``begin:end`` of an outgoing part: a slice of a packed tensor, or of a window given as
+    ``(rows, offsets)``, one view per run of consecutive rows.
+    """
+    if end <= begin:
+        return []
+    if isinstance(part, torch.Tensor):
+        return [part[begin:end]]
+    rows, offsets = part
+    wanted = offsets[begin:end]
+    breaks = np.flatnonzero(np.diff(wanted) != 1) + 1
+    starts = np.concatenate([[0], breaks]).tolist()
+    stops = np.concatenate([breaks, [len(wanted)]]).tolist()
+    return [rows[int(wanted[a]) : int(wanted[a]) + b - a] for a, b in zip(starts, stops)]

@@ -81,6 +81,31 @@ def test_rounds_move_the_planned_rows(n, window, shuffle, tail, landing):
     collective_assert(ok, "received rows differ from the plan")
 
 
+@pytest.mark.parametrize("landing", ["none", "fits"])
+@pytest.mark.parametrize("shuffle", [True, False])
+def test_wide_rows_travel_straight_from_the_window(shuffle, landing):
+    # rows of 16 KiB: MPI reads them from the window (one block per run of consecutive rows)
+    from heat.utils.data.exchange import DIRECT_ROW_BYTES
+
+    n, width = 45, DIRECT_ROW_BYTES // 8
+    data = np.arange(n * width, dtype=np.float64).reshape(n, width) / 7
+    labels = np.arange(n, dtype=np.int32) * 3
+    plan = EpochPlan(n, 6, COMM.size, 2, seed=4, shuffle=shuffle, tail="wrap")
+    ok, _ = exchange_epoch(plan, data, labels, landing)
+    collective_assert(ok, "wide rows differ from the plan")
+
+
+def test_pieces_are_runs_of_consecutive_rows():
+    from heat.utils.data.exchange import _pieces
+
+    rows = torch.arange(20).view(10, 2)
+    parts = _pieces((rows, np.array([4, 5, 6, 1, 2, 9, 0])), 1, 6)  # offsets 5, 6 | 1, 2 | 9
+    assert [p[:, 0].tolist() for p in parts] == [[10, 12], [2, 4], [18]]
+    assert _pieces((rows, np.array([3])), 0, 0) == []
+    packed = torch.zeros(5, 3)
+    assert _pieces(packed, 1, 4)[0].shape == (3, 3)
+
+
 def test_rounds_after_a_resume_skip_yielded_rows():
     # windows with rows excluded (yielded before a resume on another process count)
     n = 61
