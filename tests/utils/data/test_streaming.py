@@ -169,6 +169,37 @@ def test_direct_reads_beside_hdf5_reads(shared_dir, shuffle):  # noqa: F811
     assert direct == {"x": False, "y": True}, direct
 
 
+@pytest.mark.parametrize("spare", [0, 3])
+def test_rounds_whose_rows_do_not_fit_behind_the_window(data_file, monkeypatch, spare):
+    # too little room behind the window: the received rows go to pooled buffers, the kept rows
+    # are copied in front of them; the batches are still the plan's
+    from heat.utils.data.exchange import Exchanger
+
+    path, x, y = data_file
+    monkeypatch.setattr(StreamingDataLoader, "_spare_rows", lambda self: spare)
+    fell_back = []
+    original = Exchanger.exchange
+
+    def exchange(self, *args, **kwargs):
+        received = original(self, *args, **kwargs)
+        fell_back.append(kwargs.get("land") is not None and received.buffers is not None)
+        return received
+
+    monkeypatch.setattr(Exchanger, "exchange", exchange)
+    loader = StreamingDataLoader(path, ["x", "y"], batch_size=5, seed=2, tail="wrap",
+                                 window_bytes=small_window(16), return_indices=True)
+    batches = run_epoch(loader)
+    ok = all(np.array_equal(bx, x[r]) and np.array_equal(by, y[r]) for bx, by, r in batches)
+    plan = EpochPlan(203, 16, COMM.size, 5, seed=2, epoch=0, shuffle=True, tail="wrap")
+    expected = plan.simulate(COMM.rank)
+    ok &= len(expected) == len(batches)
+    ok &= all(np.array_equal(e, b[2]) for e, b in zip(expected, batches))
+    collective_assert(ok, "batches differ from the file or the plan")
+    check_counts(np.bincount(gathered_rows(batches), minlength=203), loader)
+    if COMM.size > 1:  # some process had a window whose received rows did not fit behind it
+        assert any(COMM.allgather(any(fell_back)))
+
+
 def test_same_seed_agrees_other_epochs_differ(data_file):
     path, _, _ = data_file
     make = lambda seed: StreamingDataLoader(  # noqa: E731
