@@ -114,7 +114,8 @@ class Exchanger:
             if buffers[0].shape[0] >= rows:
                 return self._pool.pop(i)
         rows = max(rows, 1)
-        return [torch.empty((rows + rows // 8,) + s, dtype=t) for s, t in zip(self._shapes, self._dtypes)]
+        rows += rows // 8
+        return [torch.empty((rows,) + s, dtype=t) for s, t in zip(self._shapes, self._dtypes)]
 
     def give_back(self, buffers: Optional[List[torch.Tensor]]) -> None:
         """Return the pooled buffers of a round once its rows were taken out of them."""
@@ -191,9 +192,8 @@ class Exchanger:
         # wide rows travel straight from the window (MPI reads the runs of consecutive rows
         # itself); narrow ones are gathered first, a row is too little for a block of MPI's
         direct = [windows is not None and b >= DIRECT_ROW_BYTES for b in self._row_bytes] + [False]
-        regions = np.concatenate(
-            [[0], np.cumsum([0 if straight else _aligned(count_out * b) for b, straight in zip(row_bytes, direct)])]
-        )
+        sizes = [0 if straight else _aligned(count_out * b) for b, straight in zip(row_bytes, direct)]
+        regions = np.concatenate([[0], np.cumsum(sizes)])
         send_bytes = self._send_buffer(int(regions[-1]))
         index = torch.from_numpy(outgoing)
         outgoing_parts = []
