@@ -100,7 +100,6 @@ class Exchanger:
         ]
         self._send_bytes: Optional[torch.Tensor] = None
         self._pool: List[List[torch.Tensor]] = []
-        self.seconds = 0.0
 
     # -- buffers -----------------------------------------------------------------------------------
 

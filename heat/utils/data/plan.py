@@ -572,15 +572,6 @@ class Segment:
             positions = np.concatenate([positions, copies])
         return positions
 
-    def recv_counts(self, j: int, rank: int) -> np.ndarray:
-        """How many rows ``rank`` receives from each process in round ``j``."""
-        positions = self._share_positions(j, rank)
-        if len(positions) == 0:
-            return np.zeros(self.p, dtype=np.int64)
-        u = self.round_permutation(j)(positions % int(self.round_rows[j]))
-        readers = np.searchsorted(self._round_bases(j), u, side="right") - 1
-        return np.bincount(readers, minlength=self.p).astype(np.int64)
-
     def received_rows(self, j: int, rank: int) -> np.ndarray:
         """
         The global rows ``rank`` receives in round ``j``, in the order they arrive (by reader,

@@ -779,12 +779,10 @@ class StreamingDataLoader:
             # received rows land behind the window: the round is then one array per dataset
             read = len(arrays[0])
             land = [torch.from_numpy(buffer[read:]) for buffer in window]
-        began = time.perf_counter()
         received = exchanger.exchange(
             arrays, start, offsets, send_counts, failed=error is not None, land=land,
             reserve=0 if in_file_order else len(kept),
         )
-        exchanger.seconds += time.perf_counter() - began
         del land
         if received.failed:
             del arrays, window
