@@ -225,3 +225,45 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             )
         time.sleep(pause)
         pause = min(pause * 1.5, 0.01)
+
+
+# --------------------------------------------------------------------------------------------------
+# the suite on a GPU (scripts/gpu_check.py's second half; never in CI, which has no GPU)
+# --------------------------------------------------------------------------------------------------
+#: ``HEAT_TEST_DEVICE=gpu`` makes every array a test creates without ``device=`` live on the GPU
+#: (``ht.use_device``), so the whole suite checks the CUDA paths against NumPy.
+_TEST_DEVICE = os.environ.get("HEAT_TEST_DEVICE", "").strip()
+#: ``HEAT_TEST_OUTCOMES=path``: rank 0 appends one line per test (outcome, node id, first line of
+#: the failure) as soon as it is known, so a run cut short by a time limit still leaves its record.
+_OUTCOMES_PATH = os.environ.get("HEAT_TEST_OUTCOMES", "").strip()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if _TEST_DEVICE:
+        import heat
+
+        heat.use_device(_TEST_DEVICE)
+
+
+@pytest.fixture(autouse=True)
+def _default_device():
+    """Restore ``HEAT_TEST_DEVICE`` as the default device after a test that changed it."""
+    yield
+    if _TEST_DEVICE:
+        import heat
+
+        heat.use_device(_TEST_DEVICE)
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if not _OUTCOMES_PATH or _RANK != 0:
+        return
+    if report.when != "call" and not (report.failed or report.skipped):
+        return
+    first_line = ""
+    if report.failed:
+        lines = [line for line in report.longreprtext.splitlines() if line.startswith("E ")]
+        first_line = (lines[0] if lines else report.longreprtext.strip().splitlines()[-1:] or [""])
+        first_line = (first_line if isinstance(first_line, str) else first_line[0])[:300]
+    with open(_OUTCOMES_PATH, "a") as stream:
+        stream.write(f"{report.outcome}\t{report.when}\t{report.nodeid}\t{first_line}\n")

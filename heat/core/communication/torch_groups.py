@@ -38,10 +38,21 @@ _TORCH_GROUPS: Dict[Tuple[int, ...], Any] = {}
 _EXIT_PAUSE_SECONDS = 0.05  # see _destroy_torch_distributed
 
 
-def _default_backend() -> str:
+def _default_backend(world: Any) -> str:
+    """
+    gloo for CPU tensors; NCCL for CUDA tensors where every process of a node has a GPU of its
+    own, else gloo for those too (NCCL refuses two processes on one GPU: "Duplicate GPU
+    detected"; gloo moves CUDA tensors for all-reduce, broadcast and all-gather). Collective over
+    ``world``, so that every process picks the same backend.
+    """
     import torch.distributed as dist
 
+    own_gpu = False
     if torch.cuda.is_available() and dist.is_nccl_available():
+        node = world.Split_type(MPI.COMM_TYPE_SHARED, key=world.Get_rank())
+        own_gpu = node.Get_size() <= torch.cuda.device_count()
+        node.Free()
+    if world.allreduce(own_gpu, op=MPI.LAND):
         return "cpu:gloo,cuda:nccl"
     return "gloo"
 
@@ -93,7 +104,7 @@ def _init_torch_distributed(backend: Optional[str], timeout: Optional[datetime.t
     kwargs = {} if timeout is None else {"timeout": timeout}
     hook = sys.excepthook
     dist.init_process_group(
-        backend=backend or _default_backend(), store=store, rank=rank, world_size=size, **kwargs
+        backend=backend or _default_backend(world), store=store, rank=rank, world_size=size, **kwargs
     )
     _TORCH_STORE = store
     _RENDEZVOUS = rendezvous
@@ -130,7 +141,8 @@ def torch_process_group(
         This process's piece of the partition (default: the default communicator).
     backend : str, optional
         Backend for initialisation and new groups (default ``"gloo"`` on CPU,
-        ``"cpu:gloo,cuda:nccl"`` with CUDA).
+        ``"cpu:gloo,cuda:nccl"`` with CUDA where every process of a node has a GPU of its own,
+        ``"gloo"`` for CUDA tensors too where processes share a GPU).
     timeout : datetime.timedelta, optional
 
     Returns
