@@ -31,7 +31,7 @@ if [ "$SUITE_SECONDS" -gt 0 ]; then
     # the suite's own jobs (examples, notebooks, docs, the emulated cluster) test no CUDA path
     HEAT_TEST_DEVICE=gpu HEAT_TEST_OUTCOMES="$OUT_DIR/suite.tsv" \
         timeout -s INT "$SUITE_SECONDS" python3 -m pytest tests -q -p no:cacheprovider \
-        --timeout=60 --timeout-method=thread --tb=line -rf \
+        --timeout=60 --timeout-method=thread --tb=short -rf \
         --ignore=tests/examples --ignore=tests/test_docs.py --ignore=tests/benchmarks \
         --ignore=tests/core/communication/test_emulated_cluster.py \
         </dev/null >"$OUT_DIR/suite.log" 2>&1 || status=1

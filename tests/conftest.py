@@ -243,6 +243,29 @@ def pytest_configure(config: pytest.Config) -> None:
         import heat
 
         heat.use_device(_TEST_DEVICE)
+        _check_block_devices(heat.DNDarray)
+
+
+def _check_block_devices(dndarray_class) -> None:
+    """
+    Make every DNDarray check, as it is made, that its torch block lives on its device: a block
+    left on the CPU by a GPU computation (a ``torch.tensor`` without ``device=``) then fails the
+    test at the line that made it, instead of somewhere later.
+    """
+    import torch
+
+    make = dndarray_class.__init__
+
+    def checked(self, array, gshape, dtype, split, device, comm, balanced=None):
+        make(self, array, gshape, dtype, split, device, comm, balanced)
+        if isinstance(array, torch.Tensor) and device is not None:
+            wanted = "cuda" if device.device_type == "gpu" else "cpu"
+            if array.device.type != wanted:
+                raise AssertionError(
+                    f"DNDarray on {device} made with a block on {array.device} (shape {gshape})"
+                )
+
+    dndarray_class.__init__ = checked
 
 
 @pytest.fixture(autouse=True)

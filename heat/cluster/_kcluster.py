@@ -166,7 +166,7 @@ class _KCluster(ClusteringMixin, BaseEstimator):
         labels, inertia = self._labels_inertia(x, local, centres, shift)
         del local
         self._shift = shift  # predict uses the same shifted distances as fit
-        self.cluster_centers_ = ht.array(centres, comm=x.comm)
+        self.cluster_centers_ = ht.array(centres, comm=x.comm, device=x.device)
         self.labels_ = labels
         self.inertia_ = inertia
         self.n_iter_ = n_iter

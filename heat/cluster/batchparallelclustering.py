@@ -88,7 +88,7 @@ class _BatchParallel:
         local = self._local_data(x, for_fit=False)
         labels, inertia = self._labels_inertia(x, local, merged, shift)
         self._shift = shift
-        self.cluster_centers_ = ht.array(merged, comm=comm)
+        self.cluster_centers_ = ht.array(merged, comm=comm, device=x.device)
         self.labels_ = labels
         self.inertia_ = inertia
         self.n_iter_ = n_iter

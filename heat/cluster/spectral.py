@@ -213,7 +213,7 @@ class Spectral(ClusteringMixin, BaseEstimator):
         kmeans = KMeans(n_clusters=k, init="k-means++", random_state=self.random_state)
         self.labels_ = kmeans.fit(embedded).labels_
         self.n_clusters_ = k
-        self.eigenvalues_ = ht.array(eigenvalues, comm=comm)
+        self.eigenvalues_ = ht.array(eigenvalues, comm=comm, device=x.device)
         self.embedding_ = embedded
         self.n_features_in_ = x.shape[1]
         return self

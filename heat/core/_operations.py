@@ -154,6 +154,22 @@ def from_order_key(key: torch.Tensor, storage: torch.dtype) -> torch.Tensor:
 
 
 _SIGNED_BITS = {types.uint16: types.int16, types.uint32: types.int32, types.uint64: types.int64}
+_SIGNED_TORCH_BITS = {torch.uint16: torch.int16, torch.uint32: torch.int32, torch.uint64: torch.int64}
+
+
+def signed_view(tensor: torch.Tensor) -> torch.Tensor:
+    """
+    A uint16/32/64 ``tensor`` as the signed type of its width, sharing its memory (other tensors
+    unchanged): for kernels that only move or select elements (roll, where, ...), which torch
+    lacks for these types on CUDA. ``result.view(tensor.dtype)`` undoes it.
+
+    Examples
+    --------
+    >>> signed_view(torch.tensor([65535], dtype=torch.uint16))
+    tensor([-1], dtype=torch.int16)
+    """
+    signed = _SIGNED_TORCH_BITS.get(tensor.dtype)
+    return tensor if signed is None else tensor.view(signed)
 
 
 def signed_bits(x: DNDarray) -> DNDarray:
@@ -610,6 +626,7 @@ def binary_op(
         and t1._gshape == t2._gshape
         and t1._split == t2._split
         and t1._comm is t2._comm
+        and t1._device is t2._device
         and (t1._split is None or (t1._balanced and t2._balanced))
         and (not promote_to_float or t1._dtype in _INEXACT)
     ):
@@ -666,7 +683,7 @@ def binary_op(
                 local = local.to(torch_type)
             locals_.append(local)
         else:
-            locals_.append(_weak_scalar(t, operand_type))
+            locals_.append(_weak_scalar(t, operand_type, first.larray.device))
     if operand_type in _UNSIGNED_TYPES:
         result = unsigned_call(operation, locals_, kwargs)
     else:
@@ -721,16 +738,16 @@ def _scalar_op(operation, x: DNDarray, scalar, kwargs, promote_to_float: bool, s
     if type(scalar) is int and operand_type in _INEXACT and not -(2**63) <= scalar < 2**63:
         scalar = float(scalar)  # torch converts Python ints through int64
     if operand_type in _UNSIGNED_TYPES:
-        scalar = _weak_scalar(scalar, operand_type)
+        scalar = _weak_scalar(scalar, operand_type, tensor.device)
         operands = (scalar, tensor) if scalar_first else (tensor, scalar)
         result = unsigned_call(operation, operands, kwargs)
     elif scalar_first:
-        result = operation(_weak_scalar(scalar, operand_type), tensor, **kwargs)
+        result = operation(_weak_scalar(scalar, operand_type, tensor.device), tensor, **kwargs)
     elif operation in _ACCEPTS_SCALAR:
         _check_integer_range(scalar, operand_type)
         result = operation(tensor, scalar, **kwargs)
     else:
-        result = operation(tensor, _weak_scalar(scalar, operand_type), **kwargs)
+        result = operation(tensor, _weak_scalar(scalar, operand_type, tensor.device), **kwargs)
     return DNDarray(
         result, x._gshape, _TORCH_TO_HEAT[result.dtype], x._split, x._device, x._comm, x._balanced
     )
@@ -752,10 +769,14 @@ _INTEGER_TYPES = frozenset(
 )
 
 
-def _weak_scalar(value, operand_type):
-    """A Python scalar in the computation type (a 0-d tensor keeps torch from re-promoting)."""
+def _weak_scalar(value, operand_type, device: torch.device = None):
+    """
+    A Python scalar in the computation type (a 0-d tensor keeps torch from re-promoting), on
+    ``device``: the array operand's (several CUDA kernels, e.g. gcd, logaddexp and masked_fill's
+    mask, refuse a CPU tensor beside CUDA ones, 0-d or not).
+    """
     _check_integer_range(value, operand_type)
-    return torch.tensor(value, dtype=operand_type.torch_type())
+    return torch.tensor(value, dtype=operand_type.torch_type(), device=device)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1565,7 +1565,7 @@ def where(cond, x=None, y=None) -> Union[DNDarray, Tuple[DNDarray, ...]]:
     >>> ht.where(a < 3, a, -1)
     DNDarray([ 0,  1,  2, -1, -1, -1], dtype=ht.int64, device=cpu:0, split=0)
     """
-    from ._operations import _as_operand, _result_layout, _weak_scalar
+    from ._operations import _as_operand, _result_layout, _weak_scalar, signed_view
     from .factories import array
 
     if (x is None) != (y is None):
@@ -1580,6 +1580,9 @@ def where(cond, x=None, y=None) -> Union[DNDarray, Tuple[DNDarray, ...]]:
     x = _as_operand(x, cond, "x")
     y = _as_operand(y, cond, "y")
     arrays = [cond] + [t for t in (x, y) if isinstance(t, DNDarray)]
+    for name, t in zip(("x", "y"), (x, y)):
+        if isinstance(t, DNDarray) and t.device != cond.device:
+            raise ValueError(f"cond and {name} live on different devices: {cond.device} and {t.device}")
     gshape = broadcast_shapes(*(a.gshape for a in arrays))
     result_type = types.result_type(x, y)
     torch_type = result_type.torch_type()
@@ -1592,8 +1595,10 @@ def where(cond, x=None, y=None) -> Union[DNDarray, Tuple[DNDarray, ...]]:
         if isinstance(t, DNDarray):
             operands.append(align_local(t, gshape, split, leader).to(torch_type))
         else:
-            operands.append(_weak_scalar(t, result_type))
-    result = torch.where(cond_local, operands[0], operands[1])
+            operands.append(_weak_scalar(t, result_type, cond_local.device))
+    # selection only: uint16/32/64 as the signed type of their width (no CUDA kernel for them)
+    result = torch.where(cond_local, signed_view(operands[0]), signed_view(operands[1]))
+    result = result.view(torch_type)
     lshape = list(gshape)
     if split is not None:
         lshape[split] = leader.lshape[leader.split]

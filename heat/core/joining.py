@@ -161,6 +161,11 @@ def concatenate(
                 "all the input arrays must have the same number of dimensions, but array 0 has "
                 f"{first.ndim} and array {i} has {x.ndim}"
             )
+        if x.device != first.device:
+            raise ValueError(
+                f"all the input arrays must be on one device, but array 0 is on {first.device} "
+                f"and array {i} on {x.device}"
+            )
     axis = sanitize_axis(first.gshape, axis)
     if not isinstance(axis, int):
         raise TypeError(f"axis must be an integer or None, but was {axis!r}")

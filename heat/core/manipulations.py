@@ -33,7 +33,7 @@ import torch
 from . import layout
 from . import types
 from .communication import MPI
-from ._operations import _UNSIGNED_TYPES, signed_bits, unsigned_from_bits
+from ._operations import _UNSIGNED_TYPES, signed_bits, signed_view, unsigned_from_bits
 from ._redistribution import balanced_counts as _balanced_counts
 from ._redistribution import displacements as _displs
 from ._redistribution import overlap
@@ -1229,7 +1229,8 @@ def roll(x: DNDarray, shift, axis: Union[None, int, Tuple[int, ...]] = None) -> 
     shift_rows = totals.get(x.split, 0) % n if distributed and n else 0
     local_axes = [ax for ax in totals if not (distributed and ax == x.split)]
     if local_axes:
-        local = torch.roll(x.larray, [totals[ax] for ax in local_axes], local_axes)
+        shifts = [totals[ax] for ax in local_axes]
+        local = torch.roll(signed_view(x.larray), shifts, local_axes).view(x.larray.dtype)
     else:
         local = x.larray if shift_rows else x.larray.clone()
     if shift_rows == 0:

@@ -626,6 +626,16 @@ def _local_unique_rows(rows: torch.Tensor, want_index: bool, want_inverse: bool,
             _row_ranks(rows), True, want_inverse, want_counts, True
         )
         return rows[first], first if want_index else None, inverse, counts
+    n, width = rows.shape
+    if n == 0 or width == 0:
+        # torch.unique(dim=0) refuses 0-sized dimensions; rows of no columns are all equal
+        distinct = min(n, 1)
+        values = rows[:distinct]
+        inverse = torch.zeros(n, dtype=torch.int64, device=rows.device)
+        counts = torch.full((distinct,), n, dtype=torch.int64, device=rows.device)
+        first = torch.zeros(distinct, dtype=torch.int64, device=rows.device)
+        return (values, first if want_index else None, inverse if want_inverse else None,
+                counts if want_counts else None)
     values, inverse, counts = torch.unique(
         rows, sorted=True, return_inverse=True, return_counts=True, dim=0
     )

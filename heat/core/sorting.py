@@ -229,11 +229,22 @@ def _from_keys_(keys: torch.Tensor, dtype: torch.dtype, invert: bool) -> torch.T
 # =============================================================================================
 # local kernels (NumPy on CPU, torch on GPU); all work along the last dimension
 # =============================================================================================
+def _torch_sort(keys: torch.Tensor, dim: int = -1, stable: bool = False):
+    """
+    ``torch.sort``, also of uint16/32/64 keys, which torch has no CUDA kernel for: their order
+    keys (:func:`order_key`) are sorted and mapped back.
+    """
+    if keys.dtype not in _UNSIGNED_COMPUTE:
+        return torch.sort(keys, dim=dim, stable=stable)
+    result = torch.sort(order_key(keys), dim=dim, stable=stable)
+    return torch.return_types.sort((from_order_key(result.values, keys.dtype), result.indices))
+
+
 def _sort_last(keys: torch.Tensor) -> torch.Tensor:
     """``keys`` sorted along the last dimension (a new tensor)."""
     if keys.device.type == "cpu":
         return torch.from_numpy(np.sort(keys.contiguous().numpy(), axis=-1))
-    return torch.sort(keys, dim=-1).values
+    return _torch_sort(keys, dim=-1).values
 
 
 def _sort_(values: torch.Tensor, dim: int) -> None:
@@ -261,7 +272,7 @@ def _sort_(values: torch.Tensor, dim: int) -> None:
 
         run_pieces(sort_piece, workers)
     else:
-        values.copy_(torch.sort(values, dim=dim).values)
+        values.copy_(_torch_sort(values, dim=dim).values)
 
 
 def _packed_sort(array: np.ndarray, dim: int) -> Optional[np.ndarray]:
@@ -287,7 +298,7 @@ def _packed_sort(array: np.ndarray, dim: int) -> Optional[np.ndarray]:
 def _argsort_(keys: torch.Tensor, dim: int) -> torch.Tensor:
     """The stable sorting permutation (int64) of ``keys`` along ``dim``; ``keys`` is not modified."""
     if keys.device.type != "cpu":
-        return torch.sort(keys, dim=dim, stable=True).indices
+        return _torch_sort(keys, dim=dim, stable=True).indices
     array = keys.contiguous().numpy()
     packed = _packed_sort(array, dim)
     if packed is not None:
@@ -305,7 +316,7 @@ def _argsort_last(keys: torch.Tensor) -> torch.Tensor:
 def _sort_with_order(keys: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
     """``keys`` sorted stably along the last dimension, and the permutation (int64)."""
     if keys.device.type != "cpu":
-        result = torch.sort(keys, dim=-1, stable=True)
+        result = _torch_sort(keys, dim=-1, stable=True)
         return result.values, result.indices
     array = keys.contiguous().numpy()
     packed = _packed_sort(array, -1)
@@ -332,8 +343,8 @@ def _argsort_grouped(lanes: torch.Tensor, keys: torch.Tensor, m: int) -> torch.T
         else:
             order = np.lexsort((keys.numpy(), lanes.numpy()))
         return torch.from_numpy(order.astype(np.int64, copy=False))
-    perm = torch.sort(keys, stable=True).indices
-    return perm[torch.sort(lanes[perm], stable=True).indices]
+    perm = _torch_sort(keys, stable=True).indices
+    return perm[_torch_sort(lanes[perm], stable=True).indices]
 
 
 def _topk_last(keys: torch.Tensor, k: int) -> torch.Tensor:

@@ -447,7 +447,9 @@ class PCA(_BasePCA):
             total_variance = float(variance_all.sum())
             if not _is_int(n_components):
                 ratio_cumsum = torch.cumsum(variance_all / total_variance, 0)
-                threshold = torch.tensor([n_components], dtype=ratio_cumsum.dtype)
+                threshold = torch.tensor(
+                    [n_components], dtype=ratio_cumsum.dtype, device=ratio_cumsum.device
+                )
                 found = int(torch.searchsorted(ratio_cumsum, threshold, right=True)) + 1
                 n_components = min(found, s.numel())
             remaining = variance_all[n_components:]

@@ -100,10 +100,13 @@ def _transformed(
     """
     check_is_fitted(estimator)
     kind = "heat"
+    # local data stays where it is (NumPy on the CPU, a tensor on its device), so that copy=False
+    # can write into it
     if isinstance(x, np.ndarray):
-        kind, x = "numpy", ht.array(x, copy=None, comm=ht.MPI_SELF)
+        kind, x = "numpy", ht.array(x, copy=None, comm=ht.MPI_SELF, device="cpu")
     elif isinstance(x, torch.Tensor):
-        kind, x = "torch", ht.array(x, copy=None, comm=ht.MPI_SELF)
+        device = "gpu" if x.is_cuda else "cpu"
+        kind, x = "torch", ht.array(x, copy=None, comm=ht.MPI_SELF, device=device)
     validated = validate_samples(x, ensure_finite=False)
     check_n_features(estimator, validated)
     block = validated.larray
@@ -111,13 +114,13 @@ def _transformed(
         block = block.clone()
 
     def columns(statistic: torch.Tensor) -> torch.Tensor:
-        return _local_columns(validated, statistic).to(block.dtype, copy=False)
+        return _local_columns(validated, statistic).to(block.device, block.dtype, copy=False)
 
     result = apply(block, columns, validated)
     if kind == "torch":
         return result
     if kind == "numpy":
-        return result.numpy()
+        return result.cpu().numpy()
     return ht.DNDarray(
         result,
         validated.gshape,

@@ -26,7 +26,7 @@ def test_metadata(shape):
         assert x.nbytes == data.nbytes and x.gnbytes == data.nbytes
         assert x.lnbytes == x.larray.numel() * 4
         assert x.dtype is ht.float32
-        assert x.device == ht.cpu
+        assert x.device == ht.get_device()
         assert x.comm.size == ht.MPI_WORLD.size
         lmap = x.lshape_map
         assert lmap.shape == (x.comm.size, len(shape))
@@ -158,7 +158,7 @@ def test_larray_setter_rejects_a_block_that_does_not_fit(shape):
 
 
 def test_astype_and_devices():
-    x = ht.arange(5, split=0)
+    x = ht.arange(5, split=0, device="cpu")
     for dtype in (ht.float32, ht.int8, ht.bool, ht.complex64, ht.bfloat16):
         y = x.astype(dtype)
         assert y.dtype is dtype and y.larray.dtype == dtype.torch_type() and y.split == 0

@@ -415,7 +415,7 @@ def test_setitem_matches_numpy(combo):
                 continue
             if x.split != (None if split is None else split % len(shape)) or not x.balanced:
                 failures.append(f"{label}: layout changed to split {x.split}")
-            elif not np.array_equal(x.larray.numpy(), local_block(x, expected)):
+            elif not np.array_equal(x.larray.cpu().numpy(), local_block(x, expected)):
                 failures.append(f"{label}: local block\n{x.larray}\n!= {local_block(x, expected)}")
     collective_assert(not failures, "\n".join(failures[:8]))
 

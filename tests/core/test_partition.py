@@ -50,7 +50,7 @@ def test_partitioned_describes_the_layout(shape, dtype):
                 ok = ok and comm.rank in part["location"]
                 ok = ok and part["data"].data_ptr() == x.larray.data_ptr()
                 index = tuple(slice(s, s + n) for s, n in zip(part["start"], part["shape"]))
-                ok = ok and np.array_equal(parts["get"](part["data"]).numpy(), expected[index])
+                ok = ok and np.array_equal(parts["get"](part["data"]).cpu().numpy(), expected[index])
         collective_assert(ok, f"bad __partitioned__ for shape {shape} split {split}: {parts}")
 
 

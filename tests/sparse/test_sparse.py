@@ -51,9 +51,9 @@ def problems(matrix, reference, fmt, split, counts=None):
     expect(matrix.larray.dtype == matrix.dtype.torch_type(), "larray dtype")
     # the global compressed parts (collective)
     # (indptr, indices, data are the same properties: test_aliases checks them)
-    expect(np.array_equal(matrix.gindptr.numpy(), ref.indptr), f"gindptr {matrix.gindptr} != {ref.indptr}")
-    expect(np.array_equal(matrix.gindices.numpy(), ref.indices), "gindices")
-    expect(np.array_equal(matrix.gdata.numpy(), ref.data), f"gdata {matrix.gdata} != {ref.data}")
+    expect(np.array_equal(matrix.gindptr.cpu().numpy(), ref.indptr), f"gindptr {matrix.gindptr} != {ref.indptr}")
+    expect(np.array_equal(matrix.gindices.cpu().numpy(), ref.indices), "gindices")
+    expect(np.array_equal(matrix.gdata.cpu().numpy(), ref.data), f"gdata {matrix.gdata} != {ref.data}")
     # this process's block
     if split is None:
         start, stop = 0, ref.shape[axis]
@@ -66,9 +66,9 @@ def problems(matrix, reference, fmt, split, counts=None):
     expect(matrix.lshape == tuple(lshape), f"lshape {matrix.lshape} != {tuple(lshape)}")
     expect(tuple(matrix.larray.shape) == tuple(lshape), "larray shape")
     expect(matrix.lnnz == last - first, f"lnnz {matrix.lnnz} != {last - first}")
-    expect(np.array_equal(matrix.lindptr.numpy(), ref.indptr[start : stop + 1] - first), "lindptr")
-    expect(np.array_equal(matrix.lindices.numpy(), ref.indices[first:last]), "lindices")
-    expect(np.array_equal(matrix.ldata.numpy(), ref.data[first:last]), "ldata")
+    expect(np.array_equal(matrix.lindptr.cpu().numpy(), ref.indptr[start : stop + 1] - first), "lindptr")
+    expect(np.array_equal(matrix.lindices.cpu().numpy(), ref.indices[first:last]), "lindices")
+    expect(np.array_equal(matrix.ldata.cpu().numpy(), ref.data[first:last]), "ldata")
     if split is not None:
         nnz_counts = [int(ref.indptr[sum(counts[: r + 1])] - ref.indptr[sum(counts[:r])]) for r in range(size)]
         displs = [sum(nnz_counts[:r]) for r in range(size)]
@@ -187,9 +187,9 @@ def test_aliases(fmt):
     reference = random_sparse((7, 5), 0.3, np.float64, seed=8)
     ref = reference.tocsr() if axis == 0 else reference.tocsc()
     matrix = factory(reference, split=axis)
-    ok = (np.array_equal(matrix.indptr.numpy(), ref.indptr)
-          and np.array_equal(matrix.indices.numpy(), ref.indices)
-          and np.array_equal(matrix.data.numpy(), ref.data)
+    ok = (np.array_equal(matrix.indptr.cpu().numpy(), ref.indptr)
+          and np.array_equal(matrix.indices.cpu().numpy(), ref.indices)
+          and np.array_equal(matrix.data.cpu().numpy(), ref.data)
           and matrix.nnz == matrix.gnnz == ref.nnz and matrix.shape == matrix.gshape)
     for dense in (matrix.to_dense(), ht.sparse.to_dense(matrix), ht.sparse.todense(matrix)):
         ok = ok and dense.split == axis and np.array_equal(dense.numpy(), ref.toarray())

@@ -191,6 +191,54 @@ def _reduce_plan(c_shape, removed) -> Tuple:
 # ---------------------------------------------------------------------------------------------
 # local products
 # ---------------------------------------------------------------------------------------------
+_EXACT_IN_FLOAT64 = 2.0**52  # float64 sums integers exactly below 2**53; one bit of margin
+_INTEGER_PRODUCT_ELEMENTS = 2**24  # temporary elements per step of the exact integer product
+
+
+def _as_int64(t: torch.Tensor) -> torch.Tensor:
+    return t.view(torch.int64) if t.dtype == torch.uint64 else t.to(torch.int64)
+
+
+def _integer_matmul(a: torch.Tensor, b: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """
+    ``a @ b`` of integer tensors in ``dtype``, wrapping modulo 2**bits as NumPy's, for devices
+    where torch has no integer matrix product (CUDA: no addmm/baddbmm for integer types).
+
+    When ``k * max|a| * max|b|`` stays below 2**52 every partial sum is exact in float64, so the
+    product runs on the float64 units; otherwise it is summed exactly in ``dtype`` (integer
+    arithmetic wraps as NumPy's), a block of the contracted axis at a time.
+    """
+    vector_a, vector_b = a.dim() == 1, b.dim() == 1
+    a = a.unsqueeze(0) if vector_a else a
+    b = b.unsqueeze(-1) if vector_b else b
+    k = a.shape[-1]
+    largest = float(a.double().abs().amax()) * float(b.double().abs().amax())
+    if largest * k < _EXACT_IN_FLOAT64:
+        # through int64: a float outside the range of a narrow type does not convert defined
+        result = torch.matmul(a.double(), b.double()).to(torch.int64)
+    else:
+        # int64 arithmetic wraps modulo 2**64, so every narrower type's result is its low bits
+        a, b = _as_int64(a), _as_int64(b)
+        batch = torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        rows, columns = a.shape[-2], b.shape[-1]
+        result = torch.zeros(batch + (rows, columns), dtype=torch.int64, device=a.device)
+        per_k = max(1, math.prod(batch) * rows * columns)
+        step = max(1, _INTEGER_PRODUCT_ELEMENTS // per_k)
+        for start in range(0, k, step):
+            block_a = a[..., start : start + step].unsqueeze(-1)  # (..., m, s, 1)
+            block_b = b[..., start : start + step, :].unsqueeze(-3)  # (..., 1, s, n)
+            result += (block_a * block_b).sum(-2)
+    if dtype == torch.bool:
+        result = result != 0
+    else:
+        result = result.view(dtype) if dtype == torch.uint64 else result.to(dtype)
+    if vector_b:
+        result = result.squeeze(-1)
+    if vector_a:
+        result = result.squeeze(-2)
+    return result
+
+
 def _product_into(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor, accumulate: bool) -> None:
     """``out = a @ b`` or ``out += a @ b``, straight into ``out`` (a view) where BLAS can."""
     if out.numel() == 0:
@@ -202,6 +250,9 @@ def _product_into(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor, accumulat
     if out.dtype == torch.int64 and out.device.type == "cpu":
         # torch's CPU kernel for int64 is ~2.5x slower than NumPy's (no BLAS for either)
         product = torch.from_numpy(np.matmul(a.numpy(), b.numpy()))
+        out.add_(product) if accumulate else out.copy_(product)
+    elif out.device.type != "cpu" and not (out.is_floating_point() or out.is_complex()):
+        product = _integer_matmul(a, b, out.dtype)
         out.add_(product) if accumulate else out.copy_(product)
     elif out.dim() == 2 and a.dim() == 2 and b.dim() == 2:
         if accumulate:

@@ -626,7 +626,7 @@ def condest(
         else:
             estimate = norm_a * _hager_inverse_norm1(lu, pivots, n)
     result_type = types.real_type_of(dtype)
-    local = torch.tensor(estimate, dtype=result_type.torch_type())
+    local = torch.tensor(estimate, dtype=result_type.torch_type(), device=A.larray.device)
     return DNDarray(local, (), result_type, None, A.device, comm, True)
 
 
@@ -637,7 +637,7 @@ def _hager_inverse_norm1(lu: torch.Tensor, pivots: torch.Tensor, n: int) -> floa
     def solve(v: torch.Tensor, adjoint: bool) -> torch.Tensor:
         return torch.linalg.lu_solve(lu, pivots, v.unsqueeze(-1), adjoint=adjoint).squeeze(-1)
 
-    x = torch.full((n,), 1.0 / n, dtype=dtype)
+    x = torch.full((n,), 1.0 / n, dtype=dtype, device=lu.device)
     estimate = 0.0
     previous = -1
     for _ in range(5):

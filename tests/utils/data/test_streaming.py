@@ -32,7 +32,7 @@ def run_epoch(loader, stop=None):
     """The batches of one epoch (or its first ``stop``), as lists of NumPy arrays per element."""
     batches = []
     for i, batch in enumerate(loader):
-        batches.append([b.numpy() if isinstance(b, torch.Tensor) else b for b in batch])
+        batches.append([b.cpu().numpy() if isinstance(b, torch.Tensor) else b for b in batch])
         if stop is not None and i + 1 == stop:
             break
     return batches
@@ -546,7 +546,7 @@ def test_as_dndarray(data_file):
     for bx, by, rows in loader:
         assert isinstance(bx, ht.DNDarray) and bx.split == 0
         assert bx.gshape[0] == sum(COMM.allgather(bx.lshape[0]))
-        collective_assert(np.array_equal(bx.larray.numpy(), x[rows.larray.numpy()]))
+        collective_assert(np.array_equal(bx.larray.cpu().numpy(), x[rows.larray.cpu().numpy()]))
 
 
 def test_stats_and_progress(data_file):
