@@ -99,6 +99,7 @@ def _fast_operator(
                 and self._gshape == other._gshape
                 and self._split == other._split
                 and self._comm is other._comm
+                and self._device is other._device
                 and (self._split is None or (self._balanced and other._balanced))
             ):
                 return function(other, self) if reflected else function(self, other)

@@ -716,7 +716,8 @@ def _reciprocal_tensor(tensor: torch.Tensor) -> torch.Tensor:
     return torch.where(tensor.abs() == 1, tensor, torch.zeros_like(tensor))
 
 
-register_unsigned(_reciprocal_tensor, lambda tensor: torch.where(tensor == 1, tensor, torch.zeros_like(tensor)))
+# 1 for 1, else 0 (through int64 bits: CUDA has no where or bool cast for uint64)
+register_unsigned(_reciprocal_tensor, lambda tensor: (tensor == 1).to(torch.int64).view(torch.uint64))
 
 
 def reciprocal(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:

@@ -1240,7 +1240,7 @@ def _advanced_set(x: DNDarray, view: _View, entries, value) -> None:
             local = _local_value(value, layout.gshape, layout.out_axis(s), y.counts, flips, comm)
         rest = [d for d in range(y.t.ndim) if d not in adv_dims]
         permuted = y.t.permute(adv_dims + rest)
-        permuted[tuple(sources)] = layout.from_result(local)
+        _put_last_wins(permuted, tuple(sources), layout.from_result(local))
         return
 
     _check_source_bounds(sources, adv_dims, y.gshape, comm)
@@ -1259,7 +1259,36 @@ def _advanced_set(x: DNDarray, view: _View, entries, value) -> None:
     flat_values = local.reshape((math.prod(chunks[0].shape),) + rest_shape)
     order, send_rows, requests, recv_rows = _route_requests(flat, adv_dims, y, comm)
     incoming = _exchange(flat_values[order], send_rows, recv_rows, comm)
-    permuted[tuple(requests.unbind(1))] = incoming
+    _put_last_wins(permuted, tuple(requests.unbind(1)), incoming)
+
+
+def _put_last_wins(target: torch.Tensor, indices: Tuple[torch.Tensor, ...], values) -> None:
+    """
+    ``target[indices] = values`` (integer index tensors on the leading axes) where a position
+    named twice keeps the last value, as in NumPy. The CPU kernel writes in order; CUDA's writes
+    in parallel and keeps any of them, so there only the last occurrence of each position is
+    written.
+    """
+    if target.device.type == "cpu" or not indices:
+        target[indices] = values
+        return
+    shape = torch.broadcast_shapes(*(i.shape for i in indices))
+    flat = [i.to(target.device).expand(shape).reshape(-1) for i in indices]
+    count = flat[0].numel()
+    if count <= 1:
+        target[indices] = values
+        return
+    position = torch.zeros(count, dtype=torch.int64, device=target.device)
+    for index, size in zip(flat, target.shape[: len(flat)]):
+        position = position * size + torch.remainder(index, size)
+    order = torch.sort(position, stable=True).indices
+    in_order = position[order]
+    last = torch.ones(count, dtype=torch.bool, device=target.device)
+    last[:-1] = in_order[1:] != in_order[:-1]
+    keep = order[last]
+    rest = tuple(target.shape[len(flat):])
+    values = torch.as_tensor(values, device=target.device).expand(tuple(shape) + rest)
+    target[tuple(index[keep] for index in flat)] = values.reshape((count,) + rest)[keep]
 
 
 def _numel(value) -> int:

@@ -467,7 +467,7 @@ def sign(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     return _unary(_sign_tensor, x, out, where, "sign", no_cast=True)
 
 
-register_unsigned(_sign_tensor, lambda tensor: (tensor != 0).to(tensor.dtype))
+register_unsigned(_sign_tensor, lambda tensor: (tensor != 0).to(torch.int64).view(torch.uint64))
 
 
 def sgn(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:

@@ -53,7 +53,7 @@ from mpi4py import MPI
 
 from . import types
 from ._operations import _TORCH_TO_HEAT, _UNSIGNED_COMPUTE, align_local, from_order_key
-from ._operations import order_key
+from ._operations import order_key, signed_view
 from ._parallel import piece_bounds, run_pieces, worker_count
 from .dndarray import DNDarray
 from .sanitation import sanitize_axis, sanitize_in
@@ -212,7 +212,7 @@ def _invert_(keys: torch.Tensor) -> None:
         array = keys.numpy()
         np.invert(array, out=array)
     else:
-        keys.bitwise_not_()
+        signed_view(keys).bitwise_not_()  # the same bits; CUDA has no uint16/32/64 kernel
 
 
 def _from_keys_(keys: torch.Tensor, dtype: torch.dtype, invert: bool) -> torch.Tensor:

@@ -398,7 +398,7 @@ def solve(a: DNDarray, b: DNDarray) -> DNDarray:
     def local_solve(a_local, b_local):
         if a_local.numel() == 0 or b_local.numel() == 0:
             return torch.zeros(torch.broadcast_shapes(a_local.shape[:-2], b_local.shape[:-2])
-                               + b_local.shape[-2:], dtype=b_local.dtype), False
+                               + b_local.shape[-2:], dtype=b_local.dtype, device=b_local.device), False
         x, info = torch.linalg.solve_ex(a_local, b_local)
         return x, bool((info > 0).any().item())
 
@@ -449,7 +449,7 @@ def solve_triangular(
     def local_solve(a_local, b_local):
         if a_local.numel() == 0 or b_local.numel() == 0:
             return torch.zeros(torch.broadcast_shapes(a_local.shape[:-2], b_local.shape[:-2])
-                               + b_local.shape[-2:], dtype=b_local.dtype), False
+                               + b_local.shape[-2:], dtype=b_local.dtype, device=b_local.device), False
         singular = False
         if not unit_diagonal:
             singular = bool((torch.diagonal(a_local, dim1=-2, dim2=-1) == 0).any().item())
@@ -620,7 +620,7 @@ def condest(
             generator = torch.Generator().manual_seed(int(seed))
             samples = min(nsamples, n)
             gaussian = torch.randn((n, samples), generator=generator, dtype=torch.float64)
-            z = torch.linalg.qr(gaussian).Q.to(torch_type)
+            z = torch.linalg.qr(gaussian).Q.to(device=lu.device, dtype=torch_type)
             y = torch.linalg.lu_solve(lu, pivots, z)
             estimate = norm_a * math.sqrt(n / samples) * float(torch.linalg.norm(y))
         else:
@@ -650,12 +650,12 @@ def _hager_inverse_norm1(lu: torch.Tensor, pivots: torch.Tensor, n: int) -> floa
         j = int(z.abs().argmax())
         if float(z.abs()[j]) <= float((z.conj() * x).real.sum()) or j == previous:
             break
-        x = torch.zeros(n, dtype=dtype)
+        x = torch.zeros(n, dtype=dtype, device=lu.device)
         x[j] = 1
         previous = j
     # Higham's safeguard: an alternating vector catches matrices the iteration underestimates
     alternating = torch.tensor(
-        [(-1) ** i * (1 + i / max(n - 1, 1)) for i in range(n)], dtype=dtype
+        [(-1) ** i * (1 + i / max(n - 1, 1)) for i in range(n)], dtype=dtype, device=lu.device
     )
     safeguard = 2 * float(solve(alternating, False).abs().sum()) / (3 * n)
     return max(estimate, safeguard)

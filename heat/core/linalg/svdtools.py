@@ -283,7 +283,7 @@ def isvd(
     r_local = R_new.larray.to(dtype.torch_type())
     k = r_local.shape[0]
     s_local = (S_old if S_old.split is None else resplit(S_old, None)).larray.to(dtype.torch_type())
-    core = torch.zeros((r + k, r + c), dtype=dtype.torch_type())
+    core = torch.zeros((r + k, r + c), dtype=dtype.torch_type(), device=r_local.device)
     core[:r, :r] = torch.diag(s_local)
     core[:r, r:] = p_local
     core[r:, r:] = r_local

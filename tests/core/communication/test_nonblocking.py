@@ -420,7 +420,8 @@ def test_dndarray_buffers():
     request = WORLD.Irecv(ht.zeros(3, dtype=ht.float64), source=(RANK - 1) % SIZE, tag=11)
     WORLD.Isend(ht.full((3,), float(RANK), dtype=ht.float64), (RANK + 1) % SIZE, tag=11).Wait()
     got = request.Wait()
-    if not torch.equal(got, torch.full((3,), float((RANK - 1) % SIZE), dtype=torch.float64)):
+    expected = torch.full((3,), float((RANK - 1) % SIZE), dtype=torch.float64, device=got.device)
+    if not torch.equal(got, expected):
         ok, msg = False, f"Isend/Irecv: {got}"
     agree(ok, msg)
 

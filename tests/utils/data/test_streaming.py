@@ -309,7 +309,7 @@ _RESUME_SCRIPT = textwrap.dedent(
     seen = []
     for i, (x, y, rows) in enumerate(loader):
         assert (y == rows).all() and (x[:, 0].long() == rows).all()
-        seen.append(rows.numpy())
+        seen.append(rows.cpu().numpy())
         if phase == "first" and i == 6:
             break
     seen = comm.gather(np.concatenate(seen))
@@ -416,7 +416,7 @@ def test_views_without_shuffle_stay_valid(data_file):
         path, batch_size=4, shuffle=False, window_bytes=small_window(16), return_indices=True
     )
     kept = list(loader)  # every batch kept alive until the end
-    collective_assert(all(np.array_equal(b[0].numpy(), x[b[2].numpy()]) for b in kept))
+    collective_assert(all(np.array_equal(b[0].cpu().numpy(), x[b[2].cpu().numpy()]) for b in kept))
 
 
 def test_rounds_without_shuffle_move_only_the_rows_that_change_process(shared_dir, monkeypatch):  # noqa: F811
@@ -443,12 +443,12 @@ def test_rounds_without_shuffle_move_only_the_rows_that_change_process(shared_di
         loader = StreamingDataLoader(path, batch_size=batch_size, shuffle=False, return_indices=True,
                                      window_bytes=small_window(16))
         kept = list(loader)
-        ok = all(np.array_equal(bx.numpy(), x[r.numpy()]) and np.array_equal(by.numpy(), y[r.numpy()])
+        ok = all(np.array_equal(bx.cpu().numpy(), x[r.cpu().numpy()]) and np.array_equal(by.cpu().numpy(), y[r.cpu().numpy()])
                  for bx, by, r in kept)
         collective_assert(ok, "rows of uneven rounds differ from the file")
-        mine = np.concatenate([b[-1].numpy() for b in kept])
+        mine = np.concatenate([b[-1].cpu().numpy() for b in kept])
         collective_assert(bool((np.diff(mine) > 0).all()), "rows not in file order")
-        rows = gathered_rows([[b[-1].numpy()] for b in kept])
+        rows = gathered_rows([[b[-1].cpu().numpy()] for b in kept])
         assert np.array_equal(np.sort(rows), np.arange(len(x)))  # every row once
     if COMM.size > 1:
         assert calls and not any(calls)  # the exchanges without shuffle copy no kept rows
@@ -468,14 +468,14 @@ def test_buffers_kept_across_epochs_never_overwrite_kept_batches(data_file, shuf
         last = batch
     partly, head = [], []
     for i, batch in enumerate(loader):  # epoch 2: every third batch kept, a break after ten
-        head.append(batch[2].numpy().copy())
+        head.append(batch[2].cpu().numpy().copy())
         if i % 3 == 0:
             partly.append(batch)
         if i == 9:
             break
     rest = run_epoch(loader)  # the rest of epoch 2
     held = kept + [last] + partly
-    ok = all(np.array_equal(b[0].numpy(), x[b[2].numpy()]) for b in held if b is not None)
+    ok = all(np.array_equal(b[0].cpu().numpy(), x[b[2].cpu().numpy()]) for b in held if b is not None)
     ok &= all(np.array_equal(b[0], x[b[2]]) for b in rest)
     collective_assert(ok, "a kept batch was overwritten by a later epoch")
     # epoch 2 over the processes: every row once (reused buffers, correct data)
