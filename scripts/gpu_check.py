@@ -659,7 +659,7 @@ def performance_checks(device: ht.Device, quick: bool, runner: Runner):
     gpu = device.device_type == "gpu"
 
     def elementwise():
-        elements = (1 << 26 if gpu else 1 << 22) * SIZE  # 256 MiB of float32 per process on a GPU
+        elements = (1 << 26 if gpu else 1 << 20) * SIZE  # 256 MiB of float32 per process on a GPU
         x = ht.random.rand(elements, split=0, device=device)
         y = ht.random.rand(elements, split=0, device=device)
         lx, ly = x.larray, y.larray
@@ -678,7 +678,7 @@ def performance_checks(device: ht.Device, quick: bool, runner: Runner):
         return f"add at {values['heat_add_share_of_copy']:.0%} of copy bandwidth"
 
     def matmul_qr():
-        n = 4096 if gpu else 512
+        n = 4096 if gpu else 256
         values = {}
         for dtype, name in ((ht.float32, "float32"), (ht.float64, "float64")):
             a = ht.random.randn(n, n, dtype=dtype, split=0, device=device)
@@ -689,7 +689,7 @@ def performance_checks(device: ht.Device, quick: bool, runner: Runner):
             torch_seconds = timed(lambda: whole_a @ whole_b, device, root_only=True)
             values[f"matmul_{name}_heat_GFLOPs"] = flops / heat_seconds / 1e9
             values[f"matmul_{name}_torch_1proc_GFLOPs"] = flops / torch_seconds / 1e9
-        rows, columns = (32768, 512) if gpu else (8192, 128)
+        rows, columns = (32768, 512) if gpu else (4096, 64)
         tall = ht.random.randn(rows * SIZE, columns, dtype=ht.float64, split=0, device=device)
         whole = ht.resplit(tall, None).larray
         flops = 2.0 * rows * SIZE * columns ** 2 - 2.0 * columns ** 3 / 3

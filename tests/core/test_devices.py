@@ -166,3 +166,27 @@ def test_module_with_cuda(monkeypatch, env, count, expected_id):
     assert module.get_device() is gpu
     module.use_device(None)
     assert module.get_device() is module.cpu
+
+
+def test_operands_on_two_devices_raise_naming_them():
+    """A CPU and a GPU operand give the same ValueError naming both devices on every rank (not a
+    torch RuntimeError from deep inside, nor a silent copy). Without a GPU, a second Device object
+    whose tensors stay on the CPU stands in for it: heat's checks compare Devices, not tensors."""
+    import heat as ht
+    from tests.helpers import assert_raises_then_collective_works
+
+    other = devices.Device("gpu", 0, "cpu")
+    for split in (None, 0):
+        a = ht.ones((4, 3), split=split)
+        b = ht.ones((4, 3), split=split)
+        b._device = other
+        calls = {
+            "add": lambda: a + b, "reflected add": lambda: b + a, "multiply": lambda: ht.multiply(a, b),
+            "maximum": lambda: ht.maximum(a, b), "matmul": lambda: ht.matmul(a, b.T),
+            "concatenate": lambda: ht.concatenate([a, b]), "where": lambda: ht.where(a > 0, a, b),
+        }
+        for name, call in calls.items():
+            with pytest.raises(ValueError, match="device") as raised:
+                call()
+            assert "cpu:0" in str(raised.value) and "gpu:0" in str(raised.value), name
+        assert_raises_then_collective_works(ValueError, lambda: a - b)
