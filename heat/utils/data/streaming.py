@@ -29,6 +29,7 @@ import numpy as np
 import torch
 
 import heat as ht
+from heat.core._collective_io import _agree, _portable, _raise_first
 
 from .exchange import Exchanger, _row_bytes_view
 from .plan import TAIL_POLICIES, EpochPlan, derive_key
@@ -44,6 +45,12 @@ __all__ = ["StreamingDataLoader", "WINDOW_BUFFERS"]
 WINDOW_BUFFERS = 7
 _STATE_FORMAT = "heat.utils.data.StreamingDataLoader/1"
 _MASK63 = (1 << 63) - 1
+
+
+def _state_summary(position: Tuple[int, List[List[int]]]) -> Tuple[str, Dict[str, str]]:
+    """What the processes must agree on after checking a loaded state: the position."""
+    epoch, history = position
+    return "the loader states", {"epoch": repr(epoch), "history": repr(history)}
 
 
 def _check_flag(value: Any, name: str) -> bool:
@@ -532,20 +539,35 @@ class StreamingDataLoader:
 
     def load_state_dict(self, state: Dict[str, Any]) -> None:
         """
-        Continue from a saved position (call it on every process, after constructing the loader).
+        Continue from a saved position (call it on every process, after constructing the loader,
+        with the same state: save it from one process, load it on all).
+
+        Every process checks the state, then one small all-gather agrees on the outcome and on
+        the position, so a bad state, or states that differ between processes (which would
+        yield some rows twice and others never), raise the same error on every process.
 
         Raises
         ------
         TypeError
-            If ``state`` is not a state dict.
+            If ``state`` is not a state dict (on every process, if on one).
         ValueError
             If it was saved for other data (paths, dataset names, shapes, types or file sizes
-            differ) or with another seed, shuffle, tail or window size, or is inconsistent.
+            differ) or with another seed, shuffle, tail or window size, or is inconsistent (on
+            every process, if on one); or if the processes were given different states (naming
+            the first entry that differs and which processes have which value).
 
         Examples
         --------
         >>> loader.load_state_dict(torch.load("loader.pt"))  # doctest: +SKIP
         """
+        epoch, history = _agree(
+            self.comm, self._checked_position, state, fingerprint=_state_summary
+        )
+        self._close_active()
+        self.epoch, self._history = epoch, history
+
+    def _checked_position(self, state: Any) -> Tuple[int, List[List[int]]]:
+        """The (epoch, history) of a state from :meth:`state_dict`, checked against this loader."""
         if not isinstance(state, dict):
             raise TypeError(f"state must be a dict from state_dict(), got {type(state).__name__}")
         if state.get("format") != _STATE_FORMAT:
@@ -574,8 +596,7 @@ class StreamingDataLoader:
             self.rows, self.window_rows, self.comm.size, self.batch_size, seed=self.seed,
             epoch=epoch, shuffle=self.shuffle, tail=self.tail, history=history,
         )
-        self._close_active()
-        self.epoch, self._history = int(epoch), history
+        return int(epoch), history
 
     # -- iteration ---------------------------------------------------------------------------------
 
