@@ -244,8 +244,10 @@ class _Agreement:
     """
     Whether a window read failed anywhere, agreed on without making the processes wait for each
     other in every round: a non-blocking allreduce of the flag, completed one round later (or at
-    the end). A process whose read failed completes its own at once and raises; the others learn
-    it when they complete theirs. Rounds that exchange rows carry the flag in the exchange.
+    the end). A process whose read failed completes its own at once; the others learn it when
+    they complete theirs. Rounds that exchange rows carry the flag in the exchange. Once a
+    failure is known, one all-gather of the errors (:meth:`fail`) makes every process raise the
+    same exception: the lowest failing process's, with its message, as ``ht.load`` does.
     """
 
     def __init__(self, comm):
@@ -253,29 +255,41 @@ class _Agreement:
         self._pending = None  # (request, result tensor)
 
     def start(self, error: Optional[BaseException]) -> None:
+        """Start this round's verdict; a process whose read failed waits for it and raises."""
         if self.comm.size == 1:
-            if error is not None:
-                raise error
+            self.fail(error)
             return
         flag = torch.tensor([int(error is not None)], dtype=torch.int32)
         self._pending = (self.comm.Iallreduce(flag, torch.empty(1, dtype=torch.int32)), flag)
         if error is not None:
             pending, self._pending = self._pending, None
             pending[0].Wait()  # the others learn of it from this allreduce
-            raise error
+            self.fail(error)
 
-    def settle(self) -> None:
+    def settle(self, error: Optional[BaseException] = None) -> None:
+        """
+        Complete the previous round's verdict; if a read failed anywhere, raise (``error``: this
+        process's failure of the current round, if any, which then takes part in the verdict).
+        """
         pending, self._pending = self._pending, None
         if pending is not None:
             failed = int(pending[0].Wait()[0])
             if failed:
-                _Agreement.fail(None)
+                self.fail(error)
 
-    @staticmethod
-    def fail(error: Optional[BaseException]) -> None:
-        if error is not None:
-            raise error
-        raise RuntimeError("reading a window failed on another process; see its error")
+    def fail(self, error: Optional[BaseException]) -> None:
+        """
+        Called by every process once all know that a read failed (``error``: this process's,
+        or None): raise the same exception everywhere (one all-gather of the errors), or return
+        if there is none (one process).
+        """
+        if self.comm.size == 1:
+            if error is not None:
+                raise error
+            return
+        outcome = None if error is None else _portable(error)
+        _raise_first(self.comm.allgather(outcome), error)
+        raise RuntimeError("reading a window failed on another process")  # pragma: no cover
 
 
 class StreamingDataLoader:
@@ -764,7 +778,7 @@ class StreamingDataLoader:
                 slot, arrays = reader.get()
             except Exception as caught:  # noqa: BLE001 - every failure must reach all processes
                 error = caught
-        self._agreement.settle()  # the previous round's verdict, before anything new
+        self._agreement.settle(error)  # the previous round's verdict, before anything new
         start = int(segment.starts[task.window]) if task.window is not None else 0
         order = segment.yield_order(j, rank)[task.skip : task.skip + task.take]
         if segment.is_local(j):
@@ -810,7 +824,7 @@ class StreamingDataLoader:
             if slot is not None:
                 reader.release(slot)
             exchanger.give_back(received.buffers)
-            _Agreement.fail(error)
+            self._agreement.fail(error)
         lower = int(received.counts[:rank].sum())  # rows from lower ranks arrive first
         if in_file_order:
             own = int(kept[0]) if len(kept) else 0

@@ -606,8 +606,17 @@ def test_read_failure_raises_on_every_process(data_file, monkeypatch, shuffle):
 
     loader = StreamingDataLoader(path, batch_size=4, shuffle=shuffle, window_bytes=small_window(16))
     monkeypatch.setattr(reader_module, "_open", broken_open)  # the files go bad after opening
-    expected = OSError if COMM.rank == failing_rank else RuntimeError
-    assert_raises_then_collective_works(expected, run_epoch, loader)
+    # the same exception on every process, with the failing process's message (as ht.load)
+    raised = None
+    try:
+        run_epoch(loader)
+    except OSError as error:
+        raised = error
+    ok = isinstance(raised, OSError) and "simulated read failure" in str(raised)
+    if COMM.size > 1:
+        ok = ok and f"[on process {failing_rank}]" in str(raised)
+    collective_assert(ok, f"rank {COMM.rank} raised {type(raised).__name__}: {raised}")
+    assert_raises_then_collective_works(OSError, run_epoch, loader)  # and again, next epoch
 
 
 # ---------------------------------------------------------------------------------------------
