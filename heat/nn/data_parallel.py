@@ -48,17 +48,18 @@ def _agree_on_model(
     owner: str,
     check_arguments: Callable[[], Any],
     module: Any,
-    arguments: Dict[str, Any],
+    arguments: Callable[[Any], Dict[str, Any]],
 ) -> Any:
     """
     Run ``check_arguments()`` on every process, then check with one small all-gather that no
     process failed and that all hold the same model (:func:`_model_entries`) and the same
-    ``arguments``; raise the same exception on every process otherwise (naming the first
-    parameter or argument that differs and the processes). Returns ``check_arguments()``.
+    ``arguments(checked)`` (name -> value, given the checks' result); raise the same exception
+    on every process otherwise (naming the first parameter or argument that differs and the
+    processes). Returns ``check_arguments()``.
     """
 
-    def fingerprint(_):
-        entries = {name: repr(value) for name, value in arguments.items()}
+    def fingerprint(checked):
+        entries = {name: repr(value) for name, value in arguments(checked).items()}
         entries.update(_model_entries(module))
         return f"{owner}'s models and arguments", entries
 
@@ -170,13 +171,15 @@ class DataParallel(torch.nn.Module):
 
         # before any other communication: every process checks its arguments, then one small
         # all-gather agrees on the outcome, the model and the arguments that shape the reduction
-        arguments = dict(
-            blocking_parameter_updates=blocking_parameter_updates,
-            compression=compression,
-            hierarchical=hierarchical,
-            bucket_size_mb=bucket_size_mb,
-            broadcast_buffers=broadcast_buffers,
-        )
+        def arguments(capacity):
+            return dict(
+                blocking_parameter_updates=blocking_parameter_updates,
+                compression=compression,
+                hierarchical=hierarchical,
+                bucket_size_mb=capacity / 2**20,  # 25 and 25.0 agree
+                broadcast_buffers=broadcast_buffers,
+            )
+
         capacity = _agree_on_model(comm, "DataParallel", check_arguments, module, arguments)
 
         self.module = module
@@ -270,7 +273,7 @@ class DataParallelMultiGPU(torch.nn.Module):
                 f"({optimizer.comm.size})"
             )
         # the same model everywhere, agreed in one small all-gather before the broadcast
-        _agree_on_model(optimizer.comm, "DataParallelMultiGPU", lambda: None, module, {})
+        _agree_on_model(optimizer.comm, "DataParallelMultiGPU", lambda: None, module, lambda _: {})
         self.module = module
         self.comm = optimizer.comm
         self.optimizer = optimizer

@@ -210,7 +210,7 @@ class DASO:
             _check_type("verbose", verbose, bool, "a bool")
             return schedule, bucket_bytes(bucket_size_mb)
 
-        def settings(_):
+        def settings(checked):
             # what decides the collectives: a process with another total_epochs changes phase
             # (blocking vs. non-blocking averaging) at another epoch, and the job hangs there
             agreed = dict(
@@ -225,7 +225,7 @@ class DASO:
                 downcast_type=downcast_type,
                 scheduler=None if scheduler is None else type(scheduler).__name__,
                 scheduler_interval=scheduler_interval,
-                bucket_size_mb=bucket_size_mb,
+                bucket_size_mb=checked[1] / 2**20,  # 25 and 25.0 agree
             )
             return "DASO's arguments", {name: repr(value) for name, value in agreed.items()}
 

@@ -253,9 +253,10 @@ def test_arguments_that_differ_between_processes_raise_everywhere():
     if SIZE == 1:
         collective_assert(message is None, str(message))
     else:
-        expected = f"bucket_size_mb is 1 on process{'es' if SIZE > 2 else ''} 0"
-        ok = message is not None and expected in message and f"but 2 on process {SIZE - 1}" in message
+        expected = f"bucket_size_mb is 1.0 on process{'es' if SIZE > 2 else ''} 0"
+        ok = message is not None and expected in message and f"but 2.0 on process {SIZE - 1}" in message
         collective_assert(ok, f"rank {RANK}: {message}")
+    ht.nn.DataParallel(net, bucket_size_mb=1 if RANK == 0 else 1.0)  # the same size, written apart
     # an argument that is bad on one process only: that process's error, on every process
     compression = torch.int8 if RANK == SIZE - 1 else None
     assert_one_process_error_everywhere(

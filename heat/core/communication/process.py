@@ -140,8 +140,18 @@ def _recording_exit(previous: Callable) -> Callable:
         Exit the interpreter by raising ``SystemExit(status)`` (Python's ``sys.exit``).
 
         heat notes the exception: if it ends the program with a non-zero status while other
-        processes of the MPI job have not finished, the job is aborted at exit rather than left
+        processes of the MPI job have not ended, the job is aborted at exit rather than left
         waiting for this process (see :mod:`heat.core.communication.process`).
+
+        Parameters
+        ----------
+        status : int, str or None
+            The exit status (None: 0; another object is printed to stderr, status 1).
+
+        Raises
+        ------
+        SystemExit
+            Always.
         """
         try:
             previous(status)
