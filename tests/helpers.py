@@ -412,3 +412,24 @@ def expect_errors(calls):
         except Exception as error:  # noqa: B902 - report the wrong type
             failures.append(f"{call} raised {type(error).__name__}: {error}")
     collective_assert(not failures, "\n".join(failures))
+
+
+def raised_message(exception, function, *args, **kwargs) -> Optional[str]:
+    """The message of the ``exception`` that ``function(*args, **kwargs)`` raises, or None."""
+    try:
+        function(*args, **kwargs)
+    except exception as error:  # noqa: B902
+        return str(error)
+    return None
+
+
+def assert_one_process_error_everywhere(exception, fragment, function, *args, **kwargs) -> None:
+    """
+    ``function`` gets an argument that is bad on the last process only: every process raises
+    ``exception`` with that process's message (``fragment`` in it, and which process it was).
+    """
+    message = raised_message(exception, function, *args, **kwargs)
+    size = ht.MPI_WORLD.size
+    ok = message is not None and fragment in message
+    ok = ok and (size == 1 or f"[on process {size - 1}]" in message)
+    collective_assert(ok, f"rank {ht.MPI_WORLD.rank}: {message}")

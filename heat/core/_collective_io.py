@@ -3,8 +3,11 @@ The collective machinery under :mod:`heat.core.io`, the same for every file form
 
 - Verdicts: a check or a read that may fail on some processes ends with one collective that
   makes every process raise the same exception (:func:`_agree`: every process runs it, one
-  all-gather; :func:`_root_decides`: process 0 runs it, one broadcast; :func:`_in_turn`: the
-  processes run it one after the other, each passing the outcome on).
+  all-gather, which can also check that all processes saw the same thing, e.g. the same file
+  or the same settings; :func:`_root_decides`: process 0 runs it, one broadcast;
+  :func:`_in_turn`: the processes run it one after the other, each passing the outcome on).
+  Code outside ``core`` (the data loader, the data-parallel modules) uses these too, until
+  they move into ``core/communication``.
 - Reading: an array in a file is a :class:`_Source` seen through a selection (start, step and
   length per axis); :func:`_read_sources` gives each process the block of the concatenation of
   sources that the balanced layout assigns to it, read straight into the result's memory.
@@ -23,7 +26,7 @@ import shutil
 import time
 import uuid
 import zlib
-from typing import Any, Callable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -95,6 +98,45 @@ def _wait_without_spinning(request) -> None:
         pause = min(2 * pause, 1e-3)
 
 
+def _ranks_text(ranks: Sequence[int]) -> str:
+    """``"process 3"`` or ``"processes 0, 2-5"`` (runs of consecutive ranks shortened)."""
+    runs: List[List[int]] = []
+    for rank in ranks:
+        if runs and rank == runs[-1][1] + 1:
+            runs[-1][1] = rank
+        else:
+            runs.append([rank, rank])
+    parts = [str(a) if a == b else f"{a}, {b}" if b == a + 1 else f"{a}-{b}" for a, b in runs]
+    return ("processes " if len(ranks) > 1 else "process ") + ", ".join(parts)
+
+
+def _first_difference(what: str, summaries: Sequence[Dict[str, str]]) -> str:
+    """
+    The message for named settings that differ between processes: the first name (in the order
+    of the lowest process that has it) whose description is not the same everywhere, and which
+    processes have which description (``missing`` where a process lacks the name).
+    """
+    names: Dict[str, None] = {}
+    for summary in summaries:
+        names.update(dict.fromkeys(summary))
+    for name in names:
+        values = [summary.get(name, "missing") for summary in summaries]
+        if len(set(values)) > 1:
+            break
+    else:  # the same entries in another order
+        orders = {tuple(summary) for summary in summaries}
+        name, values = "the order", [", ".join(summary) for summary in summaries]
+        if len(orders) == 1:  # pragma: no cover - digests differ only when the summaries do
+            return f"{what} differ between processes"
+    groups: Dict[str, List[int]] = {}
+    for rank, value in enumerate(values):
+        groups.setdefault(value, []).append(rank)
+    seen = (" but " if len(groups) == 2 else ", ").join(
+        f"{value} on {_ranks_text(ranks)}" for value, ranks in groups.items()
+    )
+    return f"{what} differ between processes: {name} is {seen}"
+
+
 def _agree(
     comm: MPICommunication,
     function: Callable[..., Any],
@@ -106,7 +148,9 @@ def _agree(
     Run ``function`` on every process, then combine the outcomes with one all-gather: if any
     process failed, every process raises that error. With ``fingerprint`` (result -> (what,
     summary)) the processes also check that they saw the same thing, e.g. the same shape of
-    the same file: a ValueError on every process if not.
+    the same file: a ValueError on every process if not. A summary that is a dict (name ->
+    description, e.g. the arguments of a constructor or the parameters of a model) makes the
+    message name the first entry that differs and the processes holding each description.
     """
     error = None
     try:
@@ -128,8 +172,11 @@ def _agree(
         return result
     gathered = comm.allgather((outcome, summary))
     _raise_first([g[0] for g in gathered], error)
+    what = gathered[0][1][0]
+    if all(isinstance(g[1][1], dict) for g in gathered):
+        raise ValueError(_first_difference(what, [g[1][1] for g in gathered]))
     seen = ", ".join(f"process {rank}: {g[1][1]}" for rank, g in enumerate(gathered))
-    raise ValueError(f"the processes do not see the same {gathered[0][1][0]} ({seen})")
+    raise ValueError(f"the processes do not see the same {what} ({seen})")
 
 
 def _root_decides(comm: MPICommunication, function: Callable[..., Any], *args) -> Any:

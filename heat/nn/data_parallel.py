@@ -5,10 +5,11 @@ Data-parallel modules: :class:`DataParallel` (gradients averaged over all proces
 
 from __future__ import annotations
 
-from typing import Any, Optional, Union
+from typing import Any, Callable, Dict, Optional, Union
 
 import torch
 
+from ..core._collective_io import _agree
 from ..core.communication import MPI_WORLD, MPICommunication, sanitize_comm, torch_process_group
 from ..optim.daso import DASO
 from ..optim.data_parallel import DataParallelOptimizer
@@ -21,6 +22,52 @@ __all__ = ["DataParallel", "DataParallelMultiGPU"]
 def _check_module(module: Any) -> None:
     if not isinstance(module, torch.nn.Module):
         raise TypeError(f"module must be a torch.nn.Module, got {type(module).__name__}")
+
+
+def _model_entries(module: torch.nn.Module) -> Dict[str, str]:
+    """
+    What every process's copy of the model must agree in: each parameter's and buffer's name,
+    type and shape (and whether a parameter is trained), in the module's order. Processes that
+    differ would broadcast and reduce tensors of other sizes: a hang, or an abort inside torch.
+    """
+    entries = {}
+    for name, parameter in module.named_parameters():
+        frozen = "" if parameter.requires_grad else " (requires_grad=False)"
+        entries[f"parameter {name!r}"] = _tensor_text(parameter) + frozen
+    for name, buffer in module.named_buffers():
+        entries[f"buffer {name!r}"] = _tensor_text(buffer)
+    return entries
+
+
+def _tensor_text(tensor: torch.Tensor) -> str:
+    return f"{str(tensor.dtype).replace('torch.', '')} {tuple(tensor.shape)}"
+
+
+def _agree_on_model(
+    comm: MPICommunication,
+    owner: str,
+    check_arguments: Callable[[], Any],
+    module: Any,
+    arguments: Callable[[Any], Dict[str, Any]],
+) -> Any:
+    """
+    Run ``check_arguments()`` on every process, then check with one small all-gather that no
+    process failed and that all hold the same model (:func:`_model_entries`) and the same
+    ``arguments(checked)`` (name -> value, given the checks' result); raise the same exception
+    on every process otherwise (naming the first parameter or argument that differs and the
+    processes). Returns ``check_arguments()``.
+    """
+
+    def fingerprint(checked):
+        entries = {name: repr(value) for name, value in arguments(checked).items()}
+        entries.update(_model_entries(module))
+        return f"{owner}'s models and arguments", entries
+
+    def checked():
+        _check_module(module)
+        return check_arguments()
+
+    return _agree(comm, checked, fingerprint=fingerprint)
 
 
 class DataParallel(torch.nn.Module):
@@ -66,7 +113,14 @@ class DataParallel(torch.nn.Module):
     Raises
     ------
     TypeError, ValueError
-        On every process, before any communication, for a bad argument.
+        On every process, before any other communication, for a bad argument (also when it is
+        bad on one process only).
+    ValueError
+        On every process, if the processes hold different models (a parameter or buffer whose
+        name, dtype, shape or ``requires_grad`` differs, or that only some have) or pass
+        different ``blocking_parameter_updates``, ``compression``, ``hierarchical``,
+        ``bucket_size_mb`` or ``broadcast_buffers``: the message names the first difference and
+        which processes have what. One small all-gather of a digest checks this at construction.
 
     Examples
     --------
@@ -92,27 +146,41 @@ class DataParallel(torch.nn.Module):
         broadcast_buffers: bool = True,
     ):
         super().__init__()
-        _check_module(module)
         comm = sanitize_comm(comm)
-        if optimizer is not None and not isinstance(
-            optimizer, (DataParallelOptimizer, torch.optim.Optimizer)
-        ):
-            raise TypeError(
-                "optimizer must be a DataParallelOptimizer, a torch.optim.Optimizer or None, got "
-                f"{type(optimizer).__name__}"
+
+        def check_arguments():
+            if optimizer is not None and not isinstance(
+                optimizer, (DataParallelOptimizer, torch.optim.Optimizer)
+            ):
+                raise TypeError(
+                    "optimizer must be a DataParallelOptimizer, a torch.optim.Optimizer or None, "
+                    f"got {type(optimizer).__name__}"
+                )
+            for name, flag in (
+                ("blocking_parameter_updates", blocking_parameter_updates),
+                ("hierarchical", hierarchical),
+                ("broadcast_buffers", broadcast_buffers),
+            ):
+                if not isinstance(flag, bool):
+                    raise TypeError(f"{name} must be a bool, got {type(flag).__name__}")
+            if compression is not None and compression not in (torch.bfloat16, torch.float16):
+                raise ValueError(
+                    f"compression must be None, torch.bfloat16 or torch.float16, got {compression}"
+                )
+            return bucket_bytes(bucket_size_mb)
+
+        # before any other communication: every process checks its arguments, then one small
+        # all-gather agrees on the outcome, the model and the arguments that shape the reduction
+        def arguments(capacity):
+            return dict(
+                blocking_parameter_updates=blocking_parameter_updates,
+                compression=compression,
+                hierarchical=hierarchical,
+                bucket_size_mb=capacity / 2**20,  # 25 and 25.0 agree
+                broadcast_buffers=broadcast_buffers,
             )
-        for name, flag in (
-            ("blocking_parameter_updates", blocking_parameter_updates),
-            ("hierarchical", hierarchical),
-            ("broadcast_buffers", broadcast_buffers),
-        ):
-            if not isinstance(flag, bool):
-                raise TypeError(f"{name} must be a bool, got {type(flag).__name__}")
-        if compression is not None and compression not in (torch.bfloat16, torch.float16):
-            raise ValueError(
-                f"compression must be None, torch.bfloat16 or torch.float16, got {compression}"
-            )
-        capacity = bucket_bytes(bucket_size_mb)
+
+        capacity = _agree_on_model(comm, "DataParallel", check_arguments, module, arguments)
 
         self.module = module
         self.comm = comm
@@ -180,6 +248,10 @@ class DataParallelMultiGPU(torch.nn.Module):
     ------
     TypeError
         If ``module`` is not a torch module or ``optimizer`` not a DASO optimizer.
+    ValueError
+        On every process, if the processes hold different models (a parameter or buffer whose
+        name, dtype, shape or ``requires_grad`` differs, or that only some have), naming the
+        first difference and which processes have what; checked before any other communication.
 
     Examples
     --------
@@ -200,6 +272,8 @@ class DataParallelMultiGPU(torch.nn.Module):
                 f"comm ({comm.size} processes) must hold the processes of the DASO optimizer "
                 f"({optimizer.comm.size})"
             )
+        # the same model everywhere, agreed in one small all-gather before the broadcast
+        _agree_on_model(optimizer.comm, "DataParallelMultiGPU", lambda: None, module, lambda _: {})
         self.module = module
         self.comm = optimizer.comm
         self.optimizer = optimizer

@@ -18,6 +18,7 @@ from typing import Any, Dict, Optional, Tuple
 
 import torch
 
+from ..core._collective_io import _agree
 from ..core.communication import MPI_WORLD, MPICommunication, sanitize_comm
 from .averaging import WIRE_DTYPES, FlatLayout
 from .gradients import GradientReducer, bucket_bytes
@@ -133,7 +134,15 @@ class DASO:
     Raises
     ------
     TypeError, ValueError
-        On every process, before any communication, for a bad argument (naming it).
+        On every process, before any other communication, for a bad argument (naming it), also
+        when it is bad on one process only.
+    ValueError
+        On every process, if the processes pass different values of an argument that decides
+        the communication (``total_epochs``, the warm-up, cool-down, skip and plateau settings,
+        ``sending_chunk_size``, ``downcast_type``, the scheduler's type and interval,
+        ``bucket_size_mb``), naming the argument and which processes passed which value: such
+        processes would change phase at different epochs and wait for each other forever. One
+        small all-gather checks them.
 
     Examples
     --------
@@ -163,40 +172,66 @@ class DASO:
         scheduler_interval: str = "batch",
         bucket_size_mb: float = 25,
     ):
-        # every check before the first collective, from arguments every process shares
-        _check_type(
-            "local_optimizer", local_optimizer, torch.optim.Optimizer, "a torch.optim.Optimizer"
-        )
         comm = sanitize_comm(comm)
-        self.schedule = DASOSchedule(
-            total_epochs,
-            warmup_epochs=warmup_epochs,
-            cooldown_epochs=cooldown_epochs,
-            max_global_skips=max_global_skips,
-            stability_level=stability_level,
-            skip_reduction_factor=skip_reduction_factor,
-            local_skip_factor=local_skip_factor,
-        )
-        if scheduler is not None:
-            _check_type("scheduler", scheduler, _SCHEDULER_TYPES, "a torch learning-rate scheduler")
-            if scheduler.optimizer is not local_optimizer:
-                raise ValueError("scheduler must schedule local_optimizer")
-        if scheduler_interval not in ("batch", "epoch"):
-            raise ValueError(
-                f"scheduler_interval must be 'batch' or 'epoch', got {scheduler_interval!r}"
+
+        def check_arguments():
+            _check_type(
+                "local_optimizer", local_optimizer, torch.optim.Optimizer, "a torch.optim.Optimizer"
             )
-        _check_type("sending_chunk_size", sending_chunk_size, int, "an int")
-        if sending_chunk_size < 1:
-            raise ValueError(f"sending_chunk_size must be >= 1, got {sending_chunk_size}")
-        _check_type("downcast_type", downcast_type, torch.dtype, "a torch.dtype")
-        if downcast_type not in WIRE_DTYPES[:3]:
-            raise ValueError(
-                "downcast_type must be torch.bfloat16, torch.float16 or torch.float32, got "
-                f"{downcast_type}"
+            schedule = DASOSchedule(
+                total_epochs,
+                warmup_epochs=warmup_epochs,
+                cooldown_epochs=cooldown_epochs,
+                max_global_skips=max_global_skips,
+                stability_level=stability_level,
+                skip_reduction_factor=skip_reduction_factor,
+                local_skip_factor=local_skip_factor,
             )
-        _check_type("use_mpi_groups", use_mpi_groups, bool, "a bool")
-        _check_type("verbose", verbose, bool, "a bool")
-        capacity = bucket_bytes(bucket_size_mb)
+            if scheduler is not None:
+                _check_type(
+                    "scheduler", scheduler, _SCHEDULER_TYPES, "a torch learning-rate scheduler"
+                )
+                if scheduler.optimizer is not local_optimizer:
+                    raise ValueError("scheduler must schedule local_optimizer")
+            if scheduler_interval not in ("batch", "epoch"):
+                raise ValueError(
+                    f"scheduler_interval must be 'batch' or 'epoch', got {scheduler_interval!r}"
+                )
+            _check_type("sending_chunk_size", sending_chunk_size, int, "an int")
+            if sending_chunk_size < 1:
+                raise ValueError(f"sending_chunk_size must be >= 1, got {sending_chunk_size}")
+            _check_type("downcast_type", downcast_type, torch.dtype, "a torch.dtype")
+            if downcast_type not in WIRE_DTYPES[:3]:
+                raise ValueError(
+                    "downcast_type must be torch.bfloat16, torch.float16 or torch.float32, got "
+                    f"{downcast_type}"
+                )
+            _check_type("use_mpi_groups", use_mpi_groups, bool, "a bool")
+            _check_type("verbose", verbose, bool, "a bool")
+            return schedule, bucket_bytes(bucket_size_mb)
+
+        def settings(checked):
+            # what decides the collectives: a process with another total_epochs changes phase
+            # (blocking vs. non-blocking averaging) at another epoch, and the job hangs there
+            agreed = dict(
+                total_epochs=total_epochs,
+                warmup_epochs=warmup_epochs,
+                cooldown_epochs=cooldown_epochs,
+                stability_level=float(stability_level),
+                max_global_skips=max_global_skips,
+                skip_reduction_factor=skip_reduction_factor,
+                local_skip_factor=local_skip_factor,
+                sending_chunk_size=sending_chunk_size,
+                downcast_type=downcast_type,
+                scheduler=None if scheduler is None else type(scheduler).__name__,
+                scheduler_interval=scheduler_interval,
+                bucket_size_mb=checked[1] / 2**20,  # 25 and 25.0 agree
+            )
+            return "DASO's arguments", {name: repr(value) for name, value in agreed.items()}
+
+        # every check before the first collective; the processes agree on the outcome and on the
+        # arguments in one small all-gather, so a bad or differing argument raises everywhere
+        self.schedule, capacity = _agree(comm, check_arguments, fingerprint=settings)
 
         self.local_optimizer = local_optimizer
         self.comm = comm

@@ -10,7 +10,12 @@ import pytest
 import torch
 
 import heat as ht
-from tests.helpers import collective_assert, expect_errors
+from tests.helpers import (
+    assert_one_process_error_everywhere,
+    collective_assert,
+    expect_errors,
+    raised_message,
+)
 
 WORLD = ht.MPI_WORLD
 RANK, SIZE = WORLD.rank, WORLD.size
@@ -181,4 +186,79 @@ def test_torch_names_and_errors():
                 {"blocking": None},
             ),
         ]
+    )
+
+
+# a model that differs on the last process; before the check, a different count of parameters
+# hung in the first broadcast and a different shape aborted the job inside torch (no exception)
+MISMATCHES = {
+    "shape": (
+        lambda net: setattr(net, "extra", torch.nn.Linear(5, 3)),
+        "parameter 'extra.weight' is float32 (2, 5) on process",
+        "but float32 (3, 5) on process",
+    ),
+    "count": (
+        lambda net: net.body.append(torch.nn.Linear(2, 2)),
+        "parameter 'body.3.weight' is missing on process",
+        "but float32 (2, 2) on process",
+    ),
+    "dtype": (
+        lambda net: net.extra.double(),
+        "parameter 'extra.weight' is float32 (2, 5) on process",
+        "but float64 (2, 5) on process",
+    ),
+    "frozen": (
+        lambda net: net.extra.bias.requires_grad_(False),
+        "parameter 'extra.bias' is float32 (2,) on process",
+        "but float32 (2,) (requires_grad=False) on process",
+    ),
+    "buffer": (
+        lambda net: net.register_buffer("scale", torch.ones(3)),
+        "buffer 'scale' is missing on process",
+        "but float32 (3,) on process",
+    ),
+}
+
+
+@pytest.mark.parametrize("wrapper", ["DataParallel", "DataParallelMultiGPU"])
+@pytest.mark.parametrize("kind", list(MISMATCHES))
+def test_models_that_differ_between_processes_raise_everywhere(kind, wrapper):
+    change, first, second = MISMATCHES[kind]
+    odd = SIZE - 1  # the process whose model differs
+    net = TwoBranches(seed=0)
+    if RANK == odd and SIZE > 1:
+        change(net)
+
+    def wrap():
+        if wrapper == "DataParallel":
+            return ht.nn.DataParallel(net)
+        daso = ht.optim.DASO(torch.optim.SGD(net.parameters(), lr=0.1), total_epochs=8)
+        return ht.nn.DataParallelMultiGPU(net, daso)
+
+    if SIZE == 1:
+        collective_assert(wrap().module is net, "one process: nothing to disagree with")
+        return
+    message = raised_message(ValueError, wrap)
+    others = "processes 0" if SIZE > 2 else "process 0"
+    ok = message is not None and "differ between processes" in message
+    ok = ok and first in message and second in message
+    ok = ok and f"{second} {odd}" in message and others in message
+    collective_assert(ok, f"rank {RANK}: {message}")
+    collective_assert(WORLD.allreduce(1) == SIZE, "collectives work after the error")
+
+
+def test_arguments_that_differ_between_processes_raise_everywhere():
+    net = TwoBranches(seed=0)
+    message = raised_message(ValueError, ht.nn.DataParallel, net, bucket_size_mb=1 + (RANK == SIZE - 1))
+    if SIZE == 1:
+        collective_assert(message is None, str(message))
+    else:
+        expected = f"bucket_size_mb is 1.0 on process{'es' if SIZE > 2 else ''} 0"
+        ok = message is not None and expected in message and f"but 2.0 on process {SIZE - 1}" in message
+        collective_assert(ok, f"rank {RANK}: {message}")
+    ht.nn.DataParallel(net, bucket_size_mb=1 if RANK == 0 else 1.0)  # the same size, written apart
+    # an argument that is bad on one process only: that process's error, on every process
+    compression = torch.int8 if RANK == SIZE - 1 else None
+    assert_one_process_error_everywhere(
+        ValueError, "compression must be", ht.nn.DataParallel, net, compression=compression
     )

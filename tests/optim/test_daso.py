@@ -11,7 +11,12 @@ import pytest
 import torch
 
 import heat as ht
-from tests.helpers import collective_assert, expect_errors
+from tests.helpers import (
+    assert_one_process_error_everywhere,
+    collective_assert,
+    expect_errors,
+    raised_message,
+)
 
 WORLD = ht.MPI_WORLD
 RANK, SIZE = WORLD.rank, WORLD.size
@@ -435,3 +440,41 @@ def test_bad_configurations_raise_on_every_process():
         daso.current_batch = RANK
         expect_errors([(RuntimeError, daso.epoch_loss_logic, (1.0,), {})])
     collective_assert(WORLD.allreduce(1) == SIZE, "collectives work after the errors")
+
+
+@pytest.mark.parametrize(
+    "name, value",
+    [("total_epochs", 11), ("warmup_epochs", 3), ("max_global_skips", 4),
+     ("stability_level", 0.1), ("downcast_type", torch.float16), ("bucket_size_mb", 2.0)],
+)
+def test_arguments_that_differ_between_processes_raise_everywhere(name, value):
+    # before the check, a process with another total_epochs entered the cool-down's blocking
+    # averaging an epoch before the others and the job hung there
+    net = small_net(seed=0)
+    arguments = dict(total_epochs=10, warmup_epochs=4, max_global_skips=8, stability_level=0.05,
+                     downcast_type=torch.bfloat16, bucket_size_mb=1.0)
+    default = repr(arguments[name])
+    if RANK == SIZE - 1:
+        arguments[name] = value
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+    message = raised_message(ValueError, ht.optim.DASO, optimizer, **arguments)
+    if SIZE == 1:
+        collective_assert(message is None, str(message))
+        return
+    expected = (
+        f"DASO's arguments differ between processes: {name} is {default} on "
+        f"process{'es' if SIZE > 2 else ''} 0"
+    )
+    ok = message is not None and expected in message
+    ok = ok and f"but {value!r} on process {SIZE - 1}" in message
+    collective_assert(ok, f"rank {RANK}: {message}")
+    collective_assert(WORLD.allreduce(1) == SIZE, "collectives work after the error")
+
+
+def test_argument_bad_on_one_process_raises_everywhere():
+    net = small_net(seed=0)
+    epochs = 6 if RANK == SIZE - 1 else 10  # 6 < 4 warm-up + 4 cool-down epochs
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+    assert_one_process_error_everywhere(
+        ValueError, "total_epochs (6)", ht.optim.DASO, optimizer, total_epochs=epochs
+    )

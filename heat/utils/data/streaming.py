@@ -29,6 +29,7 @@ import numpy as np
 import torch
 
 import heat as ht
+from heat.core._collective_io import _agree, _portable, _raise_first
 
 from .exchange import Exchanger, _row_bytes_view
 from .plan import TAIL_POLICIES, EpochPlan, derive_key
@@ -44,6 +45,12 @@ __all__ = ["StreamingDataLoader", "WINDOW_BUFFERS"]
 WINDOW_BUFFERS = 7
 _STATE_FORMAT = "heat.utils.data.StreamingDataLoader/1"
 _MASK63 = (1 << 63) - 1
+
+
+def _state_summary(position: Tuple[int, List[List[int]]]) -> Tuple[str, Dict[str, str]]:
+    """What the processes must agree on after checking a loaded state: the position."""
+    epoch, history = position
+    return "the loader states", {"epoch": repr(epoch), "history": repr(history)}
 
 
 def _check_flag(value: Any, name: str) -> bool:
@@ -237,8 +244,10 @@ class _Agreement:
     """
     Whether a window read failed anywhere, agreed on without making the processes wait for each
     other in every round: a non-blocking allreduce of the flag, completed one round later (or at
-    the end). A process whose read failed completes its own at once and raises; the others learn
-    it when they complete theirs. Rounds that exchange rows carry the flag in the exchange.
+    the end). A process whose read failed completes its own at once; the others learn it when
+    they complete theirs. Rounds that exchange rows carry the flag in the exchange. Once a
+    failure is known, one all-gather of the errors (:meth:`fail`) makes every process raise the
+    same exception: the lowest failing process's, with its message, as ``ht.load`` does.
     """
 
     def __init__(self, comm):
@@ -246,29 +255,41 @@ class _Agreement:
         self._pending = None  # (request, result tensor)
 
     def start(self, error: Optional[BaseException]) -> None:
+        """Start this round's verdict; a process whose read failed waits for it and raises."""
         if self.comm.size == 1:
-            if error is not None:
-                raise error
+            self.fail(error)
             return
         flag = torch.tensor([int(error is not None)], dtype=torch.int32)
         self._pending = (self.comm.Iallreduce(flag, torch.empty(1, dtype=torch.int32)), flag)
         if error is not None:
             pending, self._pending = self._pending, None
             pending[0].Wait()  # the others learn of it from this allreduce
-            raise error
+            self.fail(error)
 
-    def settle(self) -> None:
+    def settle(self, error: Optional[BaseException] = None) -> None:
+        """
+        Complete the previous round's verdict; if a read failed anywhere, raise (``error``: this
+        process's failure of the current round, if any, which then takes part in the verdict).
+        """
         pending, self._pending = self._pending, None
         if pending is not None:
             failed = int(pending[0].Wait()[0])
             if failed:
-                _Agreement.fail(None)
+                self.fail(error)
 
-    @staticmethod
-    def fail(error: Optional[BaseException]) -> None:
-        if error is not None:
-            raise error
-        raise RuntimeError("reading a window failed on another process; see its error")
+    def fail(self, error: Optional[BaseException]) -> None:
+        """
+        Called by every process once all know that a read failed (``error``: this process's,
+        or None): raise the same exception everywhere (one all-gather of the errors), or return
+        if there is none (one process).
+        """
+        if self.comm.size == 1:
+            if error is not None:
+                raise error
+            return
+        outcome = None if error is None else _portable(error)
+        _raise_first(self.comm.allgather(outcome), error)
+        raise RuntimeError("reading a window failed on another process")  # pragma: no cover
 
 
 class StreamingDataLoader:
@@ -532,20 +553,35 @@ class StreamingDataLoader:
 
     def load_state_dict(self, state: Dict[str, Any]) -> None:
         """
-        Continue from a saved position (call it on every process, after constructing the loader).
+        Continue from a saved position (call it on every process, after constructing the loader,
+        with the same state: save it from one process, load it on all).
+
+        Every process checks the state, then one small all-gather agrees on the outcome and on
+        the position, so a bad state, or states that differ between processes (which would
+        yield some rows twice and others never), raise the same error on every process.
 
         Raises
         ------
         TypeError
-            If ``state`` is not a state dict.
+            If ``state`` is not a state dict (on every process, if on one).
         ValueError
             If it was saved for other data (paths, dataset names, shapes, types or file sizes
-            differ) or with another seed, shuffle, tail or window size, or is inconsistent.
+            differ) or with another seed, shuffle, tail or window size, or is inconsistent (on
+            every process, if on one); or if the processes were given different states (naming
+            the first entry that differs and which processes have which value).
 
         Examples
         --------
         >>> loader.load_state_dict(torch.load("loader.pt"))  # doctest: +SKIP
         """
+        epoch, history = _agree(
+            self.comm, self._checked_position, state, fingerprint=_state_summary
+        )
+        self._close_active()
+        self.epoch, self._history = epoch, history
+
+    def _checked_position(self, state: Any) -> Tuple[int, List[List[int]]]:
+        """The (epoch, history) of a state from :meth:`state_dict`, checked against this loader."""
         if not isinstance(state, dict):
             raise TypeError(f"state must be a dict from state_dict(), got {type(state).__name__}")
         if state.get("format") != _STATE_FORMAT:
@@ -574,8 +610,7 @@ class StreamingDataLoader:
             self.rows, self.window_rows, self.comm.size, self.batch_size, seed=self.seed,
             epoch=epoch, shuffle=self.shuffle, tail=self.tail, history=history,
         )
-        self._close_active()
-        self.epoch, self._history = int(epoch), history
+        return int(epoch), history
 
     # -- iteration ---------------------------------------------------------------------------------
 
@@ -743,7 +778,7 @@ class StreamingDataLoader:
                 slot, arrays = reader.get()
             except Exception as caught:  # noqa: BLE001 - every failure must reach all processes
                 error = caught
-        self._agreement.settle()  # the previous round's verdict, before anything new
+        self._agreement.settle(error)  # the previous round's verdict, before anything new
         start = int(segment.starts[task.window]) if task.window is not None else 0
         order = segment.yield_order(j, rank)[task.skip : task.skip + task.take]
         if segment.is_local(j):
@@ -789,7 +824,7 @@ class StreamingDataLoader:
             if slot is not None:
                 reader.release(slot)
             exchanger.give_back(received.buffers)
-            _Agreement.fail(error)
+            self._agreement.fail(error)
         lower = int(received.counts[:rank].sum())  # rows from lower ranks arrive first
         if in_file_order:
             own = int(kept[0]) if len(kept) else 0

@@ -34,9 +34,10 @@ def test_setup_effects():
     node.Free()
     if not os.environ.get("OMP_NUM_THREADS") and not os.environ.get("MKL_NUM_THREADS"):
         ok = ok and torch.get_num_threads() <= max(1, (os.cpu_count() or 1) // local)
-    before = sys.excepthook
+    ok = ok and bool(getattr(sys.exit, "_heat_exit", False)) == wanted
+    before = sys.excepthook, sys.exit
     hc.process._setup_process()  # idempotent: no second hook
-    ok = ok and sys.excepthook is before
+    ok = ok and (sys.excepthook, sys.exit) == before
     agree(ok, (torch.get_num_threads(), hooked))
 
 
@@ -88,3 +89,114 @@ def test_abort_hook_switch(monkeypatch):
     enabled = hc.process._wants_abort_hook(4)
     hook = hc.process._abort_on_exception_hook(sys.__excepthook__)
     agree(default == (False, True) and not disabled and enabled and hook._heat_abort_hook)
+
+
+def test_caught_system_exit_is_not_the_exit_status():
+    # a SystemExit that a test (or a program) catches must not count at exit: only one that
+    # ends the program aborts the job when it is non-zero
+    noted = []
+    recording = hc.process._recording_exit(sys.exit)
+    previous = hc.process._LAST_EXIT
+    try:
+        with pytest.raises(SystemExit):
+            recording(3)
+        noted.append(hc.process._LAST_EXIT)
+        try:
+            recording("a message")
+        except SystemExit:
+            pass
+        noted.append(hc.process._LAST_EXIT)
+        status = hc.process._exit_status()
+    finally:
+        hc.process._LAST_EXIT = previous
+    ok = [e.code for e in noted] == [3, "a message"] and status == 0
+    ok = ok and not any(hc.process._ended_the_program(e) for e in noted)
+    agree(ok, ([e.code for e in noted], status))
+
+
+# Each job starts 3 processes: 3 makes rank 1 neither the first nor the last. The scenarios run
+# as concurrent jobs: each takes 5-20 s on a loaded 2-core machine, mostly starting up.
+EXIT_SCRIPT = """
+import sys, time
+import heat as ht
+comm = ht.MPI_WORLD
+mode = sys.argv[1]
+if mode == "one-nonzero":  # rank 1 exits with 3 while the others wait for it in a barrier
+    if comm.rank == 1:
+        time.sleep(0.5)
+        sys.stderr.write("exiting at %.3f\\n" % time.time())
+        sys.stderr.flush()
+        sys.exit(3)
+    comm.handle.Barrier()  # never matched: only the abort ends these processes
+elif mode == "all-nonzero":  # every process fails alike (a bad argument): no abort, status 2
+    try:
+        sys.exit(5)  # caught: does not count
+    except SystemExit:
+        pass
+    comm.handle.Barrier()
+    exit(2)
+elif mode == "one-zero":  # rank 1 ends first; the others still communicate for a while
+    others = comm.handle.Split(0 if comm.rank != 1 else ht.MPI.UNDEFINED)
+    if comm.rank == 1:
+        sys.exit(0)
+    for _ in range(4):
+        others.Barrier()
+        time.sleep(1)
+    print("rank %d ended" % comm.rank, flush=True)
+"""
+
+
+def _exit_jobs(folder):
+    script = os.path.join(folder, "exit_job.py")
+    with open(script, "w") as f:
+        f.write(EXIT_SCRIPT)
+    env = fresh_job_environment(HEAT_EXIT_REPORT_SECONDS="1")
+    jobs = {
+        mode: subprocess.Popen(
+            ["mpiexec", "-n", "3", sys.executable, script, mode],
+            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True,
+        )
+        for mode in ("one-nonzero", "all-nonzero", "one-zero")
+    }
+    results, deadline = {}, time.monotonic() + 80
+    for mode, job in jobs.items():
+        try:
+            out, err = job.communicate(timeout=max(1.0, deadline - time.monotonic()))
+            results[mode] = (job.returncode, out, err, time.time())
+        except subprocess.TimeoutExpired:
+            job.terminate()  # mpiexec then ends the job's processes
+            try:
+                out, err = job.communicate(timeout=10)
+            except subprocess.TimeoutExpired:
+                job.kill()
+                out, err = job.communicate()
+            results[mode] = (None, out, err, time.time())
+    return results
+
+
+@pytest.mark.timeout(110)
+@pytest.mark.skipif(SIZE > 1, reason="starts its own 3-process jobs; runs in the 1-process suite")
+def test_exit_on_one_process_ends_or_reports(tmp_path):
+    results = _exit_jobs(str(tmp_path))
+
+    # sys.exit(3) on rank 1: the job ends within seconds with status 3, naming rank 1
+    status, out, err, ended = results["one-nonzero"]
+    assert status is not None, f"the job hung after sys.exit(3) on one process:\n{err}"
+    assert status == 3, (status, out, err)
+    exited = re.search(r"exiting at ([0-9.]+)", err)
+    assert exited, err
+    assert ended - float(exited.group(1)) < 20, (ended, exited.group(1))
+    assert "[rank 1/3] exited with status 3" in err and "aborting the MPI job" in err, err
+
+    # every process exits with 2: the job ends with 2, nobody aborts, a caught exit is ignored
+    status, out, err, _ = results["all-nonzero"]
+    assert status == 2, (status, out, err)
+    assert "aborting" not in err, err
+
+    # sys.exit(0) on rank 1 while the others go on: reported after 1 s, and the job ends well
+    status, out, err, _ = results["one-zero"]
+    assert status == 0, (status, out, err)
+    assert "rank 0 ended" in out and "rank 2 ended" in out, out
+    report = "[rank 1/3] this process reached its end"
+    assert report in err and "but process 0 has not ended yet" in err, err
