@@ -322,7 +322,7 @@ def daso_exchange(
     DASO's global synchronization of a parameter vector of ``nbytes`` (float32), sliced: each of
     a node's ``G`` processes exchanges its slice ``s = nbytes / G`` with its peers on the other
     ``P - 1`` nodes in ``wire_bytes``-byte values (bfloat16: 2), then the node reassembles the
-    vector (heat/optim/daso.py, transport.py). With ``w = wire_bytes / 4``:
+    vector (heat/optim/daso.py, heat/core/communication/node_groups.py). With ``w = wire_bytes / 4``:
 
     * send: the slice gathered into a fresh buffer (alloc + copy ``s``), minus the reference
       (add ``s``), cast into a fresh buffer (cast ``s``, alloc ``w s``), receive buffers (alloc
@@ -475,7 +475,7 @@ def _calibration_worker(args: argparse.Namespace) -> None:
     import torch.distributed as dist
 
     from heat.core.communication import MPI_WORLD
-    from heat.optim.transport import CrossNodeSum, NodeGroups
+    from heat.core.communication.node_groups import CrossNodeSum, NodeGroups
 
     torch.set_num_threads(1)
     comm = MPI_WORLD

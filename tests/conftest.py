@@ -290,3 +290,17 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         first_line = (first_line if isinstance(first_line, str) else first_line[0])[:300]
     with open(_OUTCOMES_PATH, "a") as stream:
         stream.write(f"{report.outcome}\t{report.when}\t{report.nodeid}\t{first_line}\n")
+
+
+@pytest.fixture
+def emulate_nodes(monkeypatch):
+    """``emulate_nodes(k)``: nodes of ``k`` consecutive ranks for this test (None: real nodes);
+    used by the tests of node groups, DASO and the data-parallel modules."""
+
+    def use(ranks_per_node):
+        if ranks_per_node is None:
+            monkeypatch.delenv("HEAT_RANKS_PER_NODE", raising=False)
+        else:
+            monkeypatch.setenv("HEAT_RANKS_PER_NODE", str(ranks_per_node))
+
+    return use

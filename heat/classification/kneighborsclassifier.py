@@ -8,7 +8,7 @@ import numbers
 from typing import Tuple
 
 import torch
-from mpi4py import MPI
+from ..core.communication import MPI
 
 import heat as ht
 from heat.core.base import (

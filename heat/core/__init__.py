@@ -1,6 +1,6 @@
 """The core of heat: the distributed array, its engines and the function families."""
 
-from mpi4py import MPI  # noqa: F401
+from .communication import MPI  # noqa: F401
 
 from .communication import *  # noqa: F401,F403
 from .devices import *  # noqa: F401,F403

@@ -2,12 +2,9 @@
 The collective machinery under :mod:`heat.core.io`, the same for every file format.
 
 - Verdicts: a check or a read that may fail on some processes ends with one collective that
-  makes every process raise the same exception (:func:`_agree`: every process runs it, one
-  all-gather, which can also check that all processes saw the same thing, e.g. the same file
-  or the same settings; :func:`_root_decides`: process 0 runs it, one broadcast;
-  :func:`_in_turn`: the processes run it one after the other, each passing the outcome on).
-  Code outside ``core`` (the data loader, the data-parallel modules) uses these too, until
-  they move into ``core/communication``.
+  makes every process raise the same exception (:mod:`heat.core.communication.verdicts`:
+  ``agree``, ``root_decides``, ``raise_if_any``; here also :func:`_in_turn`: the processes run
+  a step one after the other, each passing the outcome on).
 - Reading: an array in a file is a :class:`_Source` seen through a selection (start, step and
   length per axis); :func:`_read_sources` gives each process the block of the concatenation of
   sources that the balanced layout assigns to it, read straight into the result's memory.
@@ -23,16 +20,14 @@ import ctypes
 import errno
 import os
 import shutil
-import time
 import uuid
-import zlib
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
 
 from . import types
-from .communication import MPICommunication
+from .communication import MPICommunication, verdicts
 from .devices import Device
 from .dndarray import DNDarray
 
@@ -47,155 +42,13 @@ def _reached_middle_of_write(format_name: str, comm: MPICommunication) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# collective verdicts: the same exception on every process
+# collective verdicts (heat.core.communication.verdicts; the short names io.py uses)
 # ---------------------------------------------------------------------------------------------
-def _portable(error: BaseException) -> Tuple[type, str]:
-    """The builtin exception class behind ``error`` and its message (both picklable)."""
-    if isinstance(error, KeyError) and error.args:
-        message = str(error.args[0])  # str(KeyError) would add quotes
-    else:
-        message = str(error)
-    for cls in type(error).__mro__:
-        if cls in (BaseException, Exception):
-            break
-        if cls.__module__ != "builtins":
-            continue
-        try:  # a class that can be rebuilt from the message alone (not e.g. UnicodeDecodeError)
-            cls(message)
-        except Exception:  # noqa: B902
-            continue
-        return cls, message
-    return RuntimeError, message
-
-
-def _raise_first(
-    outcomes: Sequence[Optional[Tuple[type, str]]], local_error: Optional[BaseException]
-) -> None:
-    """Raise the error of the lowest failing process (the same text on every process)."""
-    failed = [rank for rank, outcome in enumerate(outcomes) if outcome is not None]
-    if not failed:
-        return
-    cls, message = outcomes[failed[0]]
-    if len(failed) < len(outcomes):
-        where = ", ".join(str(r) for r in failed)
-        message = f"{message} [on process{'es' if len(failed) > 1 else ''} {where}]"
-    raise cls(message) from local_error
-
-
-def _wait_without_spinning(request) -> None:
-    """
-    Complete ``request``, sleeping between tests once it is not done at once. MPICH busy-polls
-    in blocking calls: with more processes than cores (a loaded node, or 4 processes on 2 cores)
-    a waiting process takes the core from the process it waits for. File operations take
-    milliseconds, so a poll every few microseconds to a millisecond costs nothing measurable.
-    """
-    for _ in range(64):
-        if request.Test():
-            return
-    pause = 2e-5
-    while not request.Test():
-        time.sleep(pause)
-        pause = min(2 * pause, 1e-3)
-
-
-def _ranks_text(ranks: Sequence[int]) -> str:
-    """``"process 3"`` or ``"processes 0, 2-5"`` (runs of consecutive ranks shortened)."""
-    runs: List[List[int]] = []
-    for rank in ranks:
-        if runs and rank == runs[-1][1] + 1:
-            runs[-1][1] = rank
-        else:
-            runs.append([rank, rank])
-    parts = [str(a) if a == b else f"{a}, {b}" if b == a + 1 else f"{a}-{b}" for a, b in runs]
-    return ("processes " if len(ranks) > 1 else "process ") + ", ".join(parts)
-
-
-def _first_difference(what: str, summaries: Sequence[Dict[str, str]]) -> str:
-    """
-    The message for named settings that differ between processes: the first name (in the order
-    of the lowest process that has it) whose description is not the same everywhere, and which
-    processes have which description (``missing`` where a process lacks the name).
-    """
-    names: Dict[str, None] = {}
-    for summary in summaries:
-        names.update(dict.fromkeys(summary))
-    for name in names:
-        values = [summary.get(name, "missing") for summary in summaries]
-        if len(set(values)) > 1:
-            break
-    else:  # the same entries in another order
-        orders = {tuple(summary) for summary in summaries}
-        name, values = "the order", [", ".join(summary) for summary in summaries]
-        if len(orders) == 1:  # pragma: no cover - digests differ only when the summaries do
-            return f"{what} differ between processes"
-    groups: Dict[str, List[int]] = {}
-    for rank, value in enumerate(values):
-        groups.setdefault(value, []).append(rank)
-    seen = (" but " if len(groups) == 2 else ", ").join(
-        f"{value} on {_ranks_text(ranks)}" for value, ranks in groups.items()
-    )
-    return f"{what} differ between processes: {name} is {seen}"
-
-
-def _agree(
-    comm: MPICommunication,
-    function: Callable[..., Any],
-    *args,
-    fingerprint: Optional[Callable[[Any], Tuple[str, Any]]] = None,
-    **kwargs,
-) -> Any:
-    """
-    Run ``function`` on every process, then combine the outcomes with one all-gather: if any
-    process failed, every process raises that error. With ``fingerprint`` (result -> (what,
-    summary)) the processes also check that they saw the same thing, e.g. the same shape of
-    the same file: a ValueError on every process if not. A summary that is a dict (name ->
-    description, e.g. the arguments of a constructor or the parameters of a model) makes the
-    message name the first entry that differs and the processes holding each description.
-    """
-    error = None
-    try:
-        result = function(*args, **kwargs)
-    except Exception as caught:  # noqa: B902 - every failure must become collective
-        result, error = None, caught
-    outcome = None if error is None else _portable(error)
-    summary = None if (error is not None or fingerprint is None) else fingerprint(result)
-    if comm.size == 1:
-        _raise_first([outcome], error)
-        return result
-    # the common case in one small all-gather of (failed, digest of the summary); the messages
-    # travel only when something is wrong
-    digest = zlib.crc32(repr(summary).encode())
-    flags = torch.tensor([int(error is not None), digest], dtype=torch.int64)
-    everyone = torch.empty((comm.size, 2), dtype=torch.int64)
-    _wait_without_spinning(comm.Iallgather(flags, everyone))
-    if not everyone[:, 0].any() and bool((everyone[:, 1] == digest).all()):
-        return result
-    gathered = comm.allgather((outcome, summary))
-    _raise_first([g[0] for g in gathered], error)
-    what = gathered[0][1][0]
-    if all(isinstance(g[1][1], dict) for g in gathered):
-        raise ValueError(_first_difference(what, [g[1][1] for g in gathered]))
-    seen = ", ".join(f"process {rank}: {g[1][1]}" for rank, g in enumerate(gathered))
-    raise ValueError(f"the processes do not see the same {what} ({seen})")
-
-
-def _root_decides(comm: MPICommunication, function: Callable[..., Any], *args) -> Any:
-    """
-    Run ``function`` on process 0 only and broadcast its result, or its error, which every
-    process then raises (one broadcast). For metadata: one process reads it, all agree.
-    """
-    error, outcome = None, None
-    if comm.rank == 0:
-        try:
-            outcome = (True, function(*args))
-        except Exception as caught:  # noqa: B902
-            error = caught
-            outcome = (False, _portable(caught))
-    if comm.size > 1:
-        outcome = comm.bcast(outcome, root=0)
-    if not outcome[0]:
-        _raise_first([outcome[1]], error)
-    return outcome[1]
+_portable = verdicts.portable
+_raise_first = verdicts.raise_first
+_wait_without_spinning = verdicts.wait_without_spinning
+_agree = verdicts.agree
+_root_decides = verdicts.root_decides
 
 
 def _in_turn(comm: MPICommunication, writers: Sequence[int], step: Callable[[bool], None]) -> None:

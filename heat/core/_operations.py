@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Callable, Optional, Sequence, Tuple, Union
 
 import torch
-from mpi4py import MPI
+from .communication import MPI
 
 from . import types
 from ._conversion import to_tensor

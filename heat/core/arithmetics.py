@@ -20,7 +20,7 @@ from typing import Optional, Tuple, Union
 
 import numpy as np
 import torch
-from mpi4py import MPI
+from .communication import MPI
 
 from . import types
 from ._operations import _PYTHON_SCALARS, binary_op, cum_op, local_op, reduce_op

@@ -30,7 +30,7 @@ from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 import numpy as np
 import torch
-from mpi4py import MPI
+from .communication import MPI
 
 from . import layout, types
 from .dndarray import DNDarray

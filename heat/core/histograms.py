@@ -13,7 +13,7 @@ from typing import Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
-from mpi4py import MPI
+from .communication import MPI
 
 from . import types
 from ._operations import _TORCH_TO_HEAT, _check_out, align_local, local_op

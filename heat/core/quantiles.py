@@ -25,7 +25,7 @@ from typing import List, Optional
 
 import numpy as np
 import torch
-from mpi4py import MPI
+from .communication import MPI
 
 from . import types
 from ._operations import (

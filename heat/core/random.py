@@ -44,7 +44,7 @@ from typing import Callable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
-from mpi4py import MPI
+from .communication import MPI
 
 from . import types
 from .communication import MPICommunication, get_comm, sanitize_comm

@@ -29,7 +29,7 @@ from typing import Optional, Tuple, Union
 
 import numpy as np
 import torch
-from mpi4py import MPI
+from .communication import MPI
 
 from . import types
 from .dndarray import DNDarray

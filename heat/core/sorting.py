@@ -49,7 +49,7 @@ from typing import Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
-from mpi4py import MPI
+from .communication import MPI
 
 from . import types
 from ._operations import _TORCH_TO_HEAT, _UNSIGNED_COMPUTE, align_local, from_order_key

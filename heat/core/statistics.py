@@ -23,7 +23,7 @@ from typing import List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
-from mpi4py import MPI
+from .communication import MPI
 
 from . import types
 from ._operations import _TORCH_TO_HEAT, _UNSIGNED_COMPUTE, _check_out, align_local, binary_op

@@ -5,13 +5,13 @@
 
 from __future__ import annotations
 
-import builtins
 import operator
 from typing import Any, Callable, Tuple, Union
 
 import torch
 
 from . import types
+from .communication import verdicts
 from .dndarray import DNDarray
 from .layout import redistribute
 
@@ -42,19 +42,6 @@ def _outputs_and_dims(outputs, out_dims) -> Tuple[Tuple[torch.Tensor, ...], Tupl
             f"out_dims has {len(dims)} entries, but func returned {len(outputs)} outputs"
         )
     return outputs, tuple(d % o.ndim for o, d in zip(outputs, dims))
-
-
-def _same_error(entry, rank: int) -> Exception:
-    """The error another process met, as an exception of the same type where possible."""
-    name, message = entry
-    text = f"{message} (raised on process {rank})"
-    kind = getattr(builtins, name, None)
-    if isinstance(kind, type) and issubclass(kind, Exception):
-        try:
-            return kind(text)
-        except Exception:  # noqa: B902 - a built-in type that does not take one message
-            pass
-    return RuntimeError(f"{name}: {text}")
 
 
 def vmap(
@@ -202,16 +189,14 @@ def vmap(
             # one small allgather: every process raises the first error any of them met, and
             # processes without samples learn the outputs' shapes and types
             summary = (
-                (type(error).__name__, str(error)) if error is not None
+                verdicts.portable(error) if error is not None
                 else None if outputs is None
                 else [(tuple(o.shape), o.dtype, d % o.ndim) for o, d in zip(outputs, dims)]
             )
             summaries = comm.allgather(summary)
-            for rank, entry in enumerate(summaries):
-                if isinstance(entry, tuple):
-                    if error is not None:
-                        raise error
-                    raise _same_error(entry, rank)
+            verdicts.raise_first(
+                [entry if isinstance(entry, tuple) else None for entry in summaries], error
+            )
             if outputs is None:
                 described = next(entry for entry in summaries if entry is not None)
                 outputs, dims = [], []

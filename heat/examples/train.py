@@ -50,7 +50,9 @@ import heat as ht
 
 # the atomic save and the verdicts of process 0 of heat's file I/O: the example writes its files
 # (and decides about them) exactly as ht.save does
-from heat.core._collective_io import _atomic_save, _root_decides
+from heat.core._collective_io import _atomic_save
+from heat.core.communication.node_groups import ring_allreduce_bytes
+from heat.core.communication.verdicts import root_decides as _root_decides
 
 __all__ = ["main", "write_synthetic_dataset", "held_out"]
 
@@ -532,7 +534,7 @@ def synchronous_cross_node_bytes(daso: ht.optim.DASO, batches: int) -> int:
     for size in groups.node_sizes:
         for j in range(size):
             start, stop = ht.optim.averaging.slice_bounds(numel, size, j)
-            per_batch += ht.optim.transport.ring_allreduce_bytes(
+            per_batch += ring_allreduce_bytes(
                 (stop - start) * 4, groups.num_nodes
             )
     return per_batch * batches

@@ -10,7 +10,7 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 import torch
-from mpi4py import MPI
+from ..core.communication import MPI
 
 import heat as ht
 from heat.core.base import (

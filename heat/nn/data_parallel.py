@@ -9,12 +9,16 @@ from typing import Any, Callable, Dict, Optional, Union
 
 import torch
 
-from ..core._collective_io import _agree
+from ..core.communication import verdicts
 from ..core.communication import MPI_WORLD, MPICommunication, sanitize_comm, torch_process_group
 from ..optim.daso import DASO
 from ..optim.data_parallel import DataParallelOptimizer
 from ..optim.gradients import FlatAverage, GradientReducer, HierarchicalAverage, bucket_bytes
-from ..optim.transport import NodeGroups, broadcast_training_state
+from ..core.communication.node_groups import (
+    NodeGroups,
+    broadcast_tensors,
+    broadcast_training_state,
+)
 
 __all__ = ["DataParallel", "DataParallelMultiGPU"]
 
@@ -67,7 +71,7 @@ def _agree_on_model(
         _check_module(module)
         return check_arguments()
 
-    return _agree(comm, checked, fingerprint=fingerprint)
+    return verdicts.agree(comm, checked, fingerprint=fingerprint)
 
 
 class DataParallel(torch.nn.Module):
@@ -213,16 +217,7 @@ class DataParallel(torch.nn.Module):
             and self.training
             and self.comm.size > 1
         ):
-            import torch.distributed as dist
-
-            root = self.comm.world_ranks()[0]
-            with torch.no_grad():
-                works = [
-                    dist.broadcast(b.data, src=root, group=self._group, async_op=True)
-                    for b in self._buffers_to_share
-                ]
-                for work in works:
-                    work.wait()
+            broadcast_tensors(self._buffers_to_share, self.comm, self._group)
         return self.module(*args, **kwargs)
 
     def no_sync(self):

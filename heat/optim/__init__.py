@@ -11,8 +11,9 @@ Every name of ``torch.optim`` is available here too (``ht.optim.SGD``, ``ht.opti
 torch's learning-rate schedulers as ``ht.optim.lr_scheduler``.
 
 Modules: ``schedule`` (when to synchronize), ``averaging`` (how values combine: pure tensor
-math), ``transport`` and ``gradients`` (who talks to whom), ``daso``, ``data_parallel``,
-``lr_rules``, ``timeline``.
+math), ``gradients`` (bucketed gradient averaging over the groups of
+:mod:`heat.core.communication.node_groups`, which is who talks to whom), ``daso``,
+``data_parallel``, ``lr_rules``, ``timeline``.
 """
 
 import torch.optim as _torch_optim

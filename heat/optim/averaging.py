@@ -3,7 +3,9 @@ How parameters and gradients are combined: pure tensor math, no communication.
 
 * :func:`blend` — DASO's merge of stale global and fresh local parameters,
   ``x_new = (2 S x_local + sum_p x_p) / (2 S + P)``;
-* :func:`pack` / :func:`sum_packed` — reduced precision on the wire, summation in float32;
+* :func:`pack` / :func:`sum_packed` — reduced precision on the wire, summation in float32
+  (``sum_packed``, ``slice_bounds`` and ``chunk_bounds`` live beside the transport, in
+  :mod:`heat.core.communication.node_groups`, and are re-exported here);
 * :class:`FlatLayout` — many tensors seen as one flat vector (buckets, slices, chunks of it);
 * :func:`bucket_bounds`, :func:`chunk_bounds`, :func:`slice_bounds` — how a flat vector is cut.
 """
@@ -13,6 +15,9 @@ from __future__ import annotations
 from typing import Iterable, List, Optional, Sequence, Tuple
 
 import torch
+
+# how a flat vector is cut and how wire-type pieces are summed are shared with the transport
+from ..core.communication.node_groups import chunk_bounds, slice_bounds, sum_packed
 
 __all__ = [
     "blend",
@@ -96,48 +101,7 @@ def pack(
     return values.to(wire_dtype, copy=True)
 
 
-def sum_packed(pieces: Sequence[torch.Tensor], out: torch.Tensor) -> torch.Tensor:
-    """
-    The sum of ``pieces`` (any wire type) in ``out``'s precision (float32 or wider), added in the
-    order given — the same order on every process, so every process gets the same bits.
 
-    Examples
-    --------
-    >>> pieces = [torch.tensor([256.0]).bfloat16(), torch.tensor([1.0]).bfloat16()]
-    >>> sum_packed(pieces, torch.empty(1))  # bfloat16 arithmetic would give 256
-    tensor([257.])
-    """
-    if not pieces:
-        return out.zero_()
-    out.copy_(pieces[0])
-    for piece in pieces[1:]:
-        out.add_(piece)  # a bf16 operand is widened to out's type before adding
-    return out
-
-
-def slice_bounds(length: int, parts: int, index: int) -> Tuple[int, int]:
-    """
-    ``[start, stop)`` of part ``index`` when ``length`` elements are cut into ``parts`` nearly
-    equal consecutive parts (``start = index * length // parts``).
-
-    Examples
-    --------
-    >>> [slice_bounds(10, 3, i) for i in range(3)]
-    [(0, 3), (3, 6), (6, 10)]
-    """
-    return index * length // parts, (index + 1) * length // parts
-
-
-def chunk_bounds(start: int, stop: int, chunk: int) -> List[Tuple[int, int]]:
-    """
-    ``[start, stop)`` cut into pieces of at most ``chunk`` elements.
-
-    Examples
-    --------
-    >>> chunk_bounds(0, 10, 4)
-    [(0, 4), (4, 8), (8, 10)]
-    """
-    return [(lo, min(lo + chunk, stop)) for lo in range(start, stop, chunk)]
 
 
 def bucket_bounds(sizes: Sequence[int], capacity: int) -> List[Tuple[int, int]]:

@@ -5,8 +5,9 @@ The optimizer composes three parts that live in their own modules:
 
 * the schedule (:mod:`.schedule`): when to synchronize globally;
 * the averaging (:mod:`.averaging`): how the stale global and the fresh local parameters merge;
-* the transport (:mod:`.transport`, :mod:`.gradients`): the node-local gradient average of every
-  batch (bucketed, overlapped with backward) and the sliced, non-blocking cross-node exchange.
+* the transport (:mod:`heat.core.communication.node_groups`, :mod:`.gradients`): the node-local
+  gradient average of every batch (bucketed, overlapped with backward) and the sliced,
+  non-blocking cross-node exchange.
 """
 
 from __future__ import annotations
@@ -18,13 +19,18 @@ from typing import Any, Dict, Optional, Tuple
 
 import torch
 
-from ..core._collective_io import _agree
+from ..core.communication import verdicts
 from ..core.communication import MPI_WORLD, MPICommunication, sanitize_comm
 from .averaging import WIRE_DTYPES, FlatLayout
 from .gradients import GradientReducer, bucket_bytes
 from .schedule import DASOSchedule
 from .timeline import BatchRecord, Timeline
-from .transport import CrossNodeSum, NodeGroups, ring_allreduce_bytes
+from ..core.communication.node_groups import (
+    CrossNodeSum,
+    NodeGroups,
+    all_reduce,
+    ring_allreduce_bytes,
+)
 
 __all__ = ["DASO"]
 
@@ -231,7 +237,7 @@ class DASO:
 
         # every check before the first collective; the processes agree on the outcome and on the
         # arguments in one small all-gather, so a bad or differing argument raises everywhere
-        self.schedule, capacity = _agree(comm, check_arguments, fingerprint=settings)
+        self.schedule, capacity = verdicts.agree(comm, check_arguments, fingerprint=settings)
 
         self.local_optimizer = local_optimizer
         self.comm = comm
@@ -497,14 +503,12 @@ class DASO:
         """Average floating-point buffers (e.g. batch-norm statistics) over all processes."""
         if not self._buffers or self.comm.size == 1:
             return 0, 0
-        import torch.distributed as dist
-
         layout = FlatLayout(self._buffers)
         flat = layout.gather(
             self._buffers,
             out=torch.empty(layout.numel, dtype=self._flat_dtype, device=self._device),
         )
-        dist.all_reduce(flat, group=self.groups.world_group)
+        all_reduce(flat, self.groups.world_group)
         layout.scatter(flat.div_(self.comm.size), self._buffers)
         nbytes = ring_allreduce_bytes(flat.numel() * flat.element_size(), self.comm.size)
         return (0, nbytes) if self.groups.num_nodes > 1 else (nbytes, 0)

@@ -28,7 +28,12 @@ from typing import Any, Iterator, List, Optional, Sequence
 import torch
 
 from .averaging import FlatLayout, bucket_bounds, pack
-from .transport import CrossNodeSum, NodeGroups, ring_allreduce_bytes
+from ..core.communication.node_groups import (
+    CrossNodeSum,
+    NodeGroups,
+    all_reduce_async,
+    ring_allreduce_bytes,
+)
 
 __all__ = ["Reduction", "FlatAverage", "HierarchicalAverage", "GradientReducer", "bucket_bytes"]
 
@@ -102,8 +107,6 @@ class FlatAverage(Reduction):
         )
 
     def start(self, bucket: torch.Tensor) -> Any:
-        import torch.distributed as dist
-
         if self.size == 1:
             return None
         if self.wire_dtype is None or self.wire_dtype == bucket.dtype:
@@ -115,7 +118,7 @@ class FlatAverage(Reduction):
             self.bytes_cross_node += nbytes
         else:
             self.bytes_local += nbytes
-        work = dist.all_reduce(payload, group=self.group, async_op=True)
+        work = all_reduce_async(payload, self.group)
         return work, payload, bucket
 
     def finish_all(self, handles: Sequence[Any]) -> None:
@@ -150,13 +153,11 @@ class HierarchicalAverage(Reduction):
         self._sums = {}  # bucket length -> CrossNodeSum (its chunks depend only on the length)
 
     def start(self, bucket: torch.Tensor) -> Any:
-        import torch.distributed as dist
-
         size = self.groups.local_size
         if size == 1:
             return None, bucket
         self.bytes_local += ring_allreduce_bytes(bucket.numel() * bucket.element_size(), size)
-        return dist.all_reduce(bucket, group=self.groups.node_group, async_op=True), bucket
+        return all_reduce_async(bucket, self.groups.node_group), bucket
 
     def _cross_node(self, length: int, dtype: torch.dtype) -> CrossNodeSum:
         if length not in self._sums:

@@ -9,7 +9,7 @@ from typing import Tuple
 
 import numpy as np
 import torch
-from mpi4py import MPI
+from ..core.communication import MPI
 
 import heat as ht
 from heat.core.base import (

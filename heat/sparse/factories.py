@@ -8,7 +8,7 @@ import numpy as np
 import torch
 
 from ..core import types
-from ..core.communication import MPI_SELF, MPICommunication, sanitize_comm
+from ..core.communication import MPI_SELF, MPICommunication, sanitize_comm, verdicts
 from ..core.devices import Device, sanitize_device
 from ..core.dndarray import DNDarray
 from ..core.factories import array
@@ -161,11 +161,9 @@ def _sparse_matrix(cls, obj, dtype, split, is_split, device, comm) -> _DCSXMatri
         local = _local_tensor(obj, axis, dtype, device)
         meta: Tuple = ("ok", tuple(local.shape), types.canonical_heat_type(local.dtype).__name__)
     except (TypeError, ValueError) as error:
-        local, meta = None, ("error", type(error).__name__, str(error))
+        local, meta = None, ("error", verdicts.portable(error))
     metas = comm.allgather(meta) if comm.size > 1 else [meta]
-    for rank, info in enumerate(metas):
-        if info[0] == "error":
-            raise (TypeError if info[1] == "TypeError" else ValueError)(f"obj on rank {rank}: {info[2]}")
+    verdicts.raise_first([info[1] if info[0] == "error" else None for info in metas], None)
     other = 1 - axis
     for rank, info in enumerate(metas):
         if info[1][other] != metas[0][1][other]:

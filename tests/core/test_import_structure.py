@@ -51,6 +51,22 @@ def _node(name: str, nodes: Set[str]) -> str:
     return name if name in nodes else name.rsplit(".", 1)[0]
 
 
+def _annotation_only(tree: ast.AST, _cache: Dict[int, Set[int]] = {}) -> Set[int]:
+    """The ids of the nodes inside ``if TYPE_CHECKING:`` blocks of ``tree``."""
+    if id(tree) not in _cache:
+        inside: Set[int] = set()
+        for node in ast.walk(tree):
+            test = getattr(node, "test", None)
+            if isinstance(node, ast.If) and (
+                (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING")
+                or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+            ):
+                inside.update(id(child) for part in node.body for child in ast.walk(part))
+        _cache.clear()  # one tree at a time: ids of freed trees may be reused
+        _cache[id(tree)] = inside
+    return _cache[id(tree)]
+
+
 def import_graph(root: Path = CORE) -> Dict[str, Dict[str, List[int]]]:
     """``{module: {imported module: [line numbers]}}`` over every module of the package ``root``."""
     modules = {_module_name(p, root): p for p in root.rglob("*.py") if _module_name(p, root)}
@@ -59,9 +75,12 @@ def import_graph(root: Path = CORE) -> Dict[str, Dict[str, List[int]]]:
     for name, path in modules.items():
         package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
         edges = graph.setdefault(_node(name, names), {})
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        tree = ast.parse(path.read_text(), str(path))
+        for node in ast.walk(tree):
             if not isinstance(node, ast.ImportFrom) or node.level == 0:
                 continue
+            if id(node) in _annotation_only(tree):
+                continue  # ``if TYPE_CHECKING:`` imports run only under a type checker
             if node.level - 1 > len(package):
                 continue  # beyond heat.core (e.g. heat._version)
             base = package[: len(package) - (node.level - 1)]
@@ -148,3 +167,66 @@ def test_the_checks_see_deferred_imports_and_circles(tmp_path):
     assert find_cycle(graph) == ["a", "sub.b", "c", "a"]
     (tmp_path / "c.py").write_text("def h():\n    return 1\n")
     assert find_cycle(import_graph(tmp_path)) == []
+
+
+def test_no_import_cycle_inside_core_packages():
+    # the foundation package (communication) is one node above; inside it, as inside every
+    # other package of heat/core, the modules must not import each other in a circle either
+    for init in sorted(CORE.rglob("__init__.py")):
+        package = init.parent
+        if package == CORE:
+            continue
+        graph = import_graph(package)
+        cycle = find_cycle(graph)
+        lines = [f"{a} imports {b} (line {graph[a][b][0]})" for a, b in zip(cycle, cycle[1:])]
+        assert not cycle, f"import circle in {package.relative_to(CORE.parent)}:\n  " + "\n  ".join(lines)
+
+
+HEAT_ROOT = CORE.parent
+#: the one door (DESIGN.md): only these may talk to mpi4py and torch.distributed themselves
+DOOR = (CORE / "communication", HEAT_ROOT / "cli.py")
+
+
+def communication_outside_the_door(root: Path = HEAT_ROOT) -> List[str]:
+    """Every import of mpi4py or torch.distributed, and every use of ``COMM_WORLD``, in the
+    modules of ``root`` outside :data:`DOOR` (``path:line what``)."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        if any(path == door or door in path.parents for door in DOOR):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+            bad = [n for n in names if n.split(".")[0] == "mpi4py" or n.startswith("torch.distributed")]
+            if bad:
+                found.append(f"{path.relative_to(root.parent)}:{node.lineno} imports {bad[0]}")
+            if isinstance(node, ast.Attribute) and node.attr == "COMM_WORLD":
+                found.append(f"{path.relative_to(root.parent)}:{node.lineno} uses COMM_WORLD")
+    return found
+
+
+def test_only_the_communication_package_talks_to_mpi_and_torch_distributed():
+    found = communication_outside_the_door()
+    assert not found, (
+        "outside heat/core/communication (and cli.py), ask the communicator instead of mpi4py or "
+        "torch.distributed (MPI constants: heat.core.communication.MPI):\n  " + "\n  ".join(found)
+    )
+
+
+def test_the_door_check_sees_every_form(tmp_path):
+    (tmp_path / "core" / "communication").mkdir(parents=True)
+    (tmp_path / "core" / "communication" / "ok.py").write_text("from mpi4py import MPI\n")
+    (tmp_path / "a.py").write_text(
+        "import torch.distributed as dist\nfrom mpi4py import MPI\nfrom torch import distributed\n"
+        "def f(MPI):\n    return MPI.COMM_WORLD\n"
+    )
+    global DOOR
+    saved, DOOR = DOOR, (tmp_path / "core" / "communication",)
+    try:
+        found = communication_outside_the_door(tmp_path)
+    finally:
+        DOOR = saved
+    assert [f.split(" ", 1)[0].rsplit(":", 1)[1] for f in found] == ["1", "2", "3", "5"], found

@@ -15,16 +15,3 @@ def single_compute_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
-
-
-@pytest.fixture
-def emulate_nodes(monkeypatch):
-    """``emulate_nodes(k)``: nodes of ``k`` consecutive ranks for this test (None: real nodes)."""
-
-    def use(ranks_per_node):
-        if ranks_per_node is None:
-            monkeypatch.delenv("HEAT_RANKS_PER_NODE", raising=False)
-        else:
-            monkeypatch.setenv("HEAT_RANKS_PER_NODE", str(ranks_per_node))
-
-    return use

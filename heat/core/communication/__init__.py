@@ -15,6 +15,8 @@ for it. This package provides
 * the node topology (node-local and cross-node communicators) and ``torch.distributed`` process
   groups created from MPI;
 * the default communicator (``get_comm``, ``use_comm``, ``sanitize_comm``);
+* verdicts (:mod:`.verdicts`): a step that failed on some processes ends with the same
+  exception on every process, and settings that must agree are agreed once;
 * per-process setup at import: abort the whole job on an uncaught exception, a fair share of
   compute threads per process, and transparent huge pages for torch's CPU allocator.
 
@@ -29,6 +31,9 @@ buffers              limits of one MPI call, CUDA awareness, argument checks, st
 requests             ``Request``: a pending non-blocking operation that keeps its buffers alive
                      and completes into the receive tensor; how one implementation serves the
                      blocking and the non-blocking form of a collective
+verdicts             the same exception on every process after a step that failed on some
+                     (``raise_if_any``, ``PendingVerdict``, ``agree``, ``root_decides``,
+                     ``any_true``); collective over any communicator
 reductions           ``Allreduce``, ``Reduce``, ``Scan``, ``Exscan``
 collectives          ``Bcast``, point-to-point, ``Allgather``, ``Gather``, ``Scatter``, ``Alltoall``
 vector_collectives   ``Allgatherv``, ``Gatherv``, ``Scatterv``, ``Alltoallv``, ``Alltoallw``
@@ -56,6 +61,7 @@ reductions of booleans are logical (``SUM``/``MAX`` mean "any", ``PROD``/``MIN``
 
 from mpi4py import MPI
 
+from . import verdicts
 from .buffers import CUDA_AWARE_MPI
 from .communicator import (
     MPI_SELF,
@@ -70,6 +76,11 @@ from .process import _setup_process
 from .requests import Request
 from .topology import NodeTopology
 from .torch_groups import NodeProcessGroups, node_process_groups, torch_process_group
+from .torch_groups import _torch_process_group_method
+
+# MPICommunication.torch_process_group lives in torch_groups (a module above communicator, which
+# must not import it back); installed here, where both are complete
+MPICommunication.torch_process_group = _torch_process_group_method
 
 __all__ = [
     "MPI",
@@ -86,6 +97,7 @@ __all__ = [
     "sanitize_comm",
     "torch_process_group",
     "node_process_groups",
+    "verdicts",
 ]
 
 _setup_process()

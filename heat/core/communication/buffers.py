@@ -13,8 +13,10 @@ Buffers: what one MPI call may be handed, and how tensors become such memory.
 from __future__ import annotations
 
 import os
+import warnings
 from typing import Any, List, Optional, Sequence, Tuple
 
+import numpy as np
 import torch
 from mpi4py import MPI
 
@@ -130,13 +132,31 @@ def _is_in_place(buf: Any) -> bool:
 
 def _local_block(buf: Any) -> Any:
     """
-    The local block (``x.larray``) of a DNDarray passed as a buffer; any other ``buf`` unchanged.
-    Duck-typed: this package sits below ``dndarray.py`` and does not import it.
+    The tensor a buffer stands for: the local block (``x.larray``) of a DNDarray; for a NumPy
+    array a tensor sharing its memory (so a receive fills the array in place, as mpi4py's
+    buffer collectives do); any other ``buf`` unchanged (the checks then name its type).
+    Duck-typed for DNDarrays: this package sits below ``dndarray.py`` and does not import it.
     """
     if isinstance(buf, torch.Tensor):
         return buf
+    if isinstance(buf, np.ndarray):
+        return _numpy_buffer(buf)
     block = getattr(buf, "larray", None)
     return block if isinstance(block, torch.Tensor) else buf
+
+
+def _numpy_buffer(array: np.ndarray) -> torch.Tensor:
+    """A tensor sharing the memory of ``array`` (any layout torch can view)."""
+    try:
+        with warnings.catch_warnings():
+            # a read-only array is fine as a send buffer; torch warns about writing into it
+            warnings.simplefilter("ignore", UserWarning)
+            return torch.from_numpy(array)
+    except (TypeError, ValueError, RuntimeError) as error:
+        raise TypeError(
+            f"a NumPy buffer must have a dtype torch can hold and non-negative strides, got "
+            f"{array.dtype} with strides {array.strides} ({error})"
+        ) from None
 
 
 def _check_tensor(t: Any, name: str) -> torch.Tensor:

@@ -7,7 +7,6 @@ sub-communicators); the communicators ``MPI_WORLD`` and ``MPI_SELF`` and the def
 
 from __future__ import annotations
 
-import datetime
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import torch
@@ -418,14 +417,6 @@ class MPICommunication(
             topology.free()
         self._topologies.clear()
         self.handle.Free()
-
-    def torch_process_group(
-        self, backend: Optional[str] = None, timeout: Optional[datetime.timedelta] = None
-    ):
-        """The ``torch.distributed`` group of this communicator; see :func:`torch_process_group`."""
-        from .torch_groups import torch_process_group  # the module above this one
-
-        return torch_process_group(self, backend=backend, timeout=timeout)
 
 
 # ------------------------------------------------------------------------------------------------

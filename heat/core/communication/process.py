@@ -31,7 +31,7 @@ import os
 import sys
 import time
 import traceback
-from typing import Callable, List, Optional
+from typing import Callable, Optional
 
 import torch
 from mpi4py import MPI

@@ -17,6 +17,7 @@ from mpi4py import MPI
 
 from .buffers import _check_tensor, _normalize_axis
 from .datatypes import _TRANSPORT_TYPES, _neutral, _op_name
+from .verdicts import portable, raise_first
 
 # allreduce_tensor's direct path: types whose NumPy view mpi4py maps to an MPI type, and the
 # predefined operations MPI defines on them
@@ -135,7 +136,7 @@ class _TensorConveniences:
         return self.Bcast(out, root)
 
     def _block_metadata(self, t: Any, axis: Any) -> Tuple:
-        """("ok", dtype, shape, axis) or ("error", exception class name, message) for one block."""
+        """("ok", dtype, shape, axis) or ("error", portable error) for one block."""
         try:
             _check_tensor(t, "t")
             if t.ndim == 0:
@@ -143,14 +144,16 @@ class _TensorConveniences:
             axis = _normalize_axis(axis, t.ndim)
             return ("ok", t.dtype, tuple(t.shape), axis)
         except (TypeError, ValueError) as error:
-            return ("error", type(error).__name__, str(error))
+            return ("error", portable(error))
 
     @staticmethod
     def _raise_first_error(metas: Sequence[Tuple], what: str) -> None:
-        for rank, meta in enumerate(metas):
-            if meta[0] == "error":
-                exception = TypeError if meta[1] == "TypeError" else ValueError
-                raise exception(f"{what} on rank {rank}: {meta[2]}")
+        """The same exception everywhere if some process's blocks were bad (``verdicts``)."""
+        outcomes = [meta[1] if meta[0] == "error" else None for meta in metas]
+        if any(outcomes):
+            cls, message = next(o for o in outcomes if o is not None)
+            outcomes = [None if o is None else (cls, f"{what}: {o[1]}") for o in outcomes]
+            raise_first(outcomes, None)
 
     @staticmethod
     def _check_blocks_agree(metas: Sequence[Tuple], name: str) -> None:
@@ -302,14 +305,15 @@ class _TensorConveniences:
             metas = [self._block_metadata(b, axis) for b in blocks]
             for meta in metas:
                 if meta[0] == "error":
-                    raise (TypeError if meta[1] == "TypeError" else ValueError)(meta[2])
+                    cls, message = meta[1]
+                    raise cls(message)
             self._check_blocks_agree(metas, "blocks")
             devices = {b.device for b in blocks}
             if len(devices) > 1:
                 raise ValueError(f"blocks must be on one device, got {sorted(map(str, devices))}")
             return metas
         except (TypeError, ValueError) as error:
-            return [("error", type(error).__name__, str(error))] * self.size
+            return [("error", portable(error))] * self.size
 
     def exscan_tensor(self, t: torch.Tensor, op: MPI.Op = MPI.SUM) -> torch.Tensor:
         """

@@ -238,3 +238,17 @@ def node_process_groups(
     node_group = torch_process_group(topology.node_comm, backend=backend, timeout=timeout)
     cross_group = torch_process_group(topology.cross_node_comm, backend=backend, timeout=timeout)
     return NodeProcessGroups(node_group=node_group, cross_node_group=cross_group, topology=topology)
+
+
+def _torch_process_group_method(
+    self, backend: Optional[str] = None, timeout: Optional[datetime.timedelta] = None
+):
+    """
+    The ``torch.distributed`` group of this communicator; see :func:`torch_process_group`.
+
+    Examples
+    --------
+    >>> group = MPI_WORLD.torch_process_group()
+    """
+    return torch_process_group(self, backend=backend, timeout=timeout)
+_torch_process_group_method.__name__ = _torch_process_group_method.__qualname__ = "torch_process_group"

@@ -47,7 +47,7 @@ from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
-from mpi4py import MPI
+from ..communication import MPI
 
 from .. import types
 from .._operations import align_local

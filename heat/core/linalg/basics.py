@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Optional, Tuple
 
 import torch
-from mpi4py import MPI
+from ..communication import MPI
 
 from .. import types
 from .._operations import _UNSIGNED_TYPES, reduce_op, signed_bits, unsigned_from_bits

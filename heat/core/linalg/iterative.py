@@ -13,7 +13,7 @@ import math
 from typing import Optional, Tuple
 
 import torch
-from mpi4py import MPI
+from ..communication import MPI
 
 from .. import random as _random
 from .. import types

@@ -15,7 +15,7 @@ import numbers
 from typing import Optional, Tuple, Union
 
 import torch
-from mpi4py import MPI
+from ..communication import MPI
 
 from .. import types
 from .._operations import reduce_op

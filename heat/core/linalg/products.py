@@ -40,7 +40,7 @@ from __future__ import annotations
 from typing import Optional, Sequence, Union
 
 import torch
-from mpi4py import MPI
+from ..communication import MPI
 
 from .. import types
 from .._operations import (

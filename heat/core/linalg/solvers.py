@@ -29,9 +29,10 @@ import operator
 from typing import Optional, Tuple
 
 import torch
-from mpi4py import MPI
+from ..communication import MPI
 
 from .. import types
+from ..communication import verdicts
 from .._operations import align_local
 from .._redistribution import balanced_counts, resplit_tensor
 from ..dndarray import DNDarray
@@ -99,8 +100,8 @@ def _solver_type(dtype, name: str):
 
 def _agree_singular(singular: bool, comm, distributed: bool) -> None:
     """Raise LinAlgError on every process if any process found a singular matrix."""
-    if distributed and comm.size > 1:
-        singular = comm.allreduce(bool(singular), op=MPI.LOR)
+    if distributed:
+        singular = verdicts.any_true(comm, singular)
     if singular:
         raise LinAlgError("Singular matrix")
 

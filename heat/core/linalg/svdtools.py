@@ -16,7 +16,7 @@ import math
 from typing import Optional, Tuple, Union
 
 import torch
-from mpi4py import MPI
+from ..communication import MPI
 
 from .. import types
 from ..dndarray import DNDarray

@@ -27,6 +27,7 @@ import torch
 import torch.utils.data as torch_data
 
 import heat as ht
+from heat.core.communication import verdicts
 from heat.core.dndarray import DNDarray
 
 from .plan import KeyedPermutation, derive_key
@@ -45,16 +46,6 @@ _MASK63 = (1 << 63) - 1
 #: Datasets with a shuffle in flight; completed at exit (every process has the same ones), so
 #: MPI is never finalised with a pending collective.
 _PENDING: "weakref.WeakSet" = weakref.WeakSet()
-
-
-def _raise_agreed(comm, error: Optional[BaseException]) -> None:
-    """Raise the first process's error on every process (one allgather of a flag and text)."""
-    outcomes = comm.allgather(None if error is None else (type(error).__name__, str(error)))
-    for rank, outcome in enumerate(outcomes):
-        if outcome is not None:
-            kind = {"TypeError": TypeError}.get(outcome[0], ValueError)
-            where = "" if rank == comm.rank else f" (on process {rank})"
-            raise kind(outcome[1] + where)
 
 
 def _permutation(size: int, seed: int, epoch: Optional[int]) -> KeyedPermutation:
@@ -150,7 +141,7 @@ class Dataset(torch_data.Dataset):
             error = ValueError(
                 f"array: the arrays hold different numbers of samples {sorted(lengths)}"
             )
-        _raise_agreed(self.comm, error)
+        verdicts.raise_if_any(self.comm, error)
 
         self.transforms = list(transforms)
         self.ishuffle = bool(ishuffle)

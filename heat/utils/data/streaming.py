@@ -29,7 +29,7 @@ import numpy as np
 import torch
 
 import heat as ht
-from heat.core._collective_io import _agree, _portable, _raise_first
+from heat.core.communication import verdicts
 
 from .exchange import Exchanger, _row_bytes_view
 from .plan import TAIL_POLICIES, EpochPlan, derive_key
@@ -287,8 +287,7 @@ class _Agreement:
             if error is not None:
                 raise error
             return
-        outcome = None if error is None else _portable(error)
-        _raise_first(self.comm.allgather(outcome), error)
+        verdicts.raise_if_any(self.comm, error)
         raise RuntimeError("reading a window failed on another process")  # pragma: no cover
 
 
@@ -574,7 +573,7 @@ class StreamingDataLoader:
         --------
         >>> loader.load_state_dict(torch.load("loader.pt"))  # doctest: +SKIP
         """
-        epoch, history = _agree(
+        epoch, history = verdicts.agree(
             self.comm, self._checked_position, state, fingerprint=_state_summary
         )
         self._close_active()

@@ -169,3 +169,47 @@ def test_cuda_aware_detection(monkeypatch):
     cpu_tensor = torch.zeros(1)
     host = hc.buffers._needs_host(cpu_tensor)
     agree(on is True and off is False and isinstance(auto, bool) and not host)
+
+
+# --------------------------------------------------------------------------------------------------
+# NumPy arrays as buffers (HeAT scripts call ht.MPI_WORLD.Bcast(numpy_array))
+# --------------------------------------------------------------------------------------------------
+def test_numpy_arrays_are_buffers_filled_in_place():
+    import numpy as np
+
+    import heat as ht
+    from tests.helpers import collective_assert
+
+    world = ht.MPI_WORLD
+    rank, size = world.rank, world.size
+    failures = []
+    for dtype in (np.float64, np.float32, np.int64, np.uint8, np.complex64, np.bool_):
+        expected = (np.arange(6) % 2).astype(dtype) if dtype is np.bool_ else np.arange(6, dtype=dtype)
+        buf = expected.copy() if rank == 0 else np.zeros(6, dtype=dtype)
+        world.Bcast(buf, root=0)
+        if not np.array_equal(buf, expected):
+            failures.append(f"Bcast {dtype.__name__}: {buf}")
+    # a strided (non-contiguous) receive array, Allreduce from a read-only send array
+    send = np.full((3, 2), rank + 1.0)
+    send.setflags(write=False)
+    recv = np.zeros((2, 3)).T
+    world.Allreduce(send, recv, op=ht.MPI.SUM)
+    if not np.array_equal(recv, np.full((3, 2), size * (size + 1) / 2)):
+        failures.append(f"Allreduce: {recv}")
+    gathered = np.zeros((size, 2), dtype=np.int32)
+    world.Allgather(np.array([rank, -rank], dtype=np.int32), gathered)
+    if not np.array_equal(gathered[:, 0], np.arange(size)):
+        failures.append(f"Allgather: {gathered}")
+    right, left = (rank + 1) % size, (rank - 1) % size
+    received = np.zeros(3)
+    request = world.Irecv(received, source=left, tag=5)
+    world.Isend(np.full(3, float(rank)), right, tag=5).Wait()
+    request.Wait()
+    if not np.array_equal(received, np.full(3, float(left))):
+        failures.append(f"Isend/Irecv: {received}")
+    collective_assert(not failures, "; ".join(failures))
+    with pytest.raises(TypeError, match="NumPy buffer"):
+        world.Bcast(np.arange(6.0)[::-1], root=0)  # negative strides: refused, on every process
+    with pytest.raises(TypeError, match="NumPy buffer"):
+        world.Bcast(np.array(["a", "b"], dtype=object), root=0)
+    assert world.allreduce(1) == size

@@ -1,5 +1,5 @@
 """
-Tests of heat/optim/transport.py: the plan of the sliced cross-node synchronization (pure), and
+Tests of heat/core/communication/node_groups.py: the plan of the sliced cross-node synchronization (pure), and
 the groups and collectives under 1-4 processes with emulated nodes (HEAT_RANKS_PER_NODE), nodes
 of unequal sizes included (3 processes, 2 per node: nodes of 2 and 1).
 """
@@ -10,8 +10,8 @@ import pytest
 import torch
 
 import heat as ht
-from heat.optim.averaging import slice_bounds
-from heat.optim.transport import CrossNodeSum, NodeGroups, cross_node_segments, disjoint_rounds
+from heat.core.communication.node_groups import slice_bounds
+from heat.core.communication.node_groups import CrossNodeSum, NodeGroups, cross_node_segments, disjoint_rounds
 from tests.helpers import collective_assert
 
 RANK, SIZE = ht.MPI_WORLD.rank, ht.MPI_WORLD.size

@@ -1,10 +1,11 @@
 """
 Who talks to whom in data-parallel training: the node-local group, the cross-node groups of the
-"sliced" synchronization, and non-blocking collectives on them.
+"sliced" synchronization, and the ``torch.distributed`` collectives on them that heat.optim and
+heat.nn use (they import neither torch.distributed nor mpi4py themselves).
 
-Groups come from the communication layer (``comm.node_topology()`` and
-``heat.torch_process_group``), so CPU runs use gloo and GPU runs NCCL with the same code, and the
-user never calls ``init_process_group``.
+Groups come from the node topology (``comm.node_topology()``) and :func:`torch_process_group`,
+so CPU runs use gloo and GPU runs NCCL with the same code, and the user never calls
+``init_process_group``.
 
 Sliced cross-node synchronization
 ---------------------------------
@@ -38,18 +39,115 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import torch
 from mpi4py import MPI
 
-from ..core.communication import MPICommunication, torch_process_group
-from .averaging import chunk_bounds, slice_bounds, sum_packed
+from .communicator import MPICommunication
+from .torch_groups import torch_process_group
 
 __all__ = [
     "Segment",
     "cross_node_segments",
     "disjoint_rounds",
     "ring_allreduce_bytes",
+    "slice_bounds",
+    "chunk_bounds",
+    "sum_packed",
     "NodeGroups",
     "CrossNodeSum",
+    "all_reduce",
+    "all_reduce_async",
+    "broadcast_tensors",
     "broadcast_training_state",
 ]
+
+
+# ------------------------------------------------------------------------------------------------
+# slices and chunks of flat vectors (pure)
+# ------------------------------------------------------------------------------------------------
+def slice_bounds(length: int, parts: int, index: int) -> Tuple[int, int]:
+    """
+    ``[start, stop)`` of part ``index`` when ``length`` elements are cut into ``parts`` nearly
+    equal consecutive parts (``start = index * length // parts``).
+
+    Examples
+    --------
+    >>> [slice_bounds(10, 3, i) for i in range(3)]
+    [(0, 3), (3, 6), (6, 10)]
+    """
+    return index * length // parts, (index + 1) * length // parts
+
+
+def chunk_bounds(start: int, stop: int, chunk: int) -> List[Tuple[int, int]]:
+    """
+    ``[start, stop)`` cut into pieces of at most ``chunk`` elements.
+
+    Examples
+    --------
+    >>> chunk_bounds(0, 10, 4)
+    [(0, 4), (4, 8), (8, 10)]
+    """
+    return [(lo, min(lo + chunk, stop)) for lo in range(start, stop, chunk)]
+
+
+def sum_packed(pieces: Sequence[torch.Tensor], out: torch.Tensor) -> torch.Tensor:
+    """
+    The sum of ``pieces`` (any wire type) in ``out``'s precision (float32 or wider), added in the
+    order given -- the same order on every process, so every process gets the same bits.
+
+    Examples
+    --------
+    >>> pieces = [torch.tensor([256.0]).bfloat16(), torch.tensor([1.0]).bfloat16()]
+    >>> sum_packed(pieces, torch.empty(1))  # bfloat16 arithmetic would give 256
+    tensor([257.])
+    """
+    if not pieces:
+        return out.zero_()
+    out.copy_(pieces[0])
+    for piece in pieces[1:]:
+        out.add_(piece)  # a bf16 operand is widened to out's type before adding
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# torch.distributed collectives for heat.optim and heat.nn
+# ------------------------------------------------------------------------------------------------
+def all_reduce_async(tensor: torch.Tensor, group: Any) -> Any:
+    """
+    Start summing ``tensor`` in place over ``group`` (a torch.distributed group from
+    :func:`torch_process_group`); returns the work handle (``.wait()``, ``.is_completed()``).
+
+    Examples
+    --------
+    >>> work = all_reduce_async(bucket, MPI_WORLD.torch_process_group())
+    >>> work.wait()   # bucket holds the sum over the processes
+    """
+    import torch.distributed as dist
+
+    return dist.all_reduce(tensor, group=group, async_op=True)
+
+
+def all_reduce(tensor: torch.Tensor, group: Any) -> torch.Tensor:
+    """Sum ``tensor`` in place over ``group``; blocking. Returns ``tensor``."""
+    all_reduce_async(tensor, group).wait()
+    return tensor
+
+
+@torch.no_grad()
+def broadcast_tensors(tensors: Sequence[torch.Tensor], comm: MPICommunication, group: Any) -> None:
+    """
+    Overwrite ``tensors`` on every process of ``comm`` with rank 0's, in place (all broadcasts
+    in flight together; collective on ``comm``, whose torch.distributed group is ``group``).
+
+    Examples
+    --------
+    >>> broadcast_tensors(list(model.buffers()), MPI_WORLD, MPI_WORLD.torch_process_group())
+    """
+    if comm.size == 1 or not tensors:
+        return
+    import torch.distributed as dist
+
+    root = comm.world_ranks()[0]  # torch addresses the source by its world rank
+    works = [dist.broadcast(t.data, src=root, group=group, async_op=True) for t in tensors]
+    for work in works:
+        work.wait()
 
 
 # ------------------------------------------------------------------------------------------------
@@ -489,19 +587,14 @@ def broadcast_training_state(
     Make every process of ``comm`` start from the parameters, buffers and optimizer state of its
     rank 0 (collective on ``comm``; ``group`` is its torch.distributed group).
     """
-    import torch.distributed as dist
-
     if comm.size == 1:
         return
-    root = comm.world_ranks()[0]  # torch addresses the source by its world rank
     tensors, seen = [], set()
     for tensor in list(module.parameters()) + list(module.buffers()):
         if id(tensor) not in seen:
             seen.add(id(tensor))
             tensors.append(tensor)
-    works = [dist.broadcast(t.data, src=root, group=group, async_op=True) for t in tensors]
-    for work in works:
-        work.wait()
+    broadcast_tensors(tensors, comm, group)
     if optimizer is not None:  # hyperparameters and state (e.g. momentum of a loaded checkpoint)
         state = comm.bcast(optimizer.state_dict() if comm.rank == 0 else None, root=0)
         if comm.rank != 0:
