@@ -21,13 +21,15 @@ a group, optionally compressed to bfloat16/float16 on the wire) or :class:`Hiera
 
 from __future__ import annotations
 
+import os
 import time
 from contextlib import contextmanager
-from typing import Any, Iterator, List, Optional, Sequence
+from typing import Any, Dict, Iterator, List, Optional, Sequence
 
 import torch
 
 from .averaging import FlatLayout, bucket_bounds, pack
+from ..core.communication.shared_memory import node_shared_sum
 from ..core.communication.node_groups import (
     CrossNodeSum,
     NodeGroups,
@@ -35,7 +37,15 @@ from ..core.communication.node_groups import (
     ring_allreduce_bytes,
 )
 
-__all__ = ["Reduction", "FlatAverage", "HierarchicalAverage", "GradientReducer", "bucket_bytes"]
+__all__ = [
+    "Reduction",
+    "FlatAverage",
+    "SharedMemoryAverage",
+    "HierarchicalAverage",
+    "GradientReducer",
+    "bucket_bytes",
+    "node_average",
+]
 
 
 def bucket_bytes(bucket_size_mb: Any) -> int:
@@ -131,6 +141,72 @@ class FlatAverage(Reduction):
                 bucket.div_(self.size)
             else:
                 bucket.copy_(payload)  # already pre-divided
+
+
+class SharedMemoryAverage(Reduction):
+    """
+    The average over the processes of one node through a shared-memory segment (CPU tensors):
+    each bucket is copied into this process's slot as it starts (during the backward pass), and
+    at the end of the backward pass the node's processes sum disjoint slices of all buckets
+    concurrently and copy the average out (:class:`heat.core.communication.shared_memory.
+    NodeSharedSum`). No byte crosses a socket; every process gets the same bits.
+
+    Parameters
+    ----------
+    summers : dict of torch.dtype -> NodeSharedSum
+        One segment per dtype of the buckets, each large enough for all buckets of its dtype.
+    """
+
+    def __init__(self, summers: Dict[torch.dtype, Any]):
+        super().__init__()
+        self.summers = summers
+        self._offsets: Dict[int, int] = {}  # id(bucket) -> offset in its dtype's slot
+        self._filled: Dict[torch.dtype, int] = {dtype: 0 for dtype in summers}
+
+    def _offset(self, bucket: torch.Tensor) -> int:
+        # buckets start in the same order on every process, so the offsets agree
+        if id(bucket) not in self._offsets:
+            self._offsets[id(bucket)] = self._filled[bucket.dtype]
+            self._filled[bucket.dtype] += bucket.numel()
+        return self._offsets[id(bucket)]
+
+    def start(self, bucket: torch.Tensor) -> Any:
+        offset = self._offset(bucket)
+        self.summers[bucket.dtype].put(offset, bucket)
+        return offset, bucket
+
+    def finish_all(self, handles: Sequence[Any]) -> None:
+        for summer in self.summers.values():
+            summer.reduce(self._filled[summer.dtype])
+        for offset, bucket in handles:
+            summer = self.summers[bucket.dtype]
+            summer.take(offset, bucket, scale=1.0 / summer.comm.size)
+
+
+def node_average(groups: NodeGroups, parameters: Sequence[torch.nn.Parameter]) -> Reduction:
+    """
+    The fastest average over a node's processes the node offers for ``parameters``' gradients:
+    a shared-memory segment for CPU tensors when the node's processes share memory (and
+    ``HEAT_NODE_SHARED_MEMORY`` is not ``0``), else one all-reduce per bucket on the node's
+    torch.distributed group (NCCL for CUDA tensors). Collective over the node.
+
+    Examples
+    --------
+    >>> reduction = node_average(daso.groups, model.parameters())
+    """
+    parameters = [p for p in parameters if p.requires_grad]
+    on_cpu = all(p.device.type == "cpu" and p.is_floating_point() for p in parameters)
+    wanted = os.environ.get("HEAT_NODE_SHARED_MEMORY", "1").strip() != "0"
+    # the same answer on every process of the node (the parameters agree, DataParallel checks)
+    if on_cpu and wanted and parameters:
+        totals: Dict[torch.dtype, int] = {}
+        for p in parameters:
+            totals[p.dtype] = totals.get(p.dtype, 0) + p.numel()
+        node = groups.topology.node_comm
+        summers = {dtype: node_shared_sum(node, total, dtype) for dtype, total in totals.items()}
+        if all(summer is not None for summer in summers.values()):
+            return SharedMemoryAverage(summers)
+    return FlatAverage(groups.node_group, groups.local_size)
 
 
 class HierarchicalAverage(Reduction):

@@ -45,6 +45,9 @@ communicator         ``MPICommunication``, composed of the parts above (each mod
 rendezvous           where the processes meet rank 0's ``torch.distributed`` store: the candidate
                      addresses (``MASTER_ADDR``, loopback, rank 0's interfaces), agreed over MPI
 torch_groups         ``torch.distributed`` process groups from MPI communicators
+node_groups          the groups and ``torch.distributed`` collectives of data-parallel training
+                     (``NodeGroups``, ``CrossNodeSum``, ``all_reduce_async``, ``broadcast_tensors``)
+shared_memory        sums over a node's processes through one shared-memory segment (CPU tensors)
 process              the per-process setup, run once when this package is imported
 ==================== ==============================================================================
 
