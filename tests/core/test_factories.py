@@ -5,6 +5,7 @@ import torch
 import heat as ht
 from tests.helpers import (
     assert_array_equal,
+    assert_arrays_equal,
     assert_raises_then_collective_works,
     check_layout,
     collective_assert,
@@ -235,6 +236,32 @@ def test_array_ragged_raises_value_error():
     # not ragged, but not numbers either: a TypeError
     assert_raises_then_collective_works(TypeError, ht.array, [[1, 2], ["a", "b"]])
     assert_array_equal(ht.array([[1, 2], [3, 4]], split=0), np.array([[1, 2], [3, 4]]))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.bool_, np.complex64])
+def test_arrays_in_a_list(dtype):
+    """0-d (and other) arrays as elements of a list, as NumPy accepts them (HeAT 1.8 too)."""
+    values = random_array((5, 3), dtype=dtype, seed=4)
+    pairs = []
+    for rows in (5, 2, 1):  # 2 and 1: fewer rows than processes
+        block = values[:rows]
+        for split in splits_for(2):
+            zero_d = [[ht.array(v) for v in row] for row in block]
+            pairs.append((ht.array(zero_d, split=split), np.asarray(block)))
+            pairs.append((ht.array([[np.asarray(v) for v in row] for row in block], split=split),
+                          np.asarray([[np.asarray(v) for v in row] for row in block])))
+            pairs.append((ht.array([ht.array(row) for row in block], split=split), block))
+            pairs.append((ht.array([torch.from_numpy(row.copy()) for row in block], split=split), block))
+        pairs.append((ht.array([ht.array(v) for v in block[:, 0]], split=0), block[:, 0]))
+        pairs.append((ht.asarray([ht.array(v) for v in block[:, 0]]), block[:, 0]))
+    # the element types promote as NumPy's
+    pairs.append((ht.asarray([ht.array(1.5, dtype=ht.float32), 2]), np.asarray([np.float32(1.5), 2])))
+    pairs.append((ht.asarray([np.array(1, dtype=np.int8), np.array(2, dtype=np.uint8)]),
+                  np.asarray([np.array(1, dtype=np.int8), np.array(2, dtype=np.uint8)])))
+    pairs.append((ht.asarray([ht.array(1.5), 2], dtype=ht.int32), np.asarray([1.5, 2], dtype=np.int32)))
+    assert_arrays_equal(pairs)
+    assert_raises_then_collective_works(ValueError, ht.asarray, [ht.array(1.5), ht.array([1.0, 2.0])])
+    assert_raises_then_collective_works(TypeError, ht.asarray, [np.array("a")])
 
 
 @pytest.mark.parametrize("factory,np_factory", [(ht.zeros, np.zeros), (ht.ones, np.ones)])
