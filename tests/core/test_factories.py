@@ -1,3 +1,5 @@
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -293,6 +295,54 @@ def test_empty_full_like():
     assert_raises_then_collective_works(ValueError, ht.zeros, (2, -1))
     assert_raises_then_collective_works(TypeError, ht.zeros, (2, 1.5))
     assert_raises_then_collective_works(ValueError, ht.ones, (3, 4), split=2)
+
+
+FILL_VALUES = [1 + 1j, -1.5 + 3j, 2.5 + 0j, np.complex64(1 + 2j), 1.5, -1.5, np.nan, True, 7,
+               np.int64(300), np.uint64(2**64 - 1)]
+FILL_TYPES = [np.int64, np.int8, np.uint8, np.int16, np.float32, np.float64, np.bool_, np.complex64,
+              np.complex128]
+
+
+@pytest.mark.parametrize("fill_value", FILL_VALUES, ids=repr)
+def test_full_converts_as_numpy(fill_value):
+    """
+    ``full`` converts the value to ``dtype`` as NumPy (unsafe casting): complex to real keeps
+    the real part and warns ComplexWarning, floats truncate, NumPy integers wrap.
+    """
+    pairs, problems = [], []
+    for dtype in FILL_TYPES:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            expected = np.full((5, 4), fill_value, dtype=dtype)
+        expected_warnings = sorted({w.category.__name__ for w in caught})
+        for shape in ((5, 4), (2, 3)):  # (2, 3): fewer rows than processes
+            for split in splits_for(2):
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    result = ht.full(shape, fill_value, dtype=dtype, split=split)
+                seen = sorted({w.category.__name__ for w in caught})
+                if seen != expected_warnings:
+                    problems.append(f"{dtype.__name__}: warnings {seen}, NumPy {expected_warnings}")
+                pairs.append((result, expected[: shape[0], : shape[1]]))
+        like = ht.full_like(ht.zeros((3,), dtype=dtype, split=0), fill_value)
+        pairs.append((like, np.full_like(np.zeros(3, dtype=dtype), fill_value)))
+    assert_arrays_equal(pairs)
+    collective_assert(not problems, "; ".join(sorted(set(problems))[:4]))
+
+
+def test_full_errors_and_default_type():
+    assert_arrays_equal([
+        (ht.full((3,), 2**63, split=0), np.full((3,), 2**63)),  # uint64, as NumPy
+        (ht.full((3,), np.float64(2.5), split=0), np.full((3,), np.float64(2.5))),
+        (ht.full((3,), 1 + 2j), np.full((3,), 1 + 2j, dtype=np.complex64)),
+        (ht.full((2,), ht.array(-3)), np.full((2,), -3)),
+    ])
+    assert ht.full((2,), 1.5, dtype=ht.bfloat16).numpy().tolist() == [1.5, 1.5]
+    # out of range for the type: NumPy's OverflowError, on every rank before anything else
+    assert_raises_then_collective_works(OverflowError, ht.full, (4,), 300, dtype=ht.int8, split=0)
+    assert_raises_then_collective_works(OverflowError, ht.full, (4,), -1, dtype=ht.uint8, split=0)
+    assert_raises_then_collective_works(ValueError, ht.full, (4,), "a", dtype=ht.float32, split=0)
+    assert_raises_then_collective_works(TypeError, ht.full, (4,), "a", split=0)
 
 
 @pytest.mark.parametrize(
