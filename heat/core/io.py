@@ -1459,6 +1459,7 @@ def load_zarr(
     device: Optional[Union[str, Device]] = None,
     comm: Optional[MPICommunication] = None,
     slices: Optional[Union[slice, Sequence[Optional[slice]]]] = None,
+    dtype: Optional[Any] = None,
     **kwargs: Any,
 ) -> DNDarray:
     """
@@ -1480,6 +1481,9 @@ def load_zarr(
     comm : MPICommunication, optional
     slices : slice or tuple of slices (or None), optional
         Load only this part of a single array; out of range is an error.
+    dtype : heat type, optional
+        Type of the result (the values are converted while read, as in :func:`load_hdf5`);
+        default: the arrays' (promoted) type.
     **kwargs
         Passed to ``zarr.open``.
 
@@ -1492,6 +1496,9 @@ def load_zarr(
     ValueError
         If ``path`` is not a Zarr store, ``variable`` is missing for a group, the matching
         arrays' shapes do not fit, or ``slices`` is out of range.
+    TypeError
+        If an argument has a wrong type, or the arrays hold complex values and ``dtype`` is
+        real.
     ImportError
         If zarr is not installed.
 
@@ -1507,6 +1514,7 @@ def load_zarr(
         _check_str(variable, "variable")
     _check_split_type(split)
     slices = _check_slices_types(slices)
+    heat_type = _check_dtype(dtype)
     device = sanitize_device(device)
     comm = sanitize_comm(comm)
     infos = _root_decides(comm, _zarr_info, path, variable, kwargs)
@@ -1520,7 +1528,10 @@ def load_zarr(
     for name, shape, file_dtype in infos:
         where = f"'{path}'" if name is None else f"array '{name}' of '{path}'"
         sources.append(_ZarrSource(path, name, file_dtype, _selection(slices, shape, where), kwargs))
-    heat_type = _heat_type_of_file(np.result_type(*[s.dtype for s in sources]), sources[0].where)
+    if heat_type is None:
+        heat_type = _heat_type_of_file(np.result_type(*[s.dtype for s in sources]), sources[0].where)
+    for source in sources:
+        _check_convertible(source.dtype, heat_type, source.where)
     shape = list(sources[0].shape)
     if shape:
         shape[axis] = sum(s.shape[axis] for s in sources)

@@ -502,6 +502,42 @@ def test_zarr_groups_and_slices(folder):
     )
 
 
+@zarr_missing
+def test_zarr_dtype(folder):
+    """dtype= converts while reading (it was passed on to zarr.open, which rejected it)."""
+    import zarr
+
+    check = Checks()
+    path = os.path.join(folder, "typed.zarr")
+    parts = {"a/x": random_array((5, 4), np.float64, seed=1), "b/x": random_array((2, 4), np.int64, seed=2),
+             "c": random_array((3, 4), np.complex64, seed=3)}
+
+    def write():
+        group = zarr.open_group(path, mode="w")
+        for name, piece in parts.items():
+            group.create_array(name, shape=piece.shape, dtype=piece.dtype)[...] = piece
+
+    on_rank0(write)
+    for dtype in (np.float32, np.int32, np.float64):
+        heat_type = ht.types.canonical_heat_type(dtype)
+        for split in splits_for(2):
+            check(ht.load(path, variable="a/x", dtype=heat_type, split=split),
+                  parts["a/x"].astype(dtype), f"a/x {dtype.__name__} {split}")
+        check(ht.load_zarr(path, "b/x", dtype=heat_type, split=0), parts["b/x"].astype(dtype), "b/x")
+        check(ht.load_zarr(path, "*/x", dtype=heat_type),
+              np.concatenate([parts["a/x"], parts["b/x"]]).astype(dtype), "pattern")
+    check(ht.load_zarr(path, "c", dtype=ht.complex128, split=1), parts["c"].astype(np.complex128), "c")
+    check(ht.load_zarr(path, "a/x", dtype=ht.float32, split=0, slices=(slice(1, 4),)),
+          parts["a/x"][1:4].astype(np.float32), "slices")
+    check.verify()
+    expect_same_errors(
+        [
+            (TypeError, ht.load_zarr, (path, "c"), {"dtype": ht.float32}, "complex"),
+            (TypeError, ht.load, (path,), {"variable": "a/x", "dtype": "no type"}, ""),
+        ]
+    )
+
+
 def test_supports():
     assert ht.supports_hdf5() is True
     assert isinstance(ht.supports_netcdf(), bool) and isinstance(ht.supports_zarr(), bool)
