@@ -234,7 +234,9 @@ def check_is_fitted(estimator: BaseEstimator, attributes: Optional[Iterable[str]
     ------
     NotFittedError
         If it has not been fitted. The fitted state is the same on every process, so every
-        process raises alike.
+        process raises alike. Stateless estimators (a class attribute ``_requires_fit =
+        False``, scikit-learn's ``requires_fit`` tag), e.g. :class:`heat.preprocessing.Normalizer`,
+        count as fitted.
 
     Examples
     --------
@@ -246,6 +248,8 @@ def check_is_fitted(estimator: BaseEstimator, attributes: Optional[Iterable[str]
     ...
     heat.core.base.NotFittedError: This StandardScaler instance is not fitted yet. ...
     """
+    if not getattr(estimator, "_requires_fit", True):
+        return
     if attributes is not None:
         fitted = all(getattr(estimator, name, None) is not None for name in attributes)
     else:

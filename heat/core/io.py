@@ -13,9 +13,11 @@ bad file raises the same exception on every process, and the communicator stays 
 Writing. Every save is atomic: the data goes to a temporary file next to the target (a hidden
 name with the process id and a random token), which process 0 renames over the target
 (``os.replace``) only after every process has written and closed it. An interrupted or failed
-save leaves the previous file intact; on an error the temporary file is removed. Saves that add
-to an existing file (HDF5 and netCDF ``mode="a"``/``"r+"``) copy the old file to the temporary
-one first. Each process writes its own block into the one file: HDF5 collectively where h5py is
+save leaves the previous file intact; on an error the temporary file is removed. A killed save
+leaves its temporary file behind: :func:`load_npy_from_path` and :func:`load_multiple_hdf5` skip
+such names, and the next save to the same target removes those whose writer ran on this host
+and is gone. Saves that add to an existing file (HDF5 and netCDF ``mode="a"``/``"r+"``) copy the
+old file to the temporary one first. Each process writes its own block into the one file: HDF5 collectively where h5py is
 built with MPI (uncompressed datasets), otherwise, like netCDF, one process after the other in
 rank order with the file closed in between; CSV and ``.npy`` blocks are written at their byte
 offsets concurrently; Zarr blocks concurrently where they cover whole chunks, the chunks shared
@@ -56,6 +58,7 @@ from ._collective_io import (
     _full_selection,
     _heat_type_of_file,
     _in_turn,
+    _is_temporary_name,
     _load_file,
     _local_block,
     _own_slices,
@@ -510,6 +513,7 @@ def _hdf5_folder_info(
         os.path.join(folder, name)
         for name in os.listdir(folder)
         if os.path.splitext(name)[1].lower() in HDF5_EXTENSIONS
+        and not _is_temporary_name(name)  # an unfinished save's, not data
         and os.path.isfile(os.path.join(folder, name))
     ]
     if not files:
@@ -1106,7 +1110,9 @@ def _npy_folder_info(folder: str) -> List[Tuple[str, Tuple[Tuple[int, ...], bool
     files = sorted(
         os.path.join(folder, name)
         for name in os.listdir(folder)
-        if name.lower().endswith(".npy") and os.path.isfile(os.path.join(folder, name))
+        if name.lower().endswith(".npy")
+        and not _is_temporary_name(name)  # an unfinished save's, not data
+        and os.path.isfile(os.path.join(folder, name))
     )
     if not files:
         raise ValueError(f"the folder '{folder}' holds no .npy files")
@@ -1453,6 +1459,7 @@ def load_zarr(
     device: Optional[Union[str, Device]] = None,
     comm: Optional[MPICommunication] = None,
     slices: Optional[Union[slice, Sequence[Optional[slice]]]] = None,
+    dtype: Optional[Any] = None,
     **kwargs: Any,
 ) -> DNDarray:
     """
@@ -1474,6 +1481,9 @@ def load_zarr(
     comm : MPICommunication, optional
     slices : slice or tuple of slices (or None), optional
         Load only this part of a single array; out of range is an error.
+    dtype : heat type, optional
+        Type of the result (the values are converted while read, as in :func:`load_hdf5`);
+        default: the arrays' (promoted) type.
     **kwargs
         Passed to ``zarr.open``.
 
@@ -1486,6 +1496,9 @@ def load_zarr(
     ValueError
         If ``path`` is not a Zarr store, ``variable`` is missing for a group, the matching
         arrays' shapes do not fit, or ``slices`` is out of range.
+    TypeError
+        If an argument has a wrong type, or the arrays hold complex values and ``dtype`` is
+        real.
     ImportError
         If zarr is not installed.
 
@@ -1501,6 +1514,7 @@ def load_zarr(
         _check_str(variable, "variable")
     _check_split_type(split)
     slices = _check_slices_types(slices)
+    heat_type = _check_dtype(dtype)
     device = sanitize_device(device)
     comm = sanitize_comm(comm)
     infos = _root_decides(comm, _zarr_info, path, variable, kwargs)
@@ -1514,7 +1528,10 @@ def load_zarr(
     for name, shape, file_dtype in infos:
         where = f"'{path}'" if name is None else f"array '{name}' of '{path}'"
         sources.append(_ZarrSource(path, name, file_dtype, _selection(slices, shape, where), kwargs))
-    heat_type = _heat_type_of_file(np.result_type(*[s.dtype for s in sources]), sources[0].where)
+    if heat_type is None:
+        heat_type = _heat_type_of_file(np.result_type(*[s.dtype for s in sources]), sources[0].where)
+    for source in sources:
+        _check_convertible(source.dtype, heat_type, source.where)
     shape = list(sources[0].shape)
     if shape:
         shape[axis] = sum(s.shape[axis] for s in sources)

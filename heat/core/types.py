@@ -1382,9 +1382,12 @@ class _NamespaceInfo:
         """The device of new arrays (:func:`heat.get_device`)."""
         return devices.get_device()
 
-    def devices(self) -> list:
-        """The devices heat can place arrays on in this process: the CPU, and its GPU if any."""
-        return [devices.cpu] + ([devices.gpu] if hasattr(devices, "gpu") else [])
+    def devices(self) -> tuple:
+        """
+        The devices heat can place arrays on in this process, as a tuple (the array API
+        standard 2025.12): the CPU, and its GPU if any.
+        """
+        return (devices.cpu,) + ((devices.gpu,) if hasattr(devices, "gpu") else ())
 
     def _check_device(self, device) -> None:
         if device is not None:
