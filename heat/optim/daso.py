@@ -20,8 +20,9 @@ from typing import Any, Dict, Optional, Tuple
 import torch
 
 from ..core.communication import verdicts
+from ..core.communication.shared_memory import node_shared_sum
 from ..core.communication import MPI_WORLD, MPICommunication, sanitize_comm
-from .averaging import WIRE_DTYPES, FlatLayout
+from .averaging import WIRE_DTYPES, FlatLayout, blend_average_
 from .gradients import GradientReducer, bucket_bytes
 from .schedule import DASOSchedule
 from .timeline import BatchRecord, Timeline
@@ -338,6 +339,13 @@ class DASO:
         self._slice_buffer = torch.zeros(width, **flat)
         self._sum_buffer = torch.empty(self._exchange.slice_length, **flat)
         self._received = torch.empty(width * self.groups.local_size, **flat)
+        # the node's processes reassemble the parameters through shared memory where they can
+        # (CPU tensors), else with a node-local all-gather
+        self._node_memory = None
+        if self.groups.local_size > 1 and self._device.type == "cpu":
+            self._node_memory = node_shared_sum(
+                self.groups.topology.node_comm, numel, self._flat_dtype
+            )
         self._last_step_end = time.perf_counter()
 
     def _require_model(self) -> None:
@@ -386,8 +394,10 @@ class DASO:
             self.scheduler.step()
         self._synchronized = False
         sync_began = time.perf_counter()
-        action, bytes_local, bytes_cross = self._global_sync(self.current_batch)
+        action, bytes_local, bytes_cross, phases = self._global_sync(self.current_batch)
         ended = time.perf_counter()
+        if self.reducer is not None:
+            phases = {"node average": reducer_wait, **phases}
         previous_end = self._last_step_end if self._last_step_end is not None else began
         self.timeline.append(
             BatchRecord(
@@ -399,6 +409,7 @@ class DASO:
                 step_seconds=ended - began,
                 bytes_local=reducer_bytes + bytes_local,
                 bytes_cross_node=bytes_cross,
+                phases=phases,
             )
         )
         self._last_step_end = ended
@@ -419,9 +430,12 @@ class DASO:
 
     @torch.no_grad()
     def _global_sync(self, batch: int):
-        """Receive, send or average blocking as the schedule says; (action, bytes local, cross)."""
+        """
+        Receive, send or average blocking as the schedule says; (action, bytes local, bytes
+        cross-node, seconds by phase).
+        """
         schedule, per_epoch = self.schedule, self.batches_per_epoch()
-        actions, bytes_local, bytes_cross = [], 0, 0
+        actions, bytes_local, bytes_cross, phases = [], 0, 0, {}
         if self._in_flight is not None and self._in_flight.handle is not None:
             self._exchange.progress(self._in_flight.handle)  # never blocks
         blocking = schedule.blocking_at(batch, per_epoch)
@@ -429,16 +443,22 @@ class DASO:
         if self._in_flight is not None and (
             blocking or sends or batch >= self._in_flight.receive_at
         ):
+            began = time.perf_counter()
             local, cross = self._receive(batch)
+            phases["receive"] = time.perf_counter() - began
             bytes_local, bytes_cross = bytes_local + local, bytes_cross + cross
             actions.append("receive")
         if blocking:
+            began = time.perf_counter()
             local, cross = self._average_blocking()
-            return "blocking", bytes_local + local, bytes_cross + cross
+            phases["blocking"] = time.perf_counter() - began
+            return "blocking", bytes_local + local, bytes_cross + cross, phases
         if sends:
+            began = time.perf_counter()
             bytes_cross += self._send(batch, schedule.receive_batch(batch, per_epoch))
+            phases["send"] = time.perf_counter() - began
             actions.append("send")
-        return "+".join(actions) or "local", bytes_local, bytes_cross
+        return "+".join(actions) or "local", bytes_local, bytes_cross, phases
 
     def _send(self, batch: int, receive_at: int) -> int:
         """Start the cross-node sum of this slice's difference from the reference."""
@@ -464,8 +484,7 @@ class DASO:
         self._in_flight = None
         self._reference.add_(delta_sum, alpha=1.0 / nodes)  # the nodes' average when they sent
         # blend(x, P * reference, P, S) = (2S x + P reference) / (2S + P), as one in-place pass
-        merged = self._my_slice(into_buffer=True)
-        merged.lerp_(self._reference, nodes / (2.0 * waited + nodes))
+        blend_average_(self._my_slice(into_buffer=True), self._reference, nodes, waited)
         local, cross = self._average_buffers()
         return self._write_back() + local, cross
 
@@ -492,6 +511,13 @@ class DASO:
         Write the node's slices (this process's is in the slice buffer) into the parameters
         (node-local all-gather straight from and into kept buffers).
         """
+        memory = self._node_memory
+        if memory is not None:  # through shared memory: nothing is sent
+            memory.barrier()  # no process still reads the previous write-back
+            memory.share(self._exchange.start_index, self._slice_buffer[: self._exchange.slice_length])
+            memory.barrier()
+            self._layout.scatter(memory.view(0, self._layout.numel), self._parameters, 0)
+            return 0
         slices, sent = self.groups.node_all_gather_slices(
             self._slice_buffer, self._layout.numel, self._received
         )

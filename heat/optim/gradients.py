@@ -21,7 +21,6 @@ a group, optionally compressed to bfloat16/float16 on the wire) or :class:`Hiera
 
 from __future__ import annotations
 
-import os
 import time
 from contextlib import contextmanager
 from typing import Any, Dict, Iterator, List, Optional, Sequence
@@ -196,9 +195,8 @@ def node_average(groups: NodeGroups, parameters: Sequence[torch.nn.Parameter]) -
     """
     parameters = [p for p in parameters if p.requires_grad]
     on_cpu = all(p.device.type == "cpu" and p.is_floating_point() for p in parameters)
-    wanted = os.environ.get("HEAT_NODE_SHARED_MEMORY", "1").strip() != "0"
     # the same answer on every process of the node (the parameters agree, DataParallel checks)
-    if on_cpu and wanted and parameters:
+    if on_cpu and parameters:
         totals: Dict[torch.dtype, int] = {}
         for p in parameters:
             totals[p.dtype] = totals.get(p.dtype, 0) + p.numel()

@@ -21,7 +21,8 @@ mapped it, so nothing is left behind even if the job is killed.
 
 Use :func:`node_shared_sum` (collective over the node communicator): it returns None on every
 process when the node's processes cannot share memory (an emulated node that spans machines, a
-platform without shared files), and the caller keeps its other path.
+platform without shared files) or ``HEAT_NODE_SHARED_MEMORY=0`` is set, and the caller keeps its
+other path (torch.distributed on the node's group).
 """
 
 from __future__ import annotations
@@ -122,6 +123,11 @@ class NodeSharedSum:
         """
         self._result[offset : offset + values.numel()].copy_(values.reshape(-1))
 
+    def view(self, offset: int, length: int) -> torch.Tensor:
+        """The result area's elements ``[offset, offset + length)`` (a view: read it before the
+        node's next :meth:`reduce` or :meth:`share`)."""
+        return self._result[offset : offset + length]
+
     def barrier(self) -> None:
         """Wait until every process of the node has arrived (sleeping between polls, so an
         oversubscribed node's waiting processes leave the cores to the others)."""
@@ -188,6 +194,11 @@ def node_shared_sum(comm: Any, capacity: int, dtype: torch.dtype) -> Optional[No
     if not dtype.is_floating_point:
         raise TypeError(f"dtype must be a floating-point type, got {dtype}")
     if comm.size == 1:
+        return None
+    # HEAT_NODE_SHARED_MEMORY=0 keeps the callers on their other path (agreed below: one
+    # process that turned it off turns it off for its node)
+    disabled = os.environ.get("HEAT_NODE_SHARED_MEMORY", "1").strip() == "0"
+    if any_true(comm, disabled):
         return None
     itemsize = torch.empty(0, dtype=dtype).element_size()
     nbytes = _HEADER + (comm.size + 1) * capacity * itemsize
