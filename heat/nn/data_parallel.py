@@ -19,6 +19,7 @@ from ..optim.gradients import (
     HierarchicalAverage,
     bucket_bytes,
     node_average,
+    shared_memory_average,
 )
 from ..core.communication.node_groups import (
     NodeGroups,
@@ -199,7 +200,8 @@ class DataParallel(torch.nn.Module):
         if hierarchical:
             groups = NodeGroups(comm)
             self._group = groups.world_group
-            reduction = HierarchicalAverage(groups, compression)
+            shared = shared_memory_average(groups, list(module.parameters()))
+            reduction = HierarchicalAverage(groups, compression, shared)
         else:
             self._group = torch_process_group(comm)
             spans_nodes = comm.node_topology().num_nodes > 1
