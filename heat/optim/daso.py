@@ -20,6 +20,7 @@ from typing import Any, Dict, Optional, Tuple
 import torch
 
 from ..core.communication import verdicts
+from ..core.sanitation import check_bool, check_choice, check_int, check_type, warn_ignored
 from ..core.communication.shared_memory import node_shared_sum
 from ..core.communication import MPI_WORLD, MPICommunication, sanitize_comm
 from .averaging import WIRE_DTYPES, FlatLayout, blend_average_
@@ -49,13 +50,6 @@ class _InFlight:
     receive_at: int
     handle: Any = None
     node_sum: Optional[torch.Tensor] = None  # the received sum of deltas, once waited for
-
-
-def _check_type(name: str, value: Any, kind: Any, description: str) -> None:
-    if isinstance(value, bool) and kind is not bool:
-        raise TypeError(f"{name} must be {description}, got bool")
-    if not isinstance(value, kind):
-        raise TypeError(f"{name} must be {description}, got {type(value).__name__}")
 
 
 class DASO:
@@ -182,8 +176,9 @@ class DASO:
         comm = sanitize_comm(comm)
 
         def check_arguments():
-            _check_type(
-                "local_optimizer", local_optimizer, torch.optim.Optimizer, "a torch.optim.Optimizer"
+            nonlocal sending_chunk_size, use_mpi_groups, verbose
+            check_type(
+                local_optimizer, "local_optimizer", torch.optim.Optimizer, "a torch.optim.Optimizer"
             )
             schedule = DASOSchedule(
                 total_epochs,
@@ -195,26 +190,26 @@ class DASO:
                 local_skip_factor=local_skip_factor,
             )
             if scheduler is not None:
-                _check_type(
-                    "scheduler", scheduler, _SCHEDULER_TYPES, "a torch learning-rate scheduler"
+                check_type(
+                    scheduler, "scheduler", _SCHEDULER_TYPES, "a torch learning-rate scheduler"
                 )
                 if scheduler.optimizer is not local_optimizer:
                     raise ValueError("scheduler must schedule local_optimizer")
-            if scheduler_interval not in ("batch", "epoch"):
-                raise ValueError(
-                    f"scheduler_interval must be 'batch' or 'epoch', got {scheduler_interval!r}"
-                )
-            _check_type("sending_chunk_size", sending_chunk_size, int, "an int")
-            if sending_chunk_size < 1:
-                raise ValueError(f"sending_chunk_size must be >= 1, got {sending_chunk_size}")
-            _check_type("downcast_type", downcast_type, torch.dtype, "a torch.dtype")
+            check_choice(scheduler_interval, "scheduler_interval", ("batch", "epoch"))
+            sending_chunk_size = check_int(sending_chunk_size, "sending_chunk_size", 1)
+            check_type(downcast_type, "downcast_type", torch.dtype, "a torch.dtype")
             if downcast_type not in WIRE_DTYPES[:3]:
                 raise ValueError(
                     "downcast_type must be torch.bfloat16, torch.float16 or torch.float32, got "
                     f"{downcast_type}"
                 )
-            _check_type("use_mpi_groups", use_mpi_groups, bool, "a bool")
-            _check_type("verbose", verbose, bool, "a bool")
+            use_mpi_groups = check_bool(use_mpi_groups, "use_mpi_groups")
+            warn_ignored(
+                use_mpi_groups, "use_mpi_groups", True,
+                "heat's groups always come from MPI (torch.distributed groups made from MPI "
+                "communicators, no MASTER_ADDR)", stacklevel=4,
+            )  # fmt: skip
+            verbose = check_bool(verbose, "verbose")
             return schedule, bucket_bytes(bucket_size_mb)
 
         def settings(checked):

@@ -42,7 +42,7 @@ from .._parallel import piece_bounds, run_pieces, single_threaded_torch, worker_
 from .._redistribution import balanced_counts, displacements, resplit_tensor
 from ..dndarray import DNDarray
 from ..layout import resplit
-from ..sanitation import sanitize_in
+from ..sanitation import check_int, sanitize_in, warn_ignored
 from .products import matmul
 
 __all__ = ["eig", "eigh", "eigvals", "eigvalsh", "matrix_rank", "pinv", "polar", "qr", "svd",
@@ -268,7 +268,8 @@ def qr(A: DNDarray, mode: str = "reduced", procs_to_merge: int = 2) -> QR:
         ``"reduced"``: ``Q`` of shape ``(..., m, k)`` and ``R`` of shape ``(..., k, n)``,
         ``k = min(m, n)``; ``"r"``: ``R`` only (``Q`` is None), as HeAT.
     procs_to_merge : int
-        Accepted for HeAT compatibility; TSQR merges all factors at once.
+        Accepted for HeAT compatibility; TSQR merges all factors at once (another value than 2
+        warns that it has no effect).
 
     Returns
     -------
@@ -294,8 +295,8 @@ def qr(A: DNDarray, mode: str = "reduced", procs_to_merge: int = 2) -> QR:
         raise TypeError(f"mode must be a string, but was {type(mode).__name__}")
     if mode not in ("reduced", "r"):
         raise ValueError(f"mode must be 'reduced' or 'r', but was {mode!r}")
-    if isinstance(procs_to_merge, bool) or not isinstance(procs_to_merge, int) or procs_to_merge < 0:
-        raise ValueError(f"procs_to_merge must be a non-negative integer, but was {procs_to_merge!r}")
+    check_int(procs_to_merge, "procs_to_merge", 0)
+    warn_ignored(procs_to_merge, "procs_to_merge", 2, "heat's TSQR merges all factors at once")
     dtype = _float_type(A.dtype, "A")
     torch_type = dtype.torch_type()
     want_q = mode == "reduced"
