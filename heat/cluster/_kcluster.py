@@ -20,10 +20,8 @@ import numpy as np
 import torch
 
 import heat as ht
-from heat.core.base import (
-    BaseEstimator,
-    ClusteringMixin,
-    check_is_fitted,
+from heat.core.base import BaseEstimator, ClusteringMixin, check_is_fitted
+from heat.utils.validation import (
     check_n_features,
     validate_samples,
 )

@@ -54,7 +54,7 @@ from .communication import MPI
 from . import types
 from ._operations import _TORCH_TO_HEAT, _UNSIGNED_COMPUTE, align_local, from_order_key
 from ._operations import order_key, signed_view
-from ._parallel import piece_bounds, run_pieces, worker_count
+from .parallel import piece_bounds, run_pieces, worker_count
 from .dndarray import DNDarray
 from .sanitation import check_bool, sanitize_axis, sanitize_in
 

@@ -46,10 +46,8 @@ import torch
 
 import heat as ht
 from heat.core.sanitation import check_bool, check_int
-from heat.core.base import (
-    BaseEstimator,
-    TransformMixin,
-    check_is_fitted,
+from heat.core.base import BaseEstimator, TransformMixin, check_is_fitted
+from heat.utils.validation import (
     check_n_features,
     validate_samples,
 )

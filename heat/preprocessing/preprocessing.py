@@ -37,10 +37,8 @@ import numpy as np
 import torch
 
 import heat as ht
-from heat.core.base import (
-    BaseEstimator,
-    TransformMixin,
-    check_is_fitted,
+from heat.core.base import BaseEstimator, TransformMixin, check_is_fitted
+from heat.utils.validation import (
     check_n_features,
     validate_samples,
 )

@@ -100,7 +100,6 @@ __all__ = [
     "sanitize_comm",
     "torch_process_group",
     "node_process_groups",
-    "verdicts",
 ]
 
 _setup_process()

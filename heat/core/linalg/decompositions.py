@@ -38,7 +38,7 @@ import numpy as np
 import torch
 
 from .. import types
-from .._parallel import piece_bounds, run_pieces, single_threaded_torch, worker_count
+from ..parallel import piece_bounds, run_pieces, single_threaded_torch, worker_count
 from .._redistribution import balanced_counts, displacements, resplit_tensor
 from ..dndarray import DNDarray
 from ..layout import resplit
@@ -80,7 +80,7 @@ def _blocked_qr(a: torch.Tensor, want_q: bool) -> Tuple[torch.Tensor, Callable]:
     faster. The blocks are shared among torch's threads, each factoring whole blocks
     single-threaded: a Householder QR of a narrow block is a few hundred small BLAS-2 calls,
     each a parallel region whose threads meet at a barrier, which on shared cores made the QR of
-    a 200000 x 50 matrix 20-80x slower (see :func:`heat.core._parallel.single_threaded_torch`).
+    a 200000 x 50 matrix 20-80x slower (see :func:`heat.core.parallel.single_threaded_torch`).
 
     Returns ``R`` and ``expand``: ``expand(right)`` is ``Q @ right`` (``Q`` for None), formed
     block by block in one pass, so a TSQR or an SVD applies its small factor to ``Q`` without
