@@ -34,13 +34,21 @@ From words to values
 
 The initial seed is drawn from the operating system's entropy on rank 0 and broadcast when a
 random function first needs it (or by ``seed()``): a collective call, like every function here.
+
+Generators
+----------
+:func:`default_rng` returns a :class:`Generator` with NumPy's ``Generator`` methods
+(``random``, ``integers``, ``normal``, ...) and a ``(seed, counter)`` state of its own, drawn
+from the same stream: ``ht.random.default_rng(s).random(n)`` equals
+``ht.random.seed(s); ht.random.rand(n, dtype=ht.float64)``, for any number of processes.
 """
 
 from __future__ import annotations
 
+import contextlib
 import numbers
 import secrets
-from typing import Callable, List, Optional, Sequence, Tuple, Union
+from typing import Callable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
@@ -53,7 +61,9 @@ from .dndarray import DNDarray
 from .sanitation import broadcast_shapes, sanitize_shape, sanitize_split
 
 __all__ = [
+    "Generator",
     "choice",
+    "default_rng",
     "get_state",
     "normal",
     "permutation",
@@ -175,6 +185,21 @@ def _entropy_seed(comm: MPICommunication) -> int:
     """A 64-bit seed from the OS entropy of rank 0, broadcast (one collective)."""
     value = secrets.randbits(64) if comm.rank == 0 else None
     return int(comm.bcast(value, root=0)) if comm.size > 1 else int(value)
+
+
+@contextlib.contextmanager
+def _using_state(state: dict) -> Iterator[None]:
+    """
+    Draw from ``state`` (a dict with "seed" and "counter", e.g. a Generator's) instead of the
+    global state within the block; the counter it reaches is written back to ``state``.
+    """
+    saved = dict(_state)
+    _state.update(seed=state["seed"], counter=state["counter"])
+    try:
+        yield
+    finally:
+        state["counter"] = _state["counter"]
+        _state.update(saved)
 
 
 def _reserve(count: int, comm: MPICommunication) -> Tuple[int, int]:
@@ -1423,3 +1448,8 @@ def _weighted_keys(n: int, split, comm, device, weights: torch.Tensor) -> DNDarr
     keys = torch.where(local_weights > 0, exponential / local_weights,
                        torch.full_like(exponential, float("inf")))
     return _wrap(keys, (n,), types.float64, split, device, comm)
+
+
+# NumPy's Generator interface over the same stream: a module of its own, imported last because
+# it calls the functions above
+from .random_generator import Generator, default_rng  # noqa: E402
