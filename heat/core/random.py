@@ -39,7 +39,8 @@ Generators
 ----------
 :func:`default_rng` returns a :class:`Generator` with NumPy's ``Generator`` methods
 (``random``, ``integers``, ``normal``, ...) and a ``(seed, counter)`` state of its own, drawn
-from the same stream: ``ht.random.default_rng(s).random(n)`` equals
+from the same stream (they live in :mod:`heat.core.random_generator`, above this module, and
+``heat/core/__init__.py`` shows them here): ``ht.random.default_rng(s).random(n)`` equals
 ``ht.random.seed(s); ht.random.rand(n, dtype=ht.float64)``, for any number of processes.
 """
 
@@ -61,9 +62,7 @@ from .dndarray import DNDarray
 from .sanitation import broadcast_shapes, sanitize_shape, sanitize_split
 
 __all__ = [
-    "Generator",
     "choice",
-    "default_rng",
     "get_state",
     "normal",
     "permutation",
@@ -1448,8 +1447,3 @@ def _weighted_keys(n: int, split, comm, device, weights: torch.Tensor) -> DNDarr
     keys = torch.where(local_weights > 0, exponential / local_weights,
                        torch.full_like(exponential, float("inf")))
     return _wrap(keys, (n,), types.float64, split, device, comm)
-
-
-# NumPy's Generator interface over the same stream: a module of its own, imported last because
-# it calls the functions above
-from .random_generator import Generator, default_rng  # noqa: E402
