@@ -77,7 +77,9 @@ def default_torch_version() -> Optional[str]:
     return torch.__version__.split("+")[0]
 
 
-def install_commands(directory: str, torch_version: Optional[str], index_url: str) -> List[List[str]]:
+def install_commands(
+    directory: str, torch_version: Optional[str], index_url: str
+) -> List[List[str]]:
     """The pip commands of steps 2 and 3, for the environment in ``directory``."""
     pip = [os.path.join(directory, "bin", "python"), "-m", "pip", "install", "--quiet"]
     if index_url:
@@ -130,13 +132,19 @@ def build(directory: str, torch_version: Optional[str], index_url: str, dry_run:
         print("(then the torchvision stand-in where `import torchvision` fails, and the check)")
         return python
     if not _python_says(python, "import torchvision; print('ok')"):
-        site_packages = _python_says(python, "import sysconfig; print(sysconfig.get_paths()['purelib'])")
+        site_packages = _python_says(
+            python, "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+        )
         for path in write_torchvision_stand_in(site_packages):
             print(f"wrote {path}")
-    found = _python_says(python, "import heat, os; print(heat.__version__, os.path.dirname(heat.__file__))")
+    found = _python_says(
+        python, "import heat, os; print(heat.__version__, os.path.dirname(heat.__file__))"
+    )
     version, _, location = found.partition(" ")
     if version != HEAT_VERSION or not location.startswith(os.path.abspath(directory)):
-        raise SystemExit(f"the environment does not import HeAT {HEAT_VERSION} from itself: {found!r}")
+        raise SystemExit(
+            f"the environment does not import HeAT {HEAT_VERSION} from itself: {found!r}"
+        )
     print(f"HeAT {version} ready: {python} (from {location})")
     return python
 
@@ -144,13 +152,15 @@ def build(directory: str, torch_version: Optional[str], index_url: str, dry_run:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     parser.add_argument("directory", nargs="?", default=DEFAULT_DIR, help=f"default {DEFAULT_DIR}")
-    parser.add_argument("--torch", default=default_torch_version(), help="torch version (default: this one's)")
-    parser.add_argument("--index-url", default="", help="pip's --index-url (default: pip's own setting)")
+    parser.add_argument(
+        "--torch", default=default_torch_version(), help="torch version (default: this one's)"
+    )
+    parser.add_argument("--index-url", default="", help="pip's --index-url (default: pip's)")
     parser.add_argument("--dry-run", action="store_true", help="print the steps, change nothing")
     parser.add_argument("--allow-ci", action="store_true", help="run even where CI is set")
     args = parser.parse_args(argv)
     if os.environ.get("CI") and not (args.allow_ci or args.dry_run):
-        parser.error("CI is set: this downloads about 1 GB from PyPI; pass --allow-ci to build anyway")
+        parser.error("CI is set: this downloads about 1 GB from PyPI; --allow-ci builds anyway")
     if args.torch is not None and not re.fullmatch(r"[0-9][0-9A-Za-z.]*", args.torch):
         parser.error(f"--torch must be a version such as 2.13.0, not {args.torch!r}")
     build(os.path.abspath(args.directory), args.torch, args.index_url, args.dry_run)

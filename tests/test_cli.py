@@ -231,7 +231,7 @@ class ClosedPipe:
 def test_closed_pipe_ends_quietly(monkeypatch):
     # issue 18, item 27: no BrokenPipeError traceback; the exit status of a SIGPIPE
     monkeypatch.setattr(sys, "stdout", ClosedPipe())
-    statuses = [cli.main(["-i"]), cli.main(["--json", "info"]), cli.main(["--version"]), cli.main([])]
+    statuses = [cli.main(argv) for argv in (["-i"], ["--json", "info"], ["--version"], [])]
     monkeypatch.undo()
     expected = 141 if WORLD.rank == 0 else 0  # only rank 0 writes
     assert statuses == [expected] * 4, statuses

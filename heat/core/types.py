@@ -213,7 +213,7 @@ class _DataTypeMeta(type):
 
     @property
     def dtype(cls) -> np.dtype:
-        """The ``numpy.dtype`` of a concrete type (AttributeError for bfloat16 and abstract ones)."""
+        """The ``numpy.dtype`` of a concrete type (AttributeError for bfloat16, abstract ones)."""
         numpy_type = cls.__dict__.get("_numpy_type")
         if numpy_type is None:
             raise AttributeError(f"heat type '{cls.__name__}' has no NumPy dtype")

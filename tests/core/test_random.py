@@ -464,7 +464,8 @@ def test_generator_matches_oracle(shape, split):
     expected = 3.0 + 0.5 * oracle_normal(12345, 3 * n, shape, np.float64)
     checks.check("normal", y, expected, 1e-12, 1e-12)
     u = rng.uniform(-2.0, 2.0, shape, split=split)
-    checks.check("uniform", u, -2.0 + 4.0 * oracle_uniform(12345, 5 * n, shape, np.float64), 1e-12, 1e-12)
+    expected = -2.0 + 4.0 * oracle_uniform(12345, 5 * n, shape, np.float64)
+    checks.check("uniform", u, expected, 1e-12, 1e-12)
     i = rng.integers(1, 6, size=shape, endpoint=True, split=split)
     checks.check("integers", i, oracle_randint(12345, 6 * n, shape, 1, 7))
     f = rng.random(shape, dtype=ht.float32, split=split)
@@ -510,7 +511,9 @@ def test_generators_are_independent():
     interleaved = [one.random(5, split=0), two.random(5), one.integers(10, size=3), two.random(2)]
     alone_one = ht.random.default_rng(1)
     alone_two = ht.random.default_rng(2)
-    separate = [alone_one.random(5), alone_two.random(5), alone_one.integers(10, size=3), alone_two.random(2)]
+    separate = [
+        alone_one.random(5), alone_two.random(5), alone_one.integers(10, size=3), alone_two.random(2)
+    ]
     for a, b in zip(interleaved, separate, strict=True):
         assert_array_equal(a, b.numpy(), rtol=0, atol=0)
     # a Generator passes through default_rng unaltered, as in NumPy

@@ -185,8 +185,8 @@ def test_equal_to_numpy_dtype_and_scalar_type(heat_type):
     # NumPy reads a heat type as its dtype
     assert heat_type.dtype == numpy_dtype and np.dtype(heat_type) == numpy_dtype
     assert np.zeros(2, dtype=heat_type).dtype == numpy_dtype
-    for numpy_abstract in (np.integer, np.floating, np.complexfloating, np.number):
-        assert np.issubdtype(heat_type, numpy_abstract) is np.issubdtype(numpy_scalar, numpy_abstract)
+    for abstract in (np.integer, np.floating, np.complexfloating, np.number):
+        assert np.issubdtype(heat_type, abstract) is np.issubdtype(numpy_scalar, abstract)
 
 
 def test_equality_among_heat_types_is_identity():
@@ -199,7 +199,7 @@ def test_equality_among_heat_types_is_identity():
     assert not hasattr(t.bfloat16, "dtype") and not hasattr(t.floating, "dtype")
     assert t.floating != np.floating and t.int64 != np.integer
     # neither Python's types nor strings (NumPy's dtype compares equal to both)
-    assert t.float64 != float and t.int64 != int and t.float32 != "float32"
+    assert t.float64 != float and t.int64 != int and t.float32 != "float32"  # noqa: E721
     # every heat type stays a distinct dictionary key
     assert len({c: None for c in CONCRETE + ABSTRACT}) == len(CONCRETE + ABSTRACT)
 

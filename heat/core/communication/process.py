@@ -52,7 +52,11 @@ _RAISE_OPCODES = frozenset(dis.opmap[name] for name in ("RAISE_VARARGS", "RERAIS
 
 #: the launchers' variables for the number of processes on this node (MPICH's Hydra and Intel
 #: MPI, Open MPI, MVAPICH2); other launchers (e.g. Slurm's srun): a shared-memory split
-_LOCAL_SIZE_VARIABLES = ("MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE", "MV2_COMM_WORLD_LOCAL_SIZE")
+_LOCAL_SIZE_VARIABLES = (
+    "MPI_LOCALNRANKS",
+    "OMPI_COMM_WORLD_LOCAL_SIZE",
+    "MV2_COMM_WORLD_LOCAL_SIZE",
+)
 #: how heat chose this process's torch thread count at import (``heat info`` shows it)
 THREAD_CHOICE: dict[str, object] = {"threads": None, "reason": "not configured by heat"}
 

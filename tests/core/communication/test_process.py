@@ -86,17 +86,19 @@ def test_uncaught_exception_aborts_job():
 def test_choose_threads():
     choose = hc.process.choose_threads
     defaults = {1, 8, 16}
+    node = "processes on this node"
+    left, before = "is set: left to it", "before heat was imported: left as set"
     cases = [
         # cores / local processes, at least 1
-        (({}, 16, defaults, 16, 4), (4, "heat: 16 CPUs / 4 processes on this node")),
+        (({}, 16, defaults, 16, 4), (4, f"heat: 16 CPUs / 4 {node}")),
         (({}, 1, defaults, 16, 1), (16, "heat: 16 CPUs / 1 process on this node")),
-        (({}, 16, defaults, 2, 4), (1, "heat: 2 CPUs / 4 processes on this node")),
+        (({}, 16, defaults, 2, 4), (1, f"heat: 2 CPUs / 4 {node}")),
         # the user's choice stays
-        (({"OMP_NUM_THREADS": "2"}, 2, defaults, 16, 4), (None, "OMP_NUM_THREADS=2 is set: left to it")),
-        (({"MKL_NUM_THREADS": " 3 "}, 3, defaults, 16, 4), (None, "MKL_NUM_THREADS=3 is set: left to it")),
-        (({}, 5, defaults, 16, 4), (None, "torch.set_num_threads(5) before heat was imported: left as set")),
+        (({"OMP_NUM_THREADS": "2"}, 2, defaults, 16, 4), (None, f"OMP_NUM_THREADS=2 {left}")),
+        (({"MKL_NUM_THREADS": " 3 "}, 3, defaults, 16, 4), (None, f"MKL_NUM_THREADS=3 {left}")),
+        (({}, 5, defaults, 16, 4), (None, f"torch.set_num_threads(5) {before}")),
         # an empty variable is no choice
-        (({"OMP_NUM_THREADS": ""}, 16, defaults, 16, 2), (8, "heat: 16 CPUs / 2 processes on this node")),
+        (({"OMP_NUM_THREADS": ""}, 16, defaults, 16, 2), (8, f"heat: 16 CPUs / 2 {node}")),
     ]
     wrong = [(args, choose(*args), want) for args, want in cases if choose(*args) != want]
     agree(not wrong, wrong)
@@ -119,8 +121,8 @@ def test_threads_on_a_node_with_hyperthreads(monkeypatch):
     monkeypatch.setattr(process, "THREAD_CHOICE", {"threads": None, "reason": ""})
     process._configure_threads()
     agree(calls == [4], calls)
-    agree(process.THREAD_CHOICE == {"threads": 4, "reason": "heat: 16 CPUs / 4 processes on this node"},
-          process.THREAD_CHOICE)
+    wanted = {"threads": 4, "reason": "heat: 16 CPUs / 4 processes on this node"}
+    agree(process.THREAD_CHOICE == wanted, process.THREAD_CHOICE)
     # with OMP_NUM_THREADS set, nothing is changed and no process count is needed
     calls.clear()
     monkeypatch.setenv("OMP_NUM_THREADS", "8")
@@ -133,7 +135,8 @@ def test_threads_on_a_node_with_hyperthreads(monkeypatch):
 def test_physical_cores_and_usable_cpus():
     cpus = hc.process._usable_cpus()
     cores = hc.process._physical_cores(cpus)
-    agree(cpus and set(cpus) <= set(range(os.cpu_count() or 1)) and 1 <= cores <= len(cpus), (cpus, cores))
+    ok = cpus and set(cpus) <= set(range(os.cpu_count() or 1)) and 1 <= cores <= len(cpus)
+    agree(ok, (cpus, cores))
 
 
 THREADS_SCRIPT = """
@@ -152,7 +155,8 @@ print("threads", heat.MPI_WORLD.rank, torch.get_num_threads(), THREAD_CHOICE["re
         (2, "", {}, "heat: {cpus} CPUs / 2 processes on this node"),
         (1, "", {}, "heat: {cpus} CPUs / 1 process on this node"),
         (2, "", {"OMP_NUM_THREADS": "3"}, "OMP_NUM_THREADS=3 is set: left to it"),
-        (2, "torch.set_num_threads(7)", {}, "torch.set_num_threads(7) before heat was imported: left as set"),
+        (2, "torch.set_num_threads(7)", {},
+         "torch.set_num_threads(7) before heat was imported: left as set"),
     ],
 )
 def test_threads_at_import(processes, before, environment, expected):
@@ -162,11 +166,14 @@ def test_threads_at_import(processes, before, environment, expected):
         if variable not in environment:
             env.pop(variable, None)
     done = subprocess.run(
-        ["mpiexec", "-n", str(processes), sys.executable, "-c", THREADS_SCRIPT.format(before=before)],
+        ["mpiexec", "-n", str(processes), sys.executable, "-c",
+         THREADS_SCRIPT.format(before=before)],
         env=env, capture_output=True, text=True, timeout=90,
     )
     assert done.returncode == 0, done.stderr
-    lines = sorted(line.split(" ", 3)[1:] for line in done.stdout.splitlines() if line.startswith("threads"))
+    lines = sorted(
+        line.split(" ", 3)[1:] for line in done.stdout.splitlines() if line.startswith("threads")
+    )
     assert [(rank, reason) for rank, _, reason in lines] == [
         (str(r), expected.format(cpus=cpus)) for r in range(processes)
     ], done.stdout
