@@ -33,6 +33,7 @@ from __future__ import annotations
 import contextlib
 import fnmatch
 import importlib
+import inspect
 import io as _stdio
 import math
 import os
@@ -679,6 +680,27 @@ def _parse_csv_lines(lines: List[str], sep: str, numpy_type: np.dtype, where: st
         raise ValueError(f"could not parse {where}: {error}") from error
 
 
+def _header_hint(lines: List[str], sep: str, numpy_type: np.dtype, header_lines: int) -> str:
+    """
+    A hint to skip a header when the first of ``lines`` (the file's first line after the
+    skipped ones) is no row of numbers but the next lines are (or there are none); else "".
+    """
+    def parses(some: List[str]) -> bool:
+        try:
+            _parse_csv_lines(some, sep, numpy_type, "")
+        except ValueError:
+            return False
+        return True
+
+    if not lines or parses(lines[:1]) or not parses(lines[1:3]):
+        return ""
+    shown = lines[0] if len(lines[0]) <= 60 else lines[0][:57] + "..."
+    return (
+        f". Its first line {shown!r} is not a row of numbers: if it is a header, skip it with "
+        f"header_lines={header_lines + 1}"
+    )
+
+
 def load_csv(
     path: PathLike,
     header_lines: int = 0,
@@ -771,6 +793,7 @@ def load_csv(
             stop = first + length * (comm.rank + 1) // comm.size
             text = decode(_read_line_range(path, start, stop, first, size))
             lines = [line for line in text.splitlines() if line.strip()]
+            holds_first_line = start == first
         else:
             # a newline byte may be part of another character: every process decodes it all
             with open(path, "rb") as handle:
@@ -779,7 +802,14 @@ def load_csv(
             lines = [line for line in lines if line.strip()]
             begin = len(lines) * comm.rank // comm.size
             lines = lines[begin : len(lines) * (comm.rank + 1) // comm.size]
-        return _parse_csv_lines(lines, sep, numpy_type, f"'{path}'")
+            holds_first_line = begin == 0
+        try:
+            return _parse_csv_lines(lines, sep, numpy_type, f"'{path}'")
+        except ValueError as error:
+            hint = _header_hint(lines, sep, numpy_type, header_lines) if holds_first_line else ""
+            if not hint:
+                raise
+            raise ValueError(f"{str(error).rstrip('.')}{hint}") from error
 
     def read_and_check() -> Tuple[np.ndarray, Optional[Tuple[type, str]]]:
         try:
@@ -1654,6 +1684,38 @@ def _format_of(path: str, verb: str) -> Tuple[Callable, Callable]:
     )
 
 
+#: what the arguments that name a part of a file are, for the errors of ht.load / ht.save
+_NAME_ARGUMENTS = {
+    "dataset": "the name of the dataset in the HDF5 file",
+    "variable": "the name of the variable in the netCDF file",
+}
+
+
+def _check_required(function: Callable, verb: str, path: str, given: int, kwargs: Dict) -> None:
+    """
+    Raise a TypeError naming ``ht.load``/``ht.save`` and the argument when a required argument
+    of the format's ``function`` is missing (``given`` positional arguments, ``kwargs``), as
+    Python's own error would name only ``function``.
+    """
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    parameters = list(inspect.signature(function).parameters.values())
+    for index, parameter in enumerate(parameters):
+        required = parameter.default is inspect.Parameter.empty and parameter.kind in (
+            positional + (inspect.Parameter.KEYWORD_ONLY,)
+        )
+        supplied = (parameter.kind in positional and index < given) or parameter.name in kwargs
+        if required and not supplied:
+            what = _NAME_ARGUMENTS.get(parameter.name, "required")
+            if verb == "save":
+                example = f"ht.save(x, {path!r}, {parameter.name}='data')"
+            else:
+                example = f"ht.load({path!r}, {parameter.name}='data')"
+            raise TypeError(
+                f"ht.{verb} of {path!r} needs the argument '{parameter.name}' ({what}), "
+                f"e.g. {example}"
+            )
+
+
 _FORMATS = (
     (HDF5_EXTENSIONS, (load_hdf5, save_hdf5)),
     (CSV_EXTENSIONS, (load_csv, save_csv)),
@@ -1680,6 +1742,9 @@ def load(path: PathLike, *args: Any, **kwargs: Any) -> DNDarray:
     ------
     ValueError
         If the extension is none of the above.
+    TypeError
+        If an argument the format needs is missing (e.g. ``dataset`` for HDF5), naming
+        ``ht.load`` and the argument.
 
     Examples
     --------
@@ -1688,7 +1753,9 @@ def load(path: PathLike, *args: Any, **kwargs: Any) -> DNDarray:
     DNDarray([0, 1, 2, 3, 4], dtype=ht.int64, device=cpu:0, split=0)
     """
     path = _check_path(path)
-    return _format_of(path, "load")[0](path, *args, **kwargs)
+    function = _format_of(path, "load")[0]
+    _check_required(function, "load", path, 1 + len(args), kwargs)
+    return function(path, *args, **kwargs)
 
 
 def save(data: DNDarray, path: PathLike, *args: Any, **kwargs: Any) -> None:
@@ -1709,6 +1776,9 @@ def save(data: DNDarray, path: PathLike, *args: Any, **kwargs: Any) -> None:
     ------
     ValueError
         If the extension is none of the above.
+    TypeError
+        If an argument the format needs is missing (e.g. ``dataset`` for HDF5), naming
+        ``ht.save`` and the argument.
 
     Examples
     --------
@@ -1716,4 +1786,6 @@ def save(data: DNDarray, path: PathLike, *args: Any, **kwargs: Any) -> None:
     """
     _check_dndarray(data)
     path = _check_path(path)
-    return _format_of(path, "save")[1](data, path, *args, **kwargs)
+    function = _format_of(path, "save")[1]
+    _check_required(function, "save", path, 2 + len(args), kwargs)
+    return function(data, path, *args, **kwargs)

@@ -330,6 +330,47 @@ def test_csv_line_endings_and_encodings(folder):
     check.verify()
 
 
+def test_csv_with_a_header_suggests_header_lines(folder):
+    # issue 18, item 26: a header line that is not skipped gets a hint, on every process
+    values = np.arange(12, dtype=np.float32).reshape(6, 2)
+    header = os.path.join(folder, "with-header.csv")
+    two_headers = os.path.join(folder, "with-two-headers.csv")
+    only_header = os.path.join(folder, "only-header.csv")
+    bad_row = os.path.join(folder, "bad-row.csv")
+    rows = "".join(f"{a:g},{b:g}\n" for a, b in values)
+
+    def write():
+        for path, text in (
+            (header, "width,height\n" + rows),
+            (two_headers, "# measured 2026\nwidth,height\n" + rows),
+            (only_header, "width,height\n"),
+            (bad_row, rows + "7,seven\n"),
+        ):
+            with open(path, "w") as handle:
+                handle.write(text)
+
+    on_rank0(write)
+    expect_same_errors(
+        [
+            (ValueError, ht.load, (header,), {}, "if it is a header, skip it with header_lines=1"),
+            (ValueError, ht.load_csv, (header,), {"split": 1}, "'width,height' is not a row"),
+            (ValueError, ht.load_csv, (two_headers,), {"header_lines": 1}, "header_lines=2"),
+            (ValueError, ht.load_csv, (only_header,), {}, "header_lines=1"),
+        ]
+    )
+    # a bad value further down is no header: no such hint
+    try:
+        ht.load_csv(bad_row, split=0)
+        message = "no error"
+    except ValueError as error:
+        message = str(error)
+    collective_assert("could not parse" in message and "header" not in message, message)
+    check = Checks()
+    check(ht.load(header, header_lines=1, split=0), values, "header skipped")
+    check(ht.load_csv(two_headers, header_lines=2), values, "two header lines skipped")
+    check.verify()
+
+
 def test_csv_format_options(folder):
     check = Checks()
     path = os.path.join(folder, "options.csv")
@@ -569,6 +610,33 @@ def test_load_save_by_extension(folder):
             (TypeError, ht.save, (data, os.path.join(folder, "x.h5"), "d"), {}, "DNDarray"),
         ]
     )
+
+
+def test_load_save_without_the_name_inside_the_file(folder):
+    # issue 18, item 26: the error names ht.save / ht.load and the argument, not save_hdf5()
+    x = ht.arange(4, split=0)
+    h5 = os.path.join(folder, "unnamed.h5")
+    calls = [
+        (TypeError, ht.save, (x, h5), {}, "ht.save of"),
+        (TypeError, ht.save, (x, h5), {"mode": "a"}, "needs the argument 'dataset'"),
+        (TypeError, ht.load, (h5,), {}, "ht.load of"),
+        (TypeError, ht.load, (h5,), {"split": 0}, "needs the argument 'dataset'"),
+    ]
+    if ht.supports_netcdf():
+        nc = os.path.join(folder, "unnamed.nc")
+        calls += [
+            (TypeError, ht.save, (x, nc), {}, "needs the argument 'variable'"),
+            (TypeError, ht.load, (nc,), {}, "needs the argument 'variable'"),
+        ]
+    expect_same_errors(calls)
+    collective_assert(not os.path.exists(h5), "a failed ht.save wrote the file")
+    # given positionally or by keyword, they work as before
+    ht.save(x, h5, "data")
+    ht.save(x, h5, dataset="more", mode="a")
+    check = Checks()
+    check(ht.load(h5, "data", split=0), np.arange(4), "positional")
+    check(ht.load(h5, dataset="more"), np.arange(4), "keyword")
+    check.verify()
 
 
 # ---------------------------------------------------------------------------------------------
