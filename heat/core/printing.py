@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import builtins
 import math
-import numbers
 import sys
 import threading
 
@@ -57,6 +56,7 @@ import torch
 
 from .communication import MPI_WORLD
 from .dndarray import DNDarray
+from .sanitation import check_int
 
 __all__ = [
     "array_repr",
@@ -85,20 +85,12 @@ REPORT_WAIT_SECONDS = 10.0
 
 
 # ---------------------------------------------------------------------------------- options
-def _check_int(value, name: str, minimum: int) -> int:
-    if isinstance(value, builtins.bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, but was {type(value).__name__}")
-    if value < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, but was {value}")
-    return int(value)
-
-
 def _check_threshold(value) -> Union[int, float]:
     if isinstance(value, float) and not isinstance(value, builtins.bool):
         if math.isinf(value) and value > 0:
             return math.inf
         raise ValueError(f"threshold must be a non-negative integer or math.inf, but was {value}")
-    return _check_int(value, "threshold", 0)
+    return check_int(value, "threshold", 0)
 
 
 def set_printoptions(
@@ -163,13 +155,13 @@ def set_printoptions(
             )
         updates.update(_PROFILES[profile])
     if precision is not None:
-        updates["precision"] = _check_int(precision, "precision", 0)
+        updates["precision"] = check_int(precision, "precision", 0)
     if threshold is not None:
         updates["threshold"] = _check_threshold(threshold)
     if edgeitems is not None:
-        updates["edgeitems"] = _check_int(edgeitems, "edgeitems", 1)
+        updates["edgeitems"] = check_int(edgeitems, "edgeitems", 1)
     if linewidth is not None:
-        updates["linewidth"] = _check_int(linewidth, "linewidth", 1)
+        updates["linewidth"] = check_int(linewidth, "linewidth", 1)
     if sci_mode is not None and not isinstance(sci_mode, builtins.bool):
         raise TypeError(f"sci_mode must be a bool or None, but was {type(sci_mode).__name__}")
     updates["sci_mode"] = sci_mode
@@ -561,9 +553,9 @@ def _options_with(
 ) -> Dict[str, object]:
     options = dict(_OPTIONS)
     if max_line_width is not None:
-        options["linewidth"] = _check_int(max_line_width, "max_line_width", 1)
+        options["linewidth"] = check_int(max_line_width, "max_line_width", 1)
     if precision is not None:
-        options["precision"] = _check_int(precision, "precision", 0)
+        options["precision"] = check_int(precision, "precision", 0)
     if suppress_small is not None:
         if not isinstance(suppress_small, builtins.bool):
             raise TypeError(

@@ -64,7 +64,7 @@ reductions of booleans are logical (``SUM``/``MAX`` mean "any", ``PROD``/``MIN``
 
 from mpi4py import MPI
 
-from . import verdicts
+from . import verdicts  # noqa: F401 - heat.core.communication.verdicts
 from .buffers import CUDA_AWARE_MPI
 from .communicator import (
     MPI_SELF,
