@@ -14,7 +14,9 @@ version_namespace: dict = {}
 exec((HERE / "heat" / "_version.py").read_text(), version_namespace)
 
 setup(
-    name="heat",
+    # the distribution's own name: "heat" on PyPI is HeAT, so `pip install -U heat` would replace
+    # this install with HeAT 1.8 and a CUDA torch; the import name stays `heat`
+    name="heat-mpi",
     version=version_namespace["__version__"],
     description="Distributed tensor computing on MPI and PyTorch: a NumPy-like distributed array",
     long_description=(HERE / "README.md").read_text(encoding="utf-8"),

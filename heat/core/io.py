@@ -23,8 +23,8 @@ rank order with the file closed in between; CSV and ``.npy`` blocks are written 
 offsets concurrently; Zarr blocks concurrently where they cover whole chunks, the chunks shared
 by two processes in turn.
 
-netCDF needs the optional package ``netCDF4`` (``pip install heat[netcdf]``), Zarr the package
-``zarr`` (``pip install heat[zarr]``); :func:`supports_netcdf` and :func:`supports_zarr` tell
+netCDF needs the optional package ``netCDF4`` (``pip install heat-mpi[netcdf]``), Zarr the package
+``zarr`` (``pip install heat-mpi[zarr]``); :func:`supports_netcdf` and :func:`supports_zarr` tell
 whether they are installed.
 """
 
@@ -111,7 +111,7 @@ ZARR_EXTENSIONS = (".zarr",)
 # ---------------------------------------------------------------------------------------------
 # optional packages
 # ---------------------------------------------------------------------------------------------
-_INSTALL = {"h5py": "pip install h5py", "netCDF4": "pip install 'heat[netcdf]'", "zarr": "pip install 'heat[zarr]'"}
+_INSTALL = {"h5py": "pip install h5py", "netCDF4": "pip install 'heat-mpi[netcdf]'", "zarr": "pip install 'heat-mpi[zarr]'"}
 
 
 def _module(name: str, function: str):
@@ -1227,7 +1227,7 @@ def load_netcdf(
     """
     Load a variable of a netCDF4 file; every process reads only its own block.
 
-    Needs the optional package ``netCDF4`` (``pip install heat[netcdf]``).
+    Needs the optional package ``netCDF4`` (``pip install heat-mpi[netcdf]``).
 
     Parameters
     ----------
@@ -1321,7 +1321,7 @@ def save_netcdf(
     one after the other in rank order (file closed in between); no parallel netCDF build is
     needed.
 
-    Needs the optional package ``netCDF4`` (``pip install heat[netcdf]``).
+    Needs the optional package ``netCDF4`` (``pip install heat-mpi[netcdf]``).
 
     Parameters
     ----------
@@ -1495,7 +1495,7 @@ def load_zarr(
     """
     Load an array of a Zarr store; every process reads only its own block.
 
-    Needs the optional package ``zarr`` (``pip install heat[zarr]``).
+    Needs the optional package ``zarr`` (``pip install heat-mpi[zarr]``).
 
     Parameters
     ----------
@@ -1578,7 +1578,7 @@ def save_zarr(data: DNDarray, path: PathLike, overwrite: bool = False, **kwargs:
     the chunks it shares with a neighbour one process after the other, so no chunk is written
     by two processes at once.
 
-    Needs the optional package ``zarr`` (``pip install heat[zarr]``).
+    Needs the optional package ``zarr`` (``pip install heat-mpi[zarr]``).
 
     Parameters
     ----------

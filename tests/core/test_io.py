@@ -37,10 +37,10 @@ from tests.helpers import (
 h5py = pytest.importorskip("h5py")
 
 netcdf_missing = pytest.mark.skipif(
-    not ht.supports_netcdf(), reason="netCDF4 is not installed (pip install heat[netcdf])"
+    not ht.supports_netcdf(), reason="netCDF4 is not installed (pip install heat-mpi[netcdf])"
 )
 zarr_missing = pytest.mark.skipif(
-    not ht.supports_zarr(), reason="zarr is not installed (pip install heat[zarr])"
+    not ht.supports_zarr(), reason="zarr is not installed (pip install heat-mpi[zarr])"
 )
 
 COMM = ht.MPI_WORLD

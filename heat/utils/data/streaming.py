@@ -347,7 +347,7 @@ class StreamingDataLoader:
     comm : MPICommunication or None
         The processes that share the data (default: heat's default communicator).
     progress : bool
-        Show a tqdm progress bar on rank 0 (needs the ``tqdm`` package: ``pip install heat[progress]``).
+        Show a tqdm progress bar on rank 0 (needs the ``tqdm`` package: ``pip install heat-mpi[progress]``).
     as_dndarray : bool
         Yield split-0 DNDarrays (one row block per process) instead of torch tensors.
 
@@ -425,7 +425,7 @@ class StreamingDataLoader:
                 import tqdm  # noqa: F401
             except ImportError:
                 raise ImportError(
-                    "progress=True needs the tqdm package (pip install tqdm, or heat[progress])"
+                    "progress=True needs the tqdm package (pip install tqdm, or heat-mpi[progress])"
                 ) from None
 
         self._infos = self._inspect_everywhere()
