@@ -499,7 +499,9 @@ class Pipeline(torch.nn.Module):
             self._counter.peak_micro_batches = len(self._counter.live)
             self._counter.peak_bytes = self._counter.bytes
 
-    def train_step(self, inputs: torch.Tensor, targets: torch.Tensor) -> float:
+    def train_step(
+        self, inputs: torch.Tensor, targets: torch.Tensor, *, broadcast_loss: bool = True
+    ) -> Optional[float]:
         """
         Forward and backward passes of one batch, split into ``micro_batches`` along dimension 0.
 
@@ -513,12 +515,17 @@ class Pipeline(torch.nn.Module):
         ----------
         inputs, targets : torch.Tensor
             The batch; the same batch size.
+        broadcast_loss : bool
+            Give the loss to every process (keyword only). The broadcast makes every stage wait
+            for the last one to finish the batch; under PipeDream that is a bubble of about
+            ``p - 1`` forward passes per batch, which False avoids: only the last stage returns
+            the loss, the others None, and the stream of micro-batches runs on without a break.
 
         Returns
         -------
-        float
+        float or None
             The mean of the micro-batches' losses (with a mean-reducing ``loss_fn``: the batch's
-            loss), on every process.
+            loss), on every process (``broadcast_loss=False``: on the last stage only).
 
         Raises
         ------
@@ -532,6 +539,7 @@ class Pipeline(torch.nn.Module):
         >>> loss = pipe.train_step(torch.randn(16, 4), torch.randn(16, 1))
         >>> pipe.step()
         """
+        _check_bool("broadcast_loss", broadcast_loss)
         key = ("train", _spec_or_type(inputs), _spec_or_type(targets))
         if key not in self._specs:
             self._agree_on_shapes(key, inputs, targets)
@@ -549,7 +557,7 @@ class Pipeline(torch.nn.Module):
         if self.schedule != "pipedream":
             self.link.finish_sends()
         value = float(sum(losses) / m) if self.stage == self.stages - 1 else None
-        if self.stages > 1:
+        if self.stages > 1 and broadcast_loss:
             value = self.link.comm.bcast(value, root=self.stages - 1)
         return value
 

@@ -360,7 +360,38 @@ def test_pipedream_converges():
     # another batch shape mid-stream agrees on new shapes and goes on
     pipe.train_step(x[:8], y[:8])
     pipe.train_step(x[:16], y[:16])
+    # without the broadcast only the last stage has the loss, and nobody waits for it
+    loss = pipe.train_step(x[:16], y[:16], broadcast_loss=False)
+    collective_assert((loss is None) == (RANK != SIZE - 1), f"stage {RANK} returned {loss}")
     pipe.flush()
+    raises_everywhere(TypeError, "broadcast_loss must be a bool", pipe.train_step, x, y,
+                      broadcast_loss="no")  # fmt: skip
+
+
+def test_transport_sends_each_boundary_once_and_reuses_its_buffers():
+    m, size = 4, 12
+    pipe = ht.nn.Pipeline(
+        make_layers(), mse, torch.optim.SGD, {"lr": 0.1}, micro_batches=m, split_points=EXPLICIT[SIZE]
+    )
+    data = batches(6, size=size)
+    pipe.train_step(*data[0])
+    allocated = pipe.link.pool.allocated
+    sent = pipe.link.bytes_sent
+    for x, y in data[1:]:
+        pipe.train_step(x, y)
+    # each batch: this stage's output activations forward, its input's gradients backward
+    widths = [3, 6, 6, 5, 5, 4, 4, 2]  # features after each layer, the input first
+    points = [0, *EXPLICIT[SIZE], 7]
+    out_bytes = widths[points[RANK + 1]] * size * 8 if RANK < SIZE - 1 else 0
+    in_bytes = widths[points[RANK]] * size * 8 if RANK > 0 else 0
+    per_batch = (pipe.link.bytes_sent - sent) / 5
+    collective_assert(per_batch == out_bytes + in_bytes, f"{per_batch} != {out_bytes} + {in_bytes}")
+    # buffers: allocated in the first batch, reused since (at most the live micro-batches + 1)
+    collective_assert(pipe.link.pool.allocated == allocated, "receive buffers were not reused")
+    collective_assert(allocated <= 2 * (min(SIZE - RANK, m) + 1), f"{allocated} buffers")
+    received = WORLD.allgather(pipe.link.bytes_received)
+    sent_all = WORLD.allgather(pipe.link.bytes_sent)
+    collective_assert(sum(received) == sum(sent_all), f"sent {sent_all}, received {received}")
 
 
 # ------------------------------------------------------------------------------------------------
