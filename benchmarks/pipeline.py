@@ -13,20 +13,32 @@ after every micro-batch's backward (PipeDream).
 
 Measured, side by side in one job (the variants' order rotates from run to run):
 
-* ``compute only``: every process runs its own stage on the batch's micro-batches, without any
-  communication; the slowest process gives the stage time ``T`` per batch (``m`` micro-batches).
-  The ideal of a synchronous schedule is ``(m + p - 1) / m * T`` (fill and drain), of PipeDream's
-  steady state ``T`` (no bubble);
+* ``compute only``, measured right before every variant (the load of a shared machine drifts):
+  every process runs its own stage on the batch's micro-batches, without any communication; the
+  slowest process gives the stage time ``T`` per batch (``m`` micro-batches). The ideal of a
+  synchronous schedule is ``(m + p - 1) / m * T`` (fill and drain), of PipeDream's steady state
+  ``T`` (no bubble); each variant is compared with the ``T`` measured just before it, and the
+  table shows the median over the runs of these ratios;
 * ``heat gpipe``, ``heat 1f1b``: ``Pipeline.zero_grad(); train_step(x, y); step()``;
 * ``heat pipedream``: consecutive ``train_step`` calls of one stream (the pipeline stays full from
   batch to batch), after ``--warmup`` batches that fill it; each call ends with the loss
-  broadcast from the last stage;
+  broadcast from the last stage (every stage waits for the last one to finish the batch), or,
+  ``loss kept on last stage``, with ``train_step(..., broadcast_loss=False)``: no stage waits;
 * ``torch GPipe``, ``torch 1F1B``: ``torch.distributed.pipelining``'s ``PipelineStage`` with
   ``ScheduleGPipe`` / ``Schedule1F1B`` on a gloo group from heat (``ht.torch_process_group``), the
   same stage modules, losses and optimizer. If they fail on this torch, their error is printed.
 
 Time per batch is the slowest process's wall time over ``--batches`` measured batches (after
-``--warmup`` unmeasured ones) divided by their number. Activation memory is measured afterwards in
+``--warmup`` unmeasured ones) divided by their number.
+
+Next to every variant the one-way latency ``L`` of a hop is measured too: ping-pong of one
+micro-batch's activation between stages 0 and 1 through the pipeline's own transport (the sends,
+receives and polling waits of ``heat.nn.pipeline_transport.StageLink``), while the other processes
+wait. ``simulated`` is what ``ht.nn.simulate_schedule`` predicts for the schedule with the stage
+time ``T`` (one third forward, two thirds backward) and a transfer time ``L`` per message, relative
+to the same ideal: 1F1B and PipeDream keep only ``p`` micro-batches in flight, so every hop's
+latency lies on their critical path (a period of about ``(F + B) + 2 (p - 1) L / p`` per
+micro-batch), while GPipe pays it only while filling and draining. Activation memory is measured afterwards in
 a separate batch of every variant, by counting what autograd saves (``saved_tensors_hooks``,
 weights excepted) per micro-batch on every stage: the peak number of micro-batches alive and the
 peak bytes, reported for stage 0 (the stage that keeps the most under 1F1B).
@@ -50,9 +62,11 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 HERE = Path(__file__).resolve().parent
-VARIANTS = ["heat gpipe", "heat 1f1b", "heat pipedream", "torch GPipe", "torch 1F1B"]
+VARIANTS = ["heat gpipe", "heat 1f1b", "heat pipedream", "heat pipedream (loss kept on last stage)",
+            "torch GPipe", "torch 1F1B"]  # fmt: skip
 IDEAL = {"heat gpipe": "sync", "heat 1f1b": "sync", "heat pipedream": "stream",
-         "torch GPipe": "sync", "torch 1F1B": "sync"}  # fmt: skip
+         "heat pipedream (loss kept on last stage)": "stream", "torch GPipe": "sync",
+         "torch 1F1B": "sync"}  # fmt: skip
 
 
 # ------------------------------------------------------------------------------------------------
@@ -65,6 +79,7 @@ def worker(args: argparse.Namespace) -> None:
 
     import heat as ht
     from heat.nn.pipeline import _ActivationCounter
+    from heat.nn.pipeline_transport import StageLink, TensorSpec
 
     torch.set_num_threads(1)
     comm = ht.MPI_WORLD
@@ -146,10 +161,31 @@ def worker(args: argparse.Namespace) -> None:
             optimizer.step()
 
     alone(args.warmup)
-    report("compute only", batch_s=measure(alone, args.batches))
+
+    # -- the latency of a hop ------------------------------------------------------------------------
+    link = StageLink(comm.Dup(), torch.device("cpu"))
+    spec = TensorSpec((rows, width), torch.float32)
+    activation = torch.randn(rows, width)
+
+    def hop_latency(rounds=40):
+        comm.Barrier()
+        began = time.perf_counter()
+        for _ in range(rounds if rank < 2 else 0):
+            if rank == 0:  # activation to stage 1, its "gradient" back
+                link.send("activation", activation)
+                link.post("gradient", 0, spec)
+                link.release(link.receive("gradient", 0))
+            else:
+                link.post("activation", 0, spec)
+                received = link.receive("activation", 0)
+                link.send("gradient", received)
+                link.finish_sends()
+                link.release(received)
+        link.finish_sends()
+        return comm.bcast((time.perf_counter() - began) / rounds / 2, root=0)
 
     # -- the variants ------------------------------------------------------------------------------
-    def heat_variant(schedule):
+    def heat_variant(schedule, broadcast_loss=True):
         def build(measuring):
             return ht.nn.Pipeline(
                 make_layers(), mse, torch.optim.SGD, {"lr": lr}, micro_batches=m,
@@ -161,7 +197,7 @@ def worker(args: argparse.Namespace) -> None:
         def train(batches):
             for _ in range(batches):
                 pipe.zero_grad()
-                pipe.train_step(x, y)
+                pipe.train_step(x, y, broadcast_loss=broadcast_loss)
                 pipe.step()
 
         train(args.warmup)  # PipeDream: the stream fills and stays full
@@ -226,22 +262,53 @@ def worker(args: argparse.Namespace) -> None:
     for variant in order:
         if variant not in args.variants:
             continue
-        comm.Barrier()
+        stage_s = measure(alone, args.batches)  # T and L right before the variant
+        latency_s = hop_latency() if stages > 1 else 0.0
+        report("compute only", batch_s=stage_s, latency_s=latency_s)
         try:
             if variant.startswith("heat"):
-                seconds, counter, extra = heat_variant(variant.split()[1])
+                seconds, counter, extra = heat_variant(
+                    variant.split()[1].rstrip(","), broadcast_loss="loss kept" not in variant
+                )
             else:
                 seconds, counter, extra = torch_variant(variant)
         except Exception as error:  # noqa: B902 - a variant that does not run says why
             failed = comm.allgather(f"{type(error).__name__}: {error}")
             report(variant, error=next(f for f in failed if f))
             continue
-        report(variant, batch_s=seconds, **memory(counter), **extra)
+        report(variant, batch_s=seconds, stage_s=stage_s, latency_s=latency_s,
+               **memory(counter), **extra)  # fmt: skip
 
 
 # ------------------------------------------------------------------------------------------------
 # driver
 # ------------------------------------------------------------------------------------------------
+
+
+def _ideal(variant: str, stage_s: float, m: int, p: int) -> float:
+    """A synchronous schedule's (m + p - 1) / m * T, or PipeDream's steady state T."""
+    return (m + p - 1) / m * stage_s if IDEAL[variant] == "sync" else stage_s
+
+
+def _simulated(variant: str, stage_s: float, latency_s: float, m: int, p: int) -> float:
+    """The simulator's time per batch with hops of ``latency_s`` (PipeDream: a batch of a stream)."""
+    import heat as ht
+
+    forward, backward = stage_s / m / 3, 2 * stage_s / m / 3
+    if IDEAL[variant] == "sync":
+        name = "gpipe" if "gpipe" in variant.lower() else "1f1b"
+        schedule = ht.nn.pipeline_schedule(name, p, m)
+        return ht.nn.simulate_schedule(schedule, forward, backward, latency_s).makespan
+
+    def stream(batches):
+        segments = [ht.nn.pipeline_schedule("pipedream", p, m, start=k * m, drain=k == batches - 1)
+                    for k in range(batches)]  # fmt: skip
+        return [sum((segment[s] for segment in segments), []) for s in range(p)]
+
+    spans = [
+        ht.nn.simulate_schedule(stream(n), forward, backward, latency_s).makespan for n in (4, 5)
+    ]
+    return spans[1] - spans[0]
 
 
 def _table(results: List[dict], args: argparse.Namespace) -> str:
@@ -250,51 +317,62 @@ def _table(results: List[dict], args: argparse.Namespace) -> str:
         by_variant.setdefault(r["variant"], []).append(r)
     m, p = args.micro_batches, args.procs
     stage = statistics.median(r["batch_s"] for r in by_variant["compute only"])
-    ideal = {"sync": (m + p - 1) / m * stage, "stream": stage}
     lines = [
-        f"stage time T (compute only, slowest process): {stage * 1e3:.1f} ms per batch of {m} "
-        f"micro-batches; ideal: synchronous (m + p - 1) / m * T = {ideal['sync'] * 1e3:.1f} ms, "
-        f"PipeDream's steady state T = {ideal['stream'] * 1e3:.1f} ms",
+        f"stage time T (compute only, slowest process; median of the measurements before each "
+        f"variant): {stage * 1e3:.1f} ms per batch of {m} micro-batches; ideal: synchronous "
+        f"(m + p - 1) / m * T, PipeDream's steady state T",
         "",
-        "| variant | time/batch (ms) | ideal (ms) | time / ideal | stage 0: micro-batches of "
-        "activations alive (peak) | stage 0: activation MB (peak) | live micro-batches, stages "
-        "0..p-1 | runs |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |",
+        "| variant | time/batch (ms) | ideal (ms) | time / ideal | hop latency L (ms) | simulated "
+        "with L / ideal | stage 0: micro-batches of activations alive (peak) | stage 0: "
+        "activation MB (peak) | live micro-batches, stages 0..p-1 | runs |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |",
     ]
-    medians = {}
+    ratios: Dict[str, float] = {}
+    per_run: Dict[str, Dict[int, float]] = {}
     for variant in VARIANTS:
         rows = by_variant.get(variant, [])
         errors = [r["error"] for r in rows if "error" in r]
         if errors:
-            lines.append(f"| {variant} | error: {errors[0][:300]} | | | | | | {len(rows)} |")
+            lines.append(f"| {variant} | error: {errors[0][:300]} | | | | | | | | {len(rows)} |")
             continue
         if not rows:
             continue
         t = statistics.median(r["batch_s"] for r in rows)
-        medians[variant] = t
-        target = ideal[IDEAL[variant]]
+        target = statistics.median(_ideal(variant, r["stage_s"], m, p) for r in rows)
+        ratios[variant] = statistics.median(
+            r["batch_s"] / _ideal(variant, r["stage_s"], m, p) for r in rows
+        )
+        per_run[variant] = {r["run"]: r["batch_s"] for r in rows}
+        latency = statistics.median(r["latency_s"] for r in rows)
+        simulated = statistics.median(
+            _simulated(variant, r["stage_s"], r["latency_s"], m, p)
+            / _ideal(variant, r["stage_s"], m, p)
+            for r in rows
+        )
         live = rows[-1]["live_micro_batches"]
         megabytes = rows[-1]["activation_bytes"][0] / 1e6
         lines.append(
-            f"| {variant} | {t * 1e3:.1f} | {target * 1e3:.1f} | {t / target:.3f} | {live[0]} | "
-            f"{megabytes:.3f} | {live} | {len(rows)} |"
+            f"| {variant} | {t * 1e3:.1f} | {target * 1e3:.1f} | {ratios[variant]:.3f} | "
+            f"{latency * 1e3:.2f} | {simulated:.3f} | {live[0]} | {megabytes:.3f} | {live} | "
+            f"{len(rows)} |"
         )
     lines.append("")
-    for variant in ("heat gpipe", "heat 1f1b", "heat pipedream"):
-        if variant in medians:
-            ratio = medians[variant] / ideal[IDEAL[variant]]
-            verdict = "met" if ratio <= 1.10 else "NOT met"
-            what = "no bubble" if variant == "heat pipedream" else "(m + p - 1) / m x T"
+    for variant in VARIANTS:
+        if variant.startswith("heat") and variant in ratios:
+            verdict = "met" if ratios[variant] <= 1.10 else "NOT met"
+            what = "no bubble" if "pipedream" in variant else "(m + p - 1) / m x T"
             lines.append(
-                f"{variant}: {ratio:.3f} x its ideal ({what}; target within 10%: {verdict})"
+                f"{variant}: {ratios[variant]:.3f} x its ideal ({what}; target within 10%: "
+                f"{verdict})"
             )
     for heat_name, torch_name in (("heat gpipe", "torch GPipe"), ("heat 1f1b", "torch 1F1B")):
-        if heat_name in medians and torch_name in medians:
-            ratio = medians[torch_name] / medians[heat_name]
+        if heat_name in per_run and torch_name in per_run:
+            runs = sorted(set(per_run[heat_name]) & set(per_run[torch_name]))
+            ratio = statistics.median(per_run[torch_name][k] / per_run[heat_name][k] for k in runs)
             verdict = "met" if ratio >= 1.0 else "NOT met"
             lines.append(
-                f"{heat_name} vs {torch_name}: torch takes {ratio:.3f} x heat's time "
-                f"(target: heat no slower: {verdict})"
+                f"{heat_name} vs {torch_name}: torch takes {ratio:.3f} x heat's time (median over "
+                f"runs; target: heat no slower: {verdict})"
             )
     return "\n".join(lines)
 
@@ -331,7 +409,7 @@ def driver(args: argparse.Namespace) -> int:
         print(f"run {run}: {time.perf_counter() - started:.0f} s", flush=True)
         for r in run_results:
             shown = f"{r['batch_s'] * 1e3:8.1f} ms/batch" if "batch_s" in r else r["error"][:200]
-            print(f"  {r['variant']:16s} {shown}", flush=True)
+            print(f"  {r['variant']:36s} {shown}", flush=True)
         results.extend(run_results)
     load_after = os.getloadavg()
     print(
@@ -360,7 +438,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--micro-batches", type=int, default=16)
     parser.add_argument("--micro-batch-size", type=int, default=8, help="rows per micro-batch")
     parser.add_argument("--width", type=int, default=256, help="features of every layer")
-    parser.add_argument("--stage-ms", type=float, default=12.0,
+    parser.add_argument("--stage-ms", type=float, default=20.0,
                         help="emulated compute per stage and micro-batch (forward + backward)")  # fmt: skip
     parser.add_argument("--batches", type=int, default=8, help="measured batches per variant")
     parser.add_argument("--warmup", type=int, default=2, help="unmeasured batches first")
