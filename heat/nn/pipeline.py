@@ -29,7 +29,7 @@ from .pipeline_plan import (
     PipelineAction,
     _layer_list,
     partition_layers,
-    pipeline_schedule,
+    _stage_actions,
     profile_layers,
 )
 from .pipeline_transport import StageLink, TensorSpec
@@ -368,6 +368,8 @@ class Pipeline(torch.nn.Module):
         self._stream = 0  # PipeDream: micro-batches since the last drain
         self._in_flight: Dict[int, Dict[str, Any]] = {}  # micro-batch -> what its backward needs
         self._pending_update: Optional[Dict[str, torch.Tensor]] = None  # PipeDream's gradients
+        self._named_parameters: List[Tuple[str, torch.nn.Parameter]] = []  # set by _run
+        self._stage_buffers: List[torch.Tensor] = []
 
     # -- construction --------------------------------------------------------------------------
 
@@ -545,12 +547,10 @@ class Pipeline(torch.nn.Module):
             self._agree_on_shapes(key, inputs, targets)
         m = self.micro_batches
         if self.schedule == "pipedream":
-            actions = pipeline_schedule(
-                "pipedream", self.stages, m, start=self._stream, drain=False
-            )[self.stage]
+            actions = _stage_actions("pipedream", self.stage, self.stages, m, self._stream, False)
             self._stream += m
         else:
-            actions = pipeline_schedule(self.schedule, self.stages, m)[self.stage]
+            actions = _stage_actions(self.schedule, self.stage, self.stages, m)
         scale = 1.0 / m if self.schedule != "pipedream" else 1.0
         with torch.enable_grad():
             losses = self._run(actions, key, inputs, targets, scale, training=True)
@@ -571,9 +571,7 @@ class Pipeline(torch.nn.Module):
         >>> pipe.flush()
         """
         if self.schedule == "pipedream" and self._stream > 0:
-            actions = pipeline_schedule(
-                "pipedream", self.stages, 0, start=self._stream, drain=True
-            )[self.stage]
+            actions = _stage_actions("pipedream", self.stage, self.stages, 0, self._stream, True)
             with torch.enable_grad():
                 self._run(actions, None, None, None, 1.0, training=True)
             self._stream = 0
@@ -625,7 +623,7 @@ class Pipeline(torch.nn.Module):
         if self.stage == self.stages - 1:
             result = torch.cat(outputs) if m > 1 else outputs[0]
         else:
-            result = torch.empty(shape, dtype=last.dtype, device=self._device())
+            result = torch.empty(shape, dtype=last.dtype, device=self.link.device)
         if self.stages > 1:
             self.link.comm.Bcast(result, root=self.stages - 1)
         return result
@@ -786,7 +784,7 @@ class Pipeline(torch.nn.Module):
         if self._stash is None or self._stash[0] != self._version:
             weights = {
                 name: p.detach().clone().requires_grad_(p.requires_grad)
-                for name, p in self.stage_module.named_parameters()
+                for name, p in self._named_parameters
             }
             self._stash = (self._version, weights)
         return self._stash
@@ -799,6 +797,10 @@ class Pipeline(torch.nn.Module):
     def _run(self, actions, key, inputs, targets, scale, training) -> List[Any]:
         """Execute this stage's actions; the last stage's losses (training) or outputs."""
         link, stage, last = self.link, self.stage, self.stages - 1
+        # once per batch, not per micro-batch: the module may have moved or changed since
+        link.device = device = self._device()
+        self._named_parameters = list(self.stage_module.named_parameters())
+        self._stage_buffers = list(self.stage_module.buffers())
         specs = self._specs.get(key)
         spec_in = specs[stage - 1] if specs is not None and stage > 0 else None
         forwards = [a.micro_batch for a in actions if a.kind == "forward"]
@@ -830,7 +832,7 @@ class Pipeline(torch.nn.Module):
             if action.kind == "forward":
                 post_ahead("activation", i)
                 if stage == 0:
-                    x = inputs[(i - forwards[0]) * micro :][:micro].to(self._device())
+                    x = inputs[(i - forwards[0]) * micro :][:micro].to(device)
                 else:
                     x = link.receive("activation", i)
                     if training and spec_in.differentiable:
@@ -870,14 +872,14 @@ class Pipeline(torch.nn.Module):
         version, weights = self._weights() if training else (self._version, None)
         if weights is None:
             function = self.stage_module
-            in_use = list(self.stage_module.parameters())
+            in_use = [p for _, p in self._named_parameters]
         else:
 
             def function(inputs):
                 return torch.func.functional_call(self.stage_module, weights, (inputs,))
 
             in_use = list(weights.values())
-        in_use += list(self.stage_module.buffers())
+        in_use += self._stage_buffers
         counting = (
             self._counter.hooks(micro_batch, in_use)
             if self._counter is not None and training
@@ -922,11 +924,11 @@ class Pipeline(torch.nn.Module):
         weights = self._pending_update
         self._pending_update = None
         if self.optimizer is not None:
-            for name, p in self.stage_module.named_parameters():
+            for name, p in self._named_parameters:
                 p.grad = weights[name].grad
                 weights[name].grad = None
             self.optimizer.step()
-            for p in self.stage_module.parameters():
+            for _, p in self._named_parameters:
                 p.grad = None
         self._version += 1
         return self._version

@@ -484,21 +484,39 @@ def _forwards(count: int, first: int = 0) -> List[PipelineAction]:
     return [PipelineAction("forward", i) for i in range(first, first + count)]
 
 
-def _one_f_one_b(stage: int, stages: int, count: int, drain: bool, update: bool):
-    """Stage ``stage``'s 1F1B order of micro-batches ``0..count-1`` (drained or not)."""
-    warm = min(stages - stage - 1, count)
+def _one_f_one_b(stage: int, stages: int, start: int, stop: int, drain: bool, update: bool):
+    """
+    Stage ``stage``'s segment of the endless 1F1B order: from the forward of micro-batch ``start``
+    to just before the forward of ``stop``; with ``drain`` the backwards still due after it.
+    The stage runs ``stages - stage - 1`` forwards ahead of its backwards.
+    """
+    lag = stages - stage - 1
 
     def backward(i):
         done = [PipelineAction("backward", i)]
         return done + [PipelineAction("update", i)] if update else done
 
-    actions = _forwards(warm)
-    for i in range(warm, count):
-        actions += [PipelineAction("forward", i)] + backward(i - warm)
+    actions = []
+    for i in range(start, stop):
+        actions.append(PipelineAction("forward", i))
+        if i >= lag:
+            actions += backward(i - lag)
     if drain:
-        for i in range(count - warm, count):
+        for i in range(max(stop - lag, 0), stop):
             actions += backward(i)
     return actions
+
+
+def _stage_actions(
+    schedule: str, stage: int, stages: int, micro_batches: int, start: int = 0, drain: bool = True
+) -> List[PipelineAction]:
+    """One stage's actions of :func:`pipeline_schedule` (arguments already checked)."""
+    if schedule == "gpipe":
+        return _forwards(micro_batches) + [
+            PipelineAction("backward", i) for i in range(micro_batches)
+        ]
+    pipedream = schedule == "pipedream"
+    return _one_f_one_b(stage, stages, start, start + micro_batches, drain, pipedream)
 
 
 def pipeline_schedule(
@@ -551,17 +569,11 @@ def pipeline_schedule(
         _check_int("micro_batches", micro_batches, 1)
         if start != 0 or not drain:
             raise ValueError(f"{schedule!r} flushes every batch: start must be 0 and drain True")
-        if schedule == "gpipe":
-            backwards = [PipelineAction("backward", i) for i in range(micro_batches)]
-            return [_forwards(micro_batches) + backwards for _ in range(stages)]
-        return [_one_f_one_b(s, stages, micro_batches, True, False) for s in range(stages)]
-    _check_int("micro_batches", micro_batches, 0 if drain else 1)
-    stop = start + micro_batches
-    result = []
-    for s in range(stages):
-        before = len(_one_f_one_b(s, stages, start, False, True))
-        result.append(_one_f_one_b(s, stages, stop, drain, True)[before:])
-    return result
+    else:
+        _check_int("micro_batches", micro_batches, 0 if drain else 1)
+    return [
+        _stage_actions(schedule, s, stages, micro_batches, start, drain) for s in range(stages)
+    ]
 
 
 # ------------------------------------------------------------------------------------------------

@@ -343,7 +343,8 @@ def test_profile_layers_arguments():
 
 def test_one_f_one_b_warm_up_is_bounded_by_the_micro_batches():
     # more stages than micro-batches: stage 0 runs every forward first
-    assert _one_f_one_b(0, 5, 2, True, False) == actions("F0 F1 B0 B1")
+    assert _one_f_one_b(0, 5, 0, 2, True, False) == actions("F0 F1 B0 B1")
+    assert _one_f_one_b(1, 3, 2, 4, False, True) == actions("F2 B1 U1 F3 B2 U2")
 
 
 class _Counting(torch.nn.Module):
