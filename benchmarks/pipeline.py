@@ -31,6 +31,11 @@ Measured, side by side in one job (the variants' order rotates from run to run):
 Time per batch is the slowest process's wall time over ``--batches`` measured batches (after
 ``--warmup`` unmeasured ones) divided by their number.
 
+The bubble of heat's variants is also measured directly: the share of the measured time each
+stage spent waiting for a message (``StageLink.wait_seconds``), against the ideal bubble
+``(p - 1) / (m + p - 1)`` of a synchronous schedule and 0 for PipeDream's steady state. Unlike the
+stage time, this share hardly depends on how much the machine's load slows the compute.
+
 Next to every variant the one-way latency ``L`` of a hop is measured too: ping-pong of one
 micro-batch's activation between stages 0 and 1 through the pipeline's own transport (the sends,
 receives and polling waits of ``heat.nn.pipeline_transport.StageLink``), while the other processes
@@ -201,13 +206,14 @@ def worker(args: argparse.Namespace) -> None:
                 pipe.step()
 
         train(args.warmup)  # PipeDream: the stream fills and stays full
+        waited = pipe.link.wait_seconds
         seconds = measure(train, args.batches)
+        idle = (pipe.link.wait_seconds - waited) / (seconds * args.batches)
         pipe.flush()
-        waited = max(comm.allgather(pipe.link.wait_seconds))
         measured = build(True)
         measured.train_step(x, y)
         measured.flush()
-        return seconds, measured._counter, {"max_wait_s_all_batches": waited}
+        return seconds, measured._counter, {"idle_share": comm.allgather(idle)}
 
     def torch_variant(name):
         import torch.distributed.pipelining as pipelining
@@ -322,10 +328,11 @@ def _table(results: List[dict], args: argparse.Namespace) -> str:
         f"variant): {stage * 1e3:.1f} ms per batch of {m} micro-batches; ideal: synchronous "
         f"(m + p - 1) / m * T, PipeDream's steady state T",
         "",
-        "| variant | time/batch (ms) | ideal (ms) | time / ideal | hop latency L (ms) | simulated "
-        "with L / ideal | stage 0: micro-batches of activations alive (peak) | stage 0: "
-        "activation MB (peak) | live micro-batches, stages 0..p-1 | runs |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |",
+        "| variant | time/batch (ms) | ideal (ms) | time / ideal | idle share (mean of stages; "
+        "ideal bubble) | hop latency L (ms) | simulated with L / ideal | stage 0: micro-batches of "
+        "activations alive (peak) | stage 0: activation MB (peak) | live micro-batches, stages "
+        "0..p-1 | runs |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |",
     ]
     ratios: Dict[str, float] = {}
     per_run: Dict[str, Dict[int, float]] = {}
@@ -333,7 +340,7 @@ def _table(results: List[dict], args: argparse.Namespace) -> str:
         rows = by_variant.get(variant, [])
         errors = [r["error"] for r in rows if "error" in r]
         if errors:
-            lines.append(f"| {variant} | error: {errors[0][:300]} | | | | | | | | {len(rows)} |")
+            lines.append(f"| {variant} | error: {errors[0][:300]} | | | | | | | | | {len(rows)} |")
             continue
         if not rows:
             continue
@@ -351,8 +358,13 @@ def _table(results: List[dict], args: argparse.Namespace) -> str:
         )
         live = rows[-1]["live_micro_batches"]
         megabytes = rows[-1]["activation_bytes"][0] / 1e6
+        bubble = (p - 1) / (m + p - 1) if IDEAL[variant] == "sync" else 0.0
+        idle = "-"
+        if "idle_share" in rows[0]:
+            share = statistics.median(statistics.mean(r["idle_share"]) for r in rows)
+            idle = f"{share:.1%} ({bubble:.1%})"
         lines.append(
-            f"| {variant} | {t * 1e3:.1f} | {target * 1e3:.1f} | {ratios[variant]:.3f} | "
+            f"| {variant} | {t * 1e3:.1f} | {target * 1e3:.1f} | {ratios[variant]:.3f} | {idle} | "
             f"{latency * 1e3:.2f} | {simulated:.3f} | {live[0]} | {megabytes:.3f} | {live} | "
             f"{len(rows)} |"
         )

@@ -556,9 +556,13 @@ class Pipeline(torch.nn.Module):
             losses = self._run(actions, key, inputs, targets, scale, training=True)
         if self.schedule != "pipedream":
             self.link.finish_sends()
-        value = float(sum(losses) / m) if self.stage == self.stages - 1 else None
+        last = self.stage == self.stages - 1
+        value = float(sum(losses) / m) if last else None
         if self.stages > 1 and broadcast_loss:
-            value = self.link.comm.bcast(value, root=self.stages - 1)
+            # non-blocking and waited for politely: the stages that finish first would otherwise
+            # spin in MPI while the others still compute on the same cores
+            buffer = torch.tensor([value if last else 0.0], dtype=torch.float64)
+            value = float(self.link.wait(self.link.comm.Ibcast(buffer, root=self.stages - 1))[0])
         return value
 
     def flush(self) -> None:
@@ -625,7 +629,7 @@ class Pipeline(torch.nn.Module):
         else:
             result = torch.empty(shape, dtype=last.dtype, device=self.link.device)
         if self.stages > 1:
-            self.link.comm.Bcast(result, root=self.stages - 1)
+            self.link.wait(self.link.comm.Ibcast(result, root=self.stages - 1))
         return result
 
     def state_dict(self, *, gather: Optional[str] = "root") -> Optional[Dict[str, torch.Tensor]]:

@@ -11,8 +11,9 @@ non-blocking, through heat's communicator (``Isend`` / ``Irecv`` of torch tensor
   shape and are reused once their micro-batch is done.
 * A receive is posted before it is needed (the executor posts the next micro-batch's receive
   before computing the current one), sends are never waited for until their buffer is due or the
-  batch ends, and waiting polls with short sleeps: MPICH busy-polls in blocking calls, which takes
-  the core from the neighbour being waited for when processes share cores.
+  batch ends, and waiting polls with short sleeps (:meth:`StageLink.wait`, also for the
+  pipeline's broadcasts): MPICH busy-polls in blocking calls, which takes the core from the
+  neighbour being waited for when processes share cores.
 """
 
 from __future__ import annotations
@@ -135,7 +136,11 @@ class StageLink:
 
     # -- waiting -----------------------------------------------------------------------------------
 
-    def _wait(self, request: Request):
+    def wait(self, request: Request):
+        """
+        Complete ``request`` (any of the communicator's non-blocking operations) and return its
+        result, sleeping between tests once it is not done at once; counts the time waited.
+        """
         if request.Test():
             return request.Wait()
         began = time.perf_counter()
@@ -158,7 +163,7 @@ class StageLink:
     def finish_sends(self) -> None:
         """Wait until every send has completed."""
         for request in self._sends:
-            self._wait(request)
+            self.wait(request)
         self._sends = []
 
     # -- activations and gradients -------------------------------------------------------------------
@@ -178,7 +183,7 @@ class StageLink:
         expected, request, buffer = self._posted[kind].popleft()
         if expected != micro_batch:  # a bug of the executor, never of the user
             raise RuntimeError(f"{kind} of micro-batch {micro_batch} wanted, {expected} posted")
-        self._wait(request)
+        self.wait(request)
         self.bytes_received += buffer.numel() * buffer.element_size()
         return buffer
 
@@ -207,7 +212,7 @@ class StageLink:
     def receive_header(self) -> Optional[TensorSpec]:
         """The spec the previous stage announced (None: an error upstream)."""
         header = torch.empty(_HEADER_LENGTH, dtype=torch.int64)
-        self._wait(self.comm.Irecv(header, source=self.stage - 1, tag=_TAGS["header"]))
+        self.wait(self.comm.Irecv(header, source=self.stage - 1, tag=_TAGS["header"]))
         if header[0] == 0:
             return None
         ndim = int(header[2])

@@ -27,21 +27,25 @@ def test_table_against_the_ideal_by_hand():
     stage = {"stage_s": 0.100, "run": 0, "latency_s": 0.0}
     results = [
         {"variant": "compute only", "batch_s": 0.100},
-        {"variant": "heat gpipe", "batch_s": 0.130, **stage, **memory},  # ideal 5 / 4 * 100 ms
+        {"variant": "heat gpipe", "batch_s": 0.130, **stage, **memory,
+         "idle_share": [0.1, 0.3]},  # ideal 5 / 4 * 100 ms; idle 20%, ideal bubble 1 / 5
         {"variant": "heat pipedream", "batch_s": 0.105, **stage, **memory},  # ideal 100 ms
         {"variant": "torch GPipe", "batch_s": 0.140, **stage, **memory},
         {"variant": "torch 1F1B", "error": "RuntimeError: no"},
         # a second run on a busier machine: each variant against the stage time next to it
         {"variant": "heat gpipe", "batch_s": 0.290, "stage_s": 0.200, "run": 1, "latency_s": 0.0,
-         **memory},
+         **memory, "idle_share": [0.2, 0.3]},
         {"variant": "torch GPipe", "batch_s": 0.260, "stage_s": 0.200, "run": 1, "latency_s": 0.0,
          **memory},
     ]
     table = bench._table(results, args)
     # median time 210 ms, median ideal 187.5 ms, median of the ratios 1.04 and 1.16
     # without latency the simulator gives the ideal
-    assert "| heat gpipe | 210.0 | 187.5 | 1.100 | 0.00 | 1.000 | 4 | 2.000 | [4, 4] | 2 |" in table
-    assert "| heat pipedream | 105.0 | 100.0 | 1.050 | 0.00 | 1.000 |" in table
+    assert (
+        "| heat gpipe | 210.0 | 187.5 | 1.100 | 22.5% (20.0%) | 0.00 | 1.000 | 4 | 2.000 | [4, 4] "
+        "| 2 |" in table
+    )
+    assert "| heat pipedream | 105.0 | 100.0 | 1.050 | - | 0.00 | 1.000 |" in table
     assert "| torch 1F1B | error: RuntimeError: no |" in table
     assert "heat gpipe: 1.100 x its ideal ((m + p - 1) / m x T; target within 10%: met)" in table
     # per run 140 / 130 and 260 / 290
