@@ -632,7 +632,9 @@ class Pipeline(torch.nn.Module):
             self.link.wait(self.link.comm.Ibcast(result, root=self.stages - 1))
         return result
 
-    def state_dict(self, *, gather: Optional[str] = "root") -> Optional[Dict[str, torch.Tensor]]:
+    def state_dict(
+        self, *args, gather: Optional[str] = "root", **kwargs
+    ) -> Optional[Dict[str, torch.Tensor]]:
         """
         The model's parameters and buffers, under the keys of the unsplit module's state dict.
 
@@ -642,6 +644,10 @@ class Pipeline(torch.nn.Module):
             ``"root"`` (default): the whole model on process 0 of ``comm`` (None elsewhere);
             ``"all"``: on every process; None or ``"stage"``: this stage's entries only, no
             communication (keyword only). Gathered tensors are on the CPU.
+        *args, **kwargs
+            ``torch.nn.Module.state_dict``'s arguments (``destination``, ``prefix``,
+            ``keep_vars``), as a parent module passes them: then this stage's entries, the way
+            torch collects a module tree, without communication.
 
         Returns
         -------
@@ -653,6 +659,8 @@ class Pipeline(torch.nn.Module):
         >>> list(state) == list(net.state_dict())
         True
         """
+        if args or kwargs:  # called by torch for a module tree that holds the pipeline
+            return super().state_dict(*args, **kwargs)
         if gather not in (None, "stage", "root", "all"):
             raise ValueError(f"gather must be 'root', 'all', 'stage' or None, got {gather!r}")
         local = self.stage_module.state_dict()

@@ -136,6 +136,11 @@ def test_a_stage_keeps_only_its_parameters():
     collective_assert((rooted is None) == (RANK != 0))
     if RANK == 0:
         assert list(rooted) == list(make_layers().state_dict())
+    # inside a larger module torch collects this stage's entries, without communication
+    holder = torch.nn.ModuleDict({"pipe": pipe})
+    collective_assert(set(holder.state_dict()) == {f"pipe.stage_module.{k}" for k in mine})
+    with pytest.raises(ValueError, match="gather must be"):
+        pipe.state_dict(gather="everyone")
 
 
 def test_load_state_dict_takes_each_stage_its_part():
