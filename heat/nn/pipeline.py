@@ -28,8 +28,8 @@ from .pipeline_plan import (
     Partition,
     PipelineAction,
     _layer_list,
-    partition_layers,
     _stage_actions,
+    partition_layers,
     profile_layers,
 )
 from .pipeline_transport import StageLink, TensorSpec
