@@ -1,9 +1,13 @@
 """
-Neural networks, data parallel.
+Neural networks, data parallel and pipeline parallel.
 
 * :class:`DataParallel` — gradients averaged over all processes (bucketed, overlapped with the
   backward pass; optional compression and hierarchical all-reduce);
-* :class:`DataParallelMultiGPU` — the model side of :class:`heat.optim.DASO`.
+* :class:`DataParallelMultiGPU` — the model side of :class:`heat.optim.DASO`;
+* :class:`Pipeline` — a sequence of layers cut into stages, one per process, trained with
+  micro-batches on a GPipe, 1F1B or PipeDream schedule; its plan (:func:`profile_layers`,
+  :func:`partition_layers`, :func:`pipeline_schedule`, :func:`simulate_schedule`) is pure and
+  usable on its own.
 
 Every name of ``torch.nn`` is available here too (``ht.nn.Linear``, ``ht.nn.functional``, ...).
 """
@@ -11,8 +15,31 @@ Every name of ``torch.nn`` is available here too (``ht.nn.Linear``, ``ht.nn.func
 import torch.nn as _torch_nn
 
 from .data_parallel import DataParallel, DataParallelMultiGPU
+from .pipeline import Pipeline
+from .pipeline_plan import (
+    LayerProfile,
+    Partition,
+    PipelineAction,
+    ScheduleSimulation,
+    partition_layers,
+    pipeline_schedule,
+    profile_layers,
+    simulate_schedule,
+)
 
-__all__ = ["DataParallel", "DataParallelMultiGPU"]
+__all__ = [
+    "DataParallel",
+    "DataParallelMultiGPU",
+    "Pipeline",
+    "LayerProfile",
+    "Partition",
+    "PipelineAction",
+    "ScheduleSimulation",
+    "partition_layers",
+    "pipeline_schedule",
+    "profile_layers",
+    "simulate_schedule",
+]
 
 
 def __getattr__(name: str):

@@ -116,21 +116,25 @@ def raise_first(outcomes: Sequence[Outcome], local_error: Optional[BaseException
     raise cls(message) from local_error
 
 
-def wait_without_spinning(request: Any) -> Any:
+def wait_without_spinning(
+    request: Any, longest_pause: float = 1e-3, first_pause: float = 2e-5
+) -> Any:
     """
     Complete ``request`` (an mpi4py or heat request with ``Test``), sleeping between tests once it
-    is not done at once; returns what ``request.Wait()`` would. MPICH busy-polls in blocking
-    calls: with more processes than cores (a loaded node, or 4 processes on 2 cores) a waiting
-    process takes the core from the process it waits for. A poll every few microseconds to a
-    millisecond costs nothing measurable for the verdicts and small agreements this serves.
+    is not done at once (pauses doubling from ``first_pause`` up to ``longest_pause`` seconds);
+    returns what ``request.Wait()`` would. MPICH busy-polls in blocking calls: with more processes
+    than cores (a loaded node, or 4 processes on 2 cores) a waiting process takes the core from
+    the process it waits for. A poll every few microseconds to a millisecond costs nothing
+    measurable for the verdicts and small agreements this serves; latency-bound callers (a
+    pipeline's hops) cap the pause lower.
     """
     for _ in range(64):
         if request.Test():
             return request.Wait()
-    pause = 2e-5
+    pause = first_pause
     while not request.Test():
         time.sleep(pause)
-        pause = min(2 * pause, 1e-3)
+        pause = min(2 * pause, longest_pause)
     return request.Wait()
 
 
