@@ -21,7 +21,7 @@ import torch
 from torch.utils.checkpoint import checkpoint as _checkpoint
 
 from ..core.communication import MPICommunication, get_comm
-from ..optim.schedule import _check_int
+from ..core.sanitation import check_bool, check_int
 from .pipeline_plan import (
     SCHEDULES,
     LayerProfile,
@@ -180,11 +180,6 @@ class _ActivationCounter:
 # ------------------------------------------------------------------------------------------------
 # the pipeline
 # ------------------------------------------------------------------------------------------------
-
-
-def _check_bool(name: str, value: Any) -> None:
-    if not isinstance(value, bool):
-        raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
 
 
 class Pipeline(torch.nn.Module):
@@ -389,7 +384,7 @@ class Pipeline(torch.nn.Module):
             raise TypeError(
                 f"optimizer_kwargs must be a dict, got {type(optimizer_kwargs).__name__}"
             )
-        _check_int("micro_batches", micro_batches, 1)
+        check_int(micro_batches, "micro_batches", 1)
         if schedule not in SCHEDULES:
             raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
         if stages > num_layers:
@@ -422,8 +417,8 @@ class Pipeline(torch.nn.Module):
                 raise ValueError(
                     f"checkpoint must have one flag per stage ({stages}), got {len(checkpoints)}"
                 )
-        _check_bool("measure_activations", measure_activations)
-        _check_bool("trace", trace)
+        check_bool(measure_activations, "measure_activations")
+        check_bool(trace, "trace")
         if schedule == "pipedream" and optimizer is None:
             raise ValueError("schedule 'pipedream' updates after every backward: give an optimizer")
         if optimizer is not None:  # a bad keyword fails here, on every process alike
@@ -541,7 +536,7 @@ class Pipeline(torch.nn.Module):
         >>> loss = pipe.train_step(torch.randn(16, 4), torch.randn(16, 1))
         >>> pipe.step()
         """
-        _check_bool("broadcast_loss", broadcast_loss)
+        check_bool(broadcast_loss, "broadcast_loss")
         key = ("train", _spec_or_type(inputs), _spec_or_type(targets))
         if key not in self._specs:
             self._agree_on_shapes(key, inputs, targets)

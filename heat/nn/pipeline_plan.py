@@ -44,7 +44,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import torch
 
-from ..optim.schedule import _check_int
+from ..core.sanitation import check_int
 
 __all__ = [
     "LayerProfile",
@@ -169,7 +169,7 @@ def profile_layers(layers: Any, sample_input: torch.Tensor, *, repeats: int = 3)
     named = _layer_list(layers)
     if not isinstance(sample_input, torch.Tensor):
         raise TypeError(f"sample_input must be a torch.Tensor, got {type(sample_input).__name__}")
-    _check_int("repeats", repeats, 1)
+    check_int(repeats, "repeats", 1)
     saved_buffers = [
         {k: b.detach().clone() for k, b in layer.named_buffers()} for _, layer in named
     ]
@@ -299,7 +299,7 @@ class Partition:
         >>> Partition.from_split_points([1], 4, layers, bandwidth=100.0, overlap=False).stage_seconds
         (5.0, 11.0)
         """
-        _check_int("num_layers", num_layers, 1)
+        check_int(num_layers, "num_layers", 1)
         points = _check_split_points(split_points, num_layers)
         if profile is None:
             return cls(points, num_layers)
@@ -423,7 +423,7 @@ def partition_layers(
     ((2, 3), 4.0)
     """
     costs = _Costs(profile, bandwidth, overlap, max_parameter_bytes)
-    _check_int("stages", stages, 1)
+    check_int(stages, "stages", 1)
     n = costs.n
     if stages > n:
         raise ValueError(f"stages ({stages}) must not exceed the number of layers ({n})")
@@ -561,16 +561,16 @@ def pipeline_schedule(
     """
     if schedule not in SCHEDULES:
         raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
-    _check_int("stages", stages, 1)
-    _check_int("start", start, 0)
+    check_int(stages, "stages", 1)
+    check_int(start, "start", 0)
     if not isinstance(drain, bool):
         raise TypeError(f"drain must be a bool, got {type(drain).__name__}")
     if schedule != "pipedream":
-        _check_int("micro_batches", micro_batches, 1)
+        check_int(micro_batches, "micro_batches", 1)
         if start != 0 or not drain:
             raise ValueError(f"{schedule!r} flushes every batch: start must be 0 and drain True")
     else:
-        _check_int("micro_batches", micro_batches, 0 if drain else 1)
+        check_int(micro_batches, "micro_batches", 0 if drain else 1)
     return [
         _stage_actions(schedule, s, stages, micro_batches, start, drain) for s in range(stages)
     ]
