@@ -115,6 +115,7 @@ def check_report(pairs, processes):
     assert route in info["heat GPU buffers"] and "HEAT_CUDA_AWARE_MPI" in info["heat GPU buffers"]
 
 
+@pytest.mark.slow
 def test_python_m_heat_info_in_a_fresh_interpreter():
     if WORLD.size != 1:
         pytest.skip("starts its own interpreter: runs only at MPI size 1")
@@ -133,6 +134,7 @@ def test_python_m_heat_info_in_a_fresh_interpreter():
     check_report(parse_report(done.stdout), processes=1)
 
 
+@pytest.mark.slow
 def test_installed_heat_console_script():
     if WORLD.size != 1:
         pytest.skip("starts its own interpreter: runs only at MPI size 1")
@@ -237,6 +239,7 @@ def test_closed_pipe_ends_quietly(monkeypatch):
     assert statuses == [expected] * 4, statuses
 
 
+@pytest.mark.slow
 def test_closed_pipe_in_a_fresh_interpreter():
     if WORLD.size != 1:
         pytest.skip("starts its own interpreter: runs only at MPI size 1")

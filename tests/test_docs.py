@@ -25,6 +25,9 @@ import pytest
 import heat as ht
 from tests.helpers import fresh_job_environment  # a fresh singleton's environment
 
+# starts its own jobs or interpreters: pytest -m "not slow" skips the module
+pytestmark = pytest.mark.slow
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOCS = os.path.join(ROOT, "docs")
 BUILD_SECONDS = 110

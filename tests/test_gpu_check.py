@@ -48,6 +48,7 @@ def only_at_one_process():
         pytest.skip("starts its own jobs: runs only at MPI size 1")
 
 
+@pytest.mark.slow
 def test_cpu_half_with_performance(only_at_one_process, tmp_path):
     report_path = str(tmp_path / "report.json")
     done = run_check([sys.executable, SCRIPT, "--device", "cpu", "--json", report_path], 400)
@@ -69,6 +70,7 @@ def test_cpu_half_with_performance(only_at_one_process, tmp_path):
     assert report["environment"]["device"] == "cpu:0" and report["summary"]["fail"] == 0
 
 
+@pytest.mark.slow
 def test_two_processes_agree_on_every_check(only_at_one_process, tmp_path):
     mpiexec = shutil.which("mpiexec")
     if mpiexec is None:
@@ -85,6 +87,7 @@ def test_two_processes_agree_on_every_check(only_at_one_process, tmp_path):
     assert not report["metrics"]  # --quick: no performance part
 
 
+@pytest.mark.slow
 def test_asking_for_a_gpu_without_one_fails_clearly(only_at_one_process, tmp_path):
     if torch.cuda.is_available():
         pytest.skip("this machine has a GPU")

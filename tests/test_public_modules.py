@@ -100,6 +100,7 @@ def test_pickle_functions_of_the_public_namespaces():
     assert x.item() == y.item()
 
 
+@pytest.mark.slow
 def test_fresh_interpreter_imports_the_submodule_first():
     """``import heat.linalg`` (and ``from heat.random import ...``) before anything else."""
     ok, message = True, ""

@@ -35,6 +35,7 @@ def test_install_commands_pin_heat_and_torch():
     assert build_anchor_env.default_torch_version() == torch.__version__.split("+")[0]
 
 
+@pytest.mark.slow
 def test_torchvision_stand_in_has_the_names_heat_18_imports(tmp_path):
     site = tmp_path / f"site-{ht.MPI_WORLD.rank}"
     written = build_anchor_env.write_torchvision_stand_in(str(site))
@@ -55,6 +56,7 @@ def test_torchvision_stand_in_has_the_names_heat_18_imports(tmp_path):
     assert done.stdout.strip() == "ok", done.stderr
 
 
+@pytest.mark.slow
 def test_dry_run_changes_nothing_and_ci_is_refused(tmp_path):
     if ht.MPI_WORLD.size != 1:
         pytest.skip("starts its own interpreter: runs only at MPI size 1")

@@ -161,6 +161,7 @@ def test_write_report(tmp_path):
 # end to end
 
 
+@pytest.mark.slow
 def test_run_core_small(tmp_path):
     from mpi4py import MPI
 

@@ -62,6 +62,7 @@ def test_simulated_latency():
     assert one_f_one_b == pytest.approx(1.246, abs=1e-3) and gpipe == pytest.approx(1.053, abs=1e-3)
 
 
+@pytest.mark.slow
 def test_a_tiny_run_end_to_end():
     if ht.MPI_WORLD.size != 1:
         pytest.skip("starts its own mpiexec job: runs only at MPI size 1")

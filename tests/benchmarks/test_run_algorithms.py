@@ -38,6 +38,7 @@ def test_algorithms_rejects_an_unknown_op(capsys):
     assert "is part of no operation's name" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_driver_stops_before_running_anything():
     if ht.MPI_WORLD.size != 1:
         pytest.skip("starts its own interpreter: runs only at MPI size 1")

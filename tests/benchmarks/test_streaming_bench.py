@@ -56,6 +56,7 @@ def test_anchor_loads_follow_the_budget_and_the_share():
     assert streaming.anchor_loads(10 * size, 100, 10) == (1, 1)
 
 
+@pytest.mark.slow
 @one_process
 @needs_anchor
 def test_anchor_script_streams_one_epoch(tiny_file):
@@ -75,6 +76,7 @@ def test_anchor_script_streams_one_epoch(tiny_file):
     assert record["peak_extra_mb"][0] <= record["peak_rss_mb"][0]
 
 
+@pytest.mark.slow
 @one_process
 def test_anchor_script_refuses_this_repositorys_heat(tiny_file):
     env = dict(anchor_env(), PYTHONPATH=ROOT)

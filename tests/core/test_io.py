@@ -716,6 +716,7 @@ else:
 """
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(world_size() > 1, reason="starts its own 2-process job with mpiexec; runs at 1 process")
 @pytest.mark.parametrize("kind", ["h5", "h5-append"])
 def test_killed_save_leaves_old_file(folder, kind):
@@ -831,6 +832,7 @@ def test_folder_loaders_skip_temporary_files(folder):
     check.verify()
 
 
+@pytest.mark.slow
 def test_save_removes_stale_temporaries_of_dead_writers(folder):
     """
     A save removes the temporary files that earlier saves to the same target left when their
@@ -866,6 +868,7 @@ def test_save_removes_stale_temporaries_of_dead_writers(folder):
     np.testing.assert_array_equal(np.load(target), np.arange(7))
 
 
+@pytest.mark.slow
 @zarr_missing
 def test_zarr_save_removes_stale_stores_but_not_an_only_copy(folder):
     """

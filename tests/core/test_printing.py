@@ -366,6 +366,7 @@ def test_filtered_stdout_passes_other_output():
     assert type(f"<{marked}>") is str  # built text is plain: printed wherever it is printed
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(ht.MPI_WORLD.size > 1, reason="starts its own 3-process job; runs at size 1")
 def test_print_once_in_a_job(tmp_path):
     script = tmp_path / "show.py"

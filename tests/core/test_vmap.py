@@ -110,7 +110,15 @@ def test_vmap_randomness():
     (result,) = ht.vmap(lambda row: row + torch.rand(3, device=row.device), randomness="different")(x)
     within = bool(((result.larray >= 0) & (result.larray < 1)).all())
     ok = result.shape == (8, 3) and result.split == 0 and within
-    collective_assert(ok, "randomness='different'")
+    rows = result.larray
+    # "different": every row draws its own numbers
+    ok = ok and all(not torch.equal(rows[i], rows[j]) for i in range(len(rows)) for j in range(i))
+    collective_assert(ok, f"randomness='different': {rows}")
+    (same,) = ht.vmap(lambda row: row + torch.rand(3, device=row.device), randomness="same")(x)
+    # "same": one draw shared by all the rows a call maps over
+    local = same.larray
+    ok = same.shape == (8, 3) and all(torch.equal(local[0], r) for r in local)
+    collective_assert(ok, f"randomness='same': {local}")
     expect_errors([(RuntimeError, ht.vmap(lambda row: row + torch.rand(3)), (x,), {})])
 
 

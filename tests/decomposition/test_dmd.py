@@ -69,6 +69,14 @@ def _close(actual, expected, dtype, message):
     collective_assert(ok, f"{message}: {actual} != {expected}")
 
 
+def _in_precision(arrays, dtype, message):
+    """heat's results are in ``dtype``'s precision: float32 data give float32/complex64 results,
+    float64 data float64/complex128 (a float32 slip would pass every value check above)."""
+    got = {name: x.numpy().dtype for name, x in arrays.items()}
+    wrong = [f"{name}: {d}" for name, d in got.items() if np.finfo(d).dtype != np.finfo(dtype).dtype]
+    collective_assert(not wrong, f"{message}: results not in {np.dtype(dtype)}: {wrong}")
+
+
 def _fit(X, split, dtype, **kwargs):
     return ht.decomposition.DMD(**kwargs).fit(ht.array(X.astype(dtype), split=split))
 
@@ -101,6 +109,11 @@ def test_recovers_the_eigenvalues_of_a_linear_system(dtype, n_features):
             # the DMD modes are eigenvectors of A
             modes = dmd.dmdmodes_.numpy()
             _close(A @ modes, modes * values, dtype, f"{message}: modes")
+            _in_precision(
+                {"rom_eigenvalues_": dmd.rom_eigenvalues_, "dmdmodes_": dmd.dmdmodes_,
+                 "rom_basis_": dmd.rom_basis_, "rom_transfer_matrix_": dmd.rom_transfer_matrix_},
+                dtype, message,
+            )  # fmt: skip
             collective_assert(dmd.rom_transfer_matrix_.split is None)
             collective_assert(dmd.rom_basis_.split in (None, 0))
 

@@ -22,6 +22,9 @@ import pytest
 import heat as ht
 from tests.helpers import fresh_job_environment
 
+# starts its own jobs or interpreters: pytest -m "not slow" skips the module
+pytestmark = pytest.mark.slow
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXAMPLES = os.path.join(ROOT, "examples")
 MPIEXEC = os.path.join(os.path.dirname(sys.executable), "mpiexec")

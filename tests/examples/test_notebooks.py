@@ -28,6 +28,9 @@ import pytest
 import heat as ht
 from tests.examples.test_examples import MPIEXEC, ROOT, clean_environment
 
+# starts its own jobs or interpreters: pytest -m "not slow" skips the module
+pytestmark = pytest.mark.slow
+
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
 pytest.importorskip("ipyparallel")

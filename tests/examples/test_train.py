@@ -306,6 +306,7 @@ def test_plain_progress_prints_every_tenth(capsys):
     collective_assert(done == [3, 5, 8, 10, 13, 15, 18, 20, 23, 25], "\n".join(lines))
 
 
+@pytest.mark.slow
 def test_readme_command_resumes_in_the_default_run_folder(tmp_path):
     # `mpiexec -n 2 python -m heat.examples.train --resume`, twice, in a fresh folder, as the
     # README says: the first run starts at epoch 0 (it hung), the second resumes from the

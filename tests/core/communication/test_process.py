@@ -57,6 +57,7 @@ comm.Barrier()  # never matched: only the abort ends this process
 """
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(SIZE > 1, reason="starts its own 2-process job; runs in the 1-process suite")
 def test_uncaught_exception_aborts_job():
     script = ABORT_SCRIPT
@@ -159,6 +160,7 @@ print("threads", heat.MPI_WORLD.rank, torch.get_num_threads(), THREAD_CHOICE["re
          "torch.set_num_threads(7) before heat was imported: left as set"),
     ],
 )
+@pytest.mark.slow
 def test_threads_at_import(processes, before, environment, expected):
     cpus = len(hc.process._usable_cpus())
     env = fresh_job_environment(**environment)
@@ -277,6 +279,7 @@ def _exit_jobs(folder):
     return results
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(110)
 @pytest.mark.skipif(SIZE > 1, reason="starts its own 3-process jobs; runs in the 1-process suite")
 def test_exit_on_one_process_ends_or_reports(tmp_path):

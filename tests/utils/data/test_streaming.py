@@ -348,6 +348,7 @@ def _job_stacks(folder):
     return "\n".join(shown) or "(no rank wrote stacks: a hang was outside Python, e.g. in mpiexec)"
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(3 * RESUME_JOB_TIMEOUT_S + 60)
 def test_resume_3_to_2_processes_with_mpiexec(data_file, shared_dir):  # noqa: F811
     if COMM.size != 1:

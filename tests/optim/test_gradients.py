@@ -1,0 +1,143 @@
+"""
+Unit tests of heat/optim/gradients.py's GradientReducer with a recording stand-in for the
+collective (no communication): bucket order and sizes, buckets started during the backward pass
+(overlapped) or only after it (blocking), no_sync, the values written back, the errors. The same on
+every process, so they run under any process count.
+"""
+
+import pytest
+import torch
+
+from heat.optim.gradients import GradientReducer, Reduction, bucket_bytes
+
+
+class Recording(Reduction):
+    """Scales every bucket by ``factor`` and records when each bucket started: while the
+    backward pass still ran (from a gradient hook), or in the reducer's end-of-backward step."""
+
+    def __init__(self, factor=0.5):
+        super().__init__()
+        self.factor = factor
+        self.events = []  # ("start", bucket numel, during backward?) and ("finish", count)
+        self.finishing = False
+
+    def start(self, bucket):
+        self.events.append(("start", bucket.numel(), not self.finishing))
+        return bucket
+
+    def finish_all(self, handles):
+        self.events.append(("finish", len(handles)))
+        for bucket in handles:
+            bucket.mul_(self.factor)
+
+
+def watched(reducer, reduction):
+    """Let ``reduction`` know when ``reducer``'s end-of-backward step runs."""
+    end_of_backward = reducer._finish
+
+    def finish():
+        reduction.finishing = True
+        try:
+            end_of_backward()
+        finally:
+            reduction.finishing = False
+
+    reducer._finish = finish  # queued from the first gradient hook of every backward pass
+    return reducer
+
+
+def net():
+    torch.manual_seed(0)
+    return torch.nn.Sequential(
+        torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 8), torch.nn.ReLU(),
+        torch.nn.Linear(8, 2),
+    )  # fmt: skip
+
+
+def run(model, reduction, x):
+    model(x).sum().backward()
+
+
+def test_buckets_in_reverse_registration_order_and_capacity():
+    model = net()
+    reduction = Recording()
+    # room for 50 float32 per bucket: the last layer's 18 values and the middle layer's 72 apart
+    reducer = GradientReducer(model.parameters(), reduction, bucket_bytes=200)
+    sizes = [sum(p.numel() for p in bucket) for bucket in reducer.buckets]
+    order = [p for bucket in reducer.buckets for p in bucket]
+    assert order == list(reversed(list(model.parameters())))  # backward produces late layers first
+    assert all(size <= 50 or len(bucket) == 1 for size, bucket in zip(sizes, reducer.buckets))
+    assert sum(sizes) == sum(p.numel() for p in model.parameters())
+
+
+def test_overlapped_buckets_start_during_backward_blocking_after():
+    x = torch.randn(3, 4)
+    for blocking in (False, True):
+        model = net()
+        reduction = Recording()
+        reducer = watched(
+            GradientReducer(model.parameters(), reduction, bucket_bytes=200, blocking=blocking),
+            reduction,
+        )
+        run(model, reduction, x)
+        starts = [e for e in reduction.events if e[0] == "start"]
+        assert len(starts) == len(reducer.buckets)
+        assert [e[1] for e in starts] == [layout.numel for layout in reducer.layouts]  # in order
+        assert reduction.events[-1] == ("finish", len(reducer.buckets))
+        during = [e[2] for e in starts]
+        if blocking:
+            assert not any(during)  # nothing started before the backward pass ended
+        else:
+            assert during[0]  # the last layer's bucket started while backward still ran
+
+
+def test_values_written_back_and_no_sync_accumulates_locally():
+    x = torch.randn(3, 4)
+    plain = net()
+    plain(x).sum().backward()
+    expected = [p.grad.clone() * 0.5 for p in plain.parameters()]
+    model = net()
+    reduction = Recording(factor=0.5)
+    reducer = GradientReducer(model.parameters(), reduction, bucket_bytes=200)
+    run(model, reduction, x)
+    assert all(torch.allclose(p.grad, e) for p, e in zip(model.parameters(), expected))
+    # inside no_sync: no collective, gradients accumulate as torch's
+    before = len(reduction.events)
+    with reducer.no_sync():
+        model(x).sum().backward()
+    assert len(reduction.events) == before
+    assert all(
+        torch.allclose(p.grad, e + e / 0.5) for p, e in zip(model.parameters(), expected)
+    )
+    # the next synchronized backward averages what accumulated
+    reducer.synchronize()
+    assert reduction.events[-1][0] == "finish"
+
+
+def test_unused_parameter_gets_zeros_a_reused_layer_and_remove():
+    model = net()
+    unused = torch.nn.Parameter(torch.ones(3))
+    parameters = list(model.parameters()) + [unused]
+    reduction = Recording()
+    GradientReducer(parameters, reduction, bucket_bytes=1 << 20)
+    run(model, reduction, torch.randn(2, 4))
+    assert unused.grad is not None and torch.equal(unused.grad, torch.zeros(3))
+    # a layer used twice in one graph: autograd accumulates both uses before the hook fires once
+    shared = torch.nn.Linear(2, 2)
+    reduction = Recording(factor=1.0)
+    reducer = GradientReducer(shared.parameters(), reduction, bucket_bytes=1 << 20)
+    x = torch.randn(1, 2)
+    (shared(x) + shared(x)).sum().backward()
+    assert torch.allclose(shared.bias.grad, torch.full((2,), 2.0))
+    reducer.remove()  # no hooks: the next backward is plain torch
+    shared.zero_grad()
+    shared(x).sum().backward()
+    assert reduction.events.count(("finish", 1)) == 1
+
+
+def test_bucket_bytes_checks():
+    assert bucket_bytes(1) == 2**20 and bucket_bytes(0.5) == 2**19
+    with pytest.raises(TypeError, match="bucket_size_mb"):
+        bucket_bytes("25")
+    with pytest.raises(ValueError, match="bucket_size_mb"):
+        bucket_bytes(0)
