@@ -5,11 +5,9 @@ import name stays ``heat``), and every install hint heat prints names it.
 """
 
 import ast
-import os
 import re
 from pathlib import Path
 
-import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
