@@ -25,7 +25,6 @@ from typing import List, Optional
 
 import numpy as np
 import torch
-from .communication import MPI
 
 from . import types
 from ._operations import (
@@ -35,9 +34,10 @@ from ._operations import (
     from_order_key,
     order_key,
 )
+from ._sort_engine import _sort_
+from .communication import MPI
 from .dndarray import DNDarray
 from .sanitation import sanitize_in
-from .sorting import _sort_
 from .statistics import (
     _KEY_TYPE,
     Axis,

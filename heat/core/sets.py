@@ -29,27 +29,23 @@ from typing import Optional, Tuple, Union
 
 import numpy as np
 import torch
-from .communication import MPI
 
-from . import types
-from .dndarray import DNDarray
-from .sanitation import check_bool, sanitize_axis, sanitize_in
-from . import sorting as _sorting
-from .sorting import (
+from . import _sort_engine, types
+from ._sort_engine import (
     _FLOAT_KEY_TYPES,
     _alltoallv_columns,
     _as_bytes,
-    _block_starts,
     _from_bytes,
     _from_keys,
-    _global_flat_index,
-    _owners,
     _rebalance,
     _route,
     _sample_exchange,
     _to_keys,
-    _wrap,
 )
+from .communication import MPI
+from .dndarray import DNDarray
+from .sanitation import check_bool, sanitize_axis, sanitize_in
+from .sorting import _block_starts, _global_flat_index, _owners, _wrap
 
 __all__ = [
     "UniqueAllResult",
@@ -311,7 +307,7 @@ def _distributed_unique(
         payloads.append(global_index[first].view(1, -1))
     del counts, first
     # equal keys must meet on one process: no tie-breaking by position
-    separate = global_size > _sorting._PACK_LIMIT
+    separate = global_size > _sort_engine._PACK_LIMIT
     columns, _, send_counts, recv_counts = _sample_exchange(
         comm, values.view(1, -1), payloads, tie_break=False, separate=separate
     )

@@ -119,7 +119,7 @@ def test_unique_larger(split):
 @pytest.mark.parametrize("split", (0, 1))
 def test_unique_unpacked_exchange(split, monkeypatch):
     # large arrays send each column in its own Alltoallv instead of packing them
-    monkeypatch.setattr(ht.core.sorting, "_PACK_LIMIT", 0)
+    monkeypatch.setattr(ht.core._sort_engine, "_PACK_LIMIT", 0)
     data = _data((6, 7), np.float64, seed=12)
     x = ht.array(data, split=split)
     _check_unique(x, data)

@@ -11,8 +11,8 @@ import pytest
 import torch
 
 import heat as ht
+from heat.core import _sort_engine
 from heat.core import sorting as ht_sorting
-
 from tests.helpers import (
     assert_array_equal,
     assert_raises_then_collective_works,
@@ -210,7 +210,7 @@ def test_sort_split_axis_lanes_unbalanced_and_special(lanes_split):
 @pytest.mark.parametrize("split", (0, 1))
 def test_sort_unpacked_exchange(split, monkeypatch):
     # large arrays send each column in its own Alltoallv instead of packing them
-    monkeypatch.setattr(ht_sorting, "_PACK_LIMIT", 0)
+    monkeypatch.setattr(_sort_engine, "_PACK_LIMIT", 0)
     data = _data((4, 30), np.float32, seed=11)
     x = ht.array(data, split=split)
     assert_array_equal(ht.argsort(x, axis=split), np.argsort(data, axis=split, kind="stable"))
