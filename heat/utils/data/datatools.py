@@ -30,8 +30,8 @@ import heat as ht
 from heat.core.communication import verdicts
 from heat.core.dndarray import DNDarray
 
+from .arguments import check_flag as _check_flag, check_int as _check_int
 from .plan import KeyedPermutation, derive_key
-from .streaming import _check_flag, _check_int
 
 __all__ = [
     "Dataset",

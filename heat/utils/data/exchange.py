@@ -7,8 +7,9 @@ process and in which order. A round's exchange is
 1. one small ``Alltoall`` of (row count, "my read failed") per pair of processes: every process
    learns how many rows arrive from each other one, and whether a read failed anywhere (then no
    rows move and every process raises);
-2. one ``Alltoallw`` of the rows: the rows for the other processes are gathered into one send
-   buffer (per dataset, and their global numbers, grouped by destination), and MPI moves each
+2. one ``Alltoallw`` of the rows: the rows for the other processes are gathered into a buffer
+   leased from the loader's pool (:mod:`.buffers`; per dataset, grouped by destination, and
+   their global numbers), and MPI moves each
    peer's parts of all datasets in one go straight where the caller wants them -- typically the
    free rows behind the window in the reader's buffer, so that the round's rows (the window's and
    the received ones) lie in one array and the yield order is ONE gather out of it. The parts are
@@ -16,6 +17,9 @@ process and in which order. A round's exchange is
    MPI by derived datatypes instead of gathering them would be several times slower.
 
 A process's own rows never travel: they stay in its window.
+
+The loader runs the exchange on a background thread over a duplicate of its communicator
+(:mod:`.rounds`), so a round's exchange overlaps the consumer's work on the round before.
 """
 
 from __future__ import annotations
@@ -25,6 +29,10 @@ from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
+
+from heat.core.communication import verdicts
+
+from .buffers import Buffer, BufferPool
 
 __all__ = ["Exchanger", "Received"]
 
@@ -51,16 +59,16 @@ class Received:
     ----------
     rows : list of torch.Tensor
         Per dataset, the ``n`` rows received from the other processes (grouped by source rank,
-        each group in the sender's order): views of the landing area the caller gave, or of
-        pooled buffers (then ``buffers`` is set).
+        each group in the sender's order): views of the landing area the caller gave, or of a
+        buffer leased from the pool (then ``buffer`` is set).
     numbers : numpy.ndarray
         Their global row numbers.
     counts : numpy.ndarray
         Rows from each process (the own entry: the rows this process keeps).
-    buffers : list of torch.Tensor or None
-        The pooled buffers the rows landed in (rows ``reserve:reserve + n``; the first
-        ``reserve`` rows are free for the caller), for :meth:`Exchanger.give_back`; None if they
-        landed in the caller's area.
+    buffer : Buffer or None
+        The leased buffer the rows landed in (rows ``reserve:reserve + n``; the first
+        ``reserve`` rows are free for the caller), which the caller releases to the pool; None
+        if they landed in the caller's area.
     failed : bool
         Whether the read failed on any process (then no rows moved).
     """
@@ -68,59 +76,40 @@ class Received:
     rows: List[torch.Tensor]
     numbers: np.ndarray
     counts: np.ndarray
-    buffers: Optional[List[torch.Tensor]]
+    buffer: Optional[Buffer]
     failed: bool
 
 
 class Exchanger:
     """
-    Exchange the rows of rounds; keeps the send buffer and a small pool of receive buffers.
+    Exchange the rows of rounds; the rows to send and those received (where the caller gives
+    no room for them) go through buffers leased from the loader's pool.
 
     Parameters
     ----------
     comm : MPICommunication
-    row_shapes : sequence of tuple
-        The row shape of each dataset.
-    dtypes : sequence of torch.dtype
+    pool : BufferPool
+        Buffers with the datasets' row shapes and types.
+    poll : bool
+        Wait for the other processes to arrive (the all-to-all of counts) by tests with short
+        sleeps between them instead of a blocking call: MPICH busy-polls, and a process that
+        waits on a background thread would take the core of the consumer or of the process it
+        waits for. The rows then move in a blocking call (everyone is there).
 
     Examples
     --------
-    >>> exchanger = Exchanger(ht.MPI_WORLD, [(3,)], [torch.float32])  # doctest: +SKIP
+    >>> exchanger = Exchanger(ht.MPI_WORLD, pool)  # doctest: +SKIP
     >>> received = exchanger.exchange(windows, 0, offsets, send_counts)  # doctest: +SKIP
-    >>> exchanger.give_back(received.buffers)  # doctest: +SKIP
+    >>> pool.release(received.buffer)  # doctest: +SKIP
     """
 
-    def __init__(self, comm, row_shapes: Sequence[Tuple[int, ...]], dtypes: Sequence[torch.dtype]):
+    def __init__(self, comm, pool: BufferPool, poll: bool = False):
         self.comm = comm
-        self._shapes = [tuple(s) for s in row_shapes]
-        self._dtypes = list(dtypes)
+        self.pool = pool
+        self.poll = bool(poll)
+        self._shapes = list(pool.row_shapes)
         self._items = [int(np.prod(s, dtype=np.int64)) for s in self._shapes]  # per row
-        self._row_bytes = [
-            k * torch.empty(0, dtype=t).element_size() for k, t in zip(self._items, self._dtypes)
-        ]
-        self._send_bytes: Optional[torch.Tensor] = None
-        self._pool: List[List[torch.Tensor]] = []
-
-    # -- buffers -----------------------------------------------------------------------------------
-
-    def _send_buffer(self, nbytes: int) -> torch.Tensor:
-        if self._send_bytes is None or self._send_bytes.numel() < nbytes:
-            self._send_bytes = torch.empty(nbytes + nbytes // 8, dtype=torch.uint8)
-        return self._send_bytes
-
-    def _receive_buffers(self, rows: int) -> List[torch.Tensor]:
-        for i, buffers in enumerate(self._pool):
-            if buffers[0].shape[0] >= rows:
-                return self._pool.pop(i)
-        rows = max(rows, 1)
-        rows += rows // 8
-        return [torch.empty((rows,) + s, dtype=t) for s, t in zip(self._shapes, self._dtypes)]
-
-    def give_back(self, buffers: Optional[List[torch.Tensor]]) -> None:
-        """Return the pooled buffers of a round once its rows were taken out of them."""
-        if buffers is not None:
-            self._pool.append(buffers)
-            del self._pool[:-2]
+        self._row_bytes = [k * d.itemsize for k, d in zip(self._items, pool.dtypes)]
 
     # -- the exchange ------------------------------------------------------------------------------
 
@@ -166,19 +155,37 @@ class Exchanger:
         mine = np.zeros((p, 2), dtype=np.int64)
         mine[:, 0] = send_counts
         mine[:, 1] = int(failed)
-        told = comm.Alltoall(torch.from_numpy(mine), torch.empty((p, 2), dtype=torch.int64)).numpy()
+        told = torch.empty((p, 2), dtype=torch.int64)
+        if self.poll:
+            verdicts.wait_without_spinning(comm.Ialltoall(torch.from_numpy(mine), told))
+        else:
+            comm.Alltoall(torch.from_numpy(mine), told)
+        told = told.numpy()
         counts = told[:, 0].copy()
         if told[:, 1].any():
             return Received([], np.zeros(0, np.int64), counts, None, True)
         recv_counts = counts.copy()
         recv_counts[me] = 0  # own rows stay
         total = int(recv_counts.sum())
-        buffers = None
+        buffer = None
         if land is None or any(t.shape[0] < total for t in land):
-            buffers = self._receive_buffers(reserve + total)
-            land = [b[reserve:] for b in buffers]
+            buffer = self.pool.take(reserve + total)
+            land = [torch.from_numpy(a[reserve:]) for a in buffer.arrays]
+        try:
+            received_numbers = self._move(
+                windows, window_start, send_offsets, send_counts, recv_counts, land, total
+            )
+        except BaseException:
+            self.pool.release(buffer)
+            raise
+        rows = [t[:total].view((total,) + s) for t, s in zip(land, self._shapes)]
+        return Received(rows, received_numbers.numpy(), counts, buffer, False)
 
-        # 2. the rows for the others, gathered per dataset into one send buffer
+    def _move(self, windows, window_start, send_offsets, send_counts, recv_counts, land, total):
+        """The rows for the others, gathered, and ONE all-to-all of them into ``land``."""
+        comm, me, p = self.comm, self.comm.rank, self.comm.size
+
+        # 2. the rows for the others, gathered per dataset into a leased buffer
         send = np.asarray(send_counts, dtype=np.int64).copy()
         send[me] = 0
         send_displs = np.concatenate([[0], np.cumsum(send_counts)]).astype(np.int64)
@@ -187,13 +194,10 @@ class Exchanger:
             or [np.zeros(0, np.int64)]
         ).astype(np.int64)
         count_out = len(outgoing)
-        row_bytes = self._row_bytes + [8]
         # wide rows travel straight from the window (MPI reads the runs of consecutive rows
         # itself); narrow ones are gathered first, a row is too little for a block of MPI's
-        direct = [windows is not None and b >= DIRECT_ROW_BYTES for b in self._row_bytes] + [False]
-        sizes = [0 if straight else _aligned(count_out * b) for b, straight in zip(row_bytes, direct)]
-        regions = np.concatenate([[0], np.cumsum(sizes)])
-        send_bytes = self._send_buffer(int(regions[-1]))
+        direct = [windows is not None and b >= DIRECT_ROW_BYTES for b in self._row_bytes]
+        staging = self.pool.take(count_out) if not all(direct) else None
         index = torch.from_numpy(outgoing)
         outgoing_parts = []
         for d, items in enumerate(self._items):
@@ -203,13 +207,11 @@ class Exchanger:
             if direct[d]:
                 outgoing_parts.append((source, outgoing))
                 continue
-            part = send_bytes[int(regions[d]) : int(regions[d]) + count_out * row_bytes[d]]
-            part = part.view(count_out, row_bytes[d])
+            part = _row_bytes_view(torch.from_numpy(staging.arrays[d]), count_out, items)
             if source is not None and count_out:
                 torch.index_select(source, 0, index, out=part)
             outgoing_parts.append(part)
-        numbers = send_bytes[int(regions[-2]) : int(regions[-2]) + 8 * count_out].view(torch.int64)
-        numbers.copy_(index + int(window_start))
+        numbers = index + int(window_start)
         outgoing_parts.append(numbers.view(torch.uint8).view(count_out, 8))
 
         # 3. ONE all-to-all of the rows: per peer, its part of every dataset and of the numbers,
@@ -230,9 +232,11 @@ class Exchanger:
         # zero-byte pieces (rows without elements) carry nothing: leave them out on both sides
         sends = [[t for t in pieces if t.numel()] for pieces in sends]
         recvs = [[t for t in pieces if t.numel()] for pieces in recvs]
-        comm.Alltoallw(sends, recvs)
-        rows = [t[:total].view((total,) + s) for t, s in zip(land, self._shapes)]
-        return Received(rows, received_numbers.numpy(), counts, buffers, False)
+        try:  # blocking: every process is here once the counts arrived, and MPI moves the rows
+            comm.Alltoallw(sends, recvs)  # fastest while it polls
+        finally:
+            self.pool.release(staging)
+        return received_numbers
 
 
 def _pieces(part, begin: int, end: int) -> List[torch.Tensor]:

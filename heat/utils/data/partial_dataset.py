@@ -21,7 +21,8 @@ import torch.utils.data as torch_data
 
 import heat as ht
 
-from .streaming import StreamingDataLoader, _check_flag, _check_int
+from .arguments import check_flag as _check_flag, check_int as _check_int
+from .streaming import StreamingDataLoader
 
 __all__ = ["PartialH5Dataset", "PartialH5DataLoaderIter"]
 

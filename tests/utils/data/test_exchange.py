@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import heat as ht
+from heat.utils.data.buffers import BufferPool
 from heat.utils.data.exchange import Exchanger
 from heat.utils.data.plan import EpochPlan
 from tests.helpers import collective_assert
@@ -18,14 +19,15 @@ from tests.helpers import collective_assert
 COMM = ht.MPI_WORLD
 
 
-def exchange_epoch(plan, data, labels, landing="none"):
+def exchange_epoch(plan, data, labels, landing="none", poll=False):
     """
     Exchange every round of the plan's segment; check each against the simulation. ``landing``:
     "none" (pooled buffers), "fits" (a caller's area with room), "small" (an area too small:
     pooled buffers after all).
     """
     segment, rank = plan.segment, COMM.rank
-    exchanger = Exchanger(COMM, [data.shape[1:], ()], [torch.float64, torch.int32])
+    pool = BufferPool([data.shape[1:], ()], [np.float64, np.int32])
+    exchanger = Exchanger(COMM, pool, poll=poll)
     ok, rounds = True, 0
     for j in range(segment.round_count):
         windows = segment.round_window_indices(j)
@@ -55,15 +57,16 @@ def exchange_epoch(plan, data, labels, landing="none"):
             rows = received.rows[d].numpy()
             ok &= np.array_equal(np.concatenate([rows[:lower], source[kept], rows[lower:]]), source[expected])
         ok &= int(received.counts.sum()) == len(expected)
-        landed = received.buffers is None
+        landed = received.buffer is None
         ok &= landed == (land is not None and room >= len(expected) - len(kept))
         if not len(received.numbers):
             pass  # nothing arrived (empty tensors have no data pointer to compare)
         elif landed:
             ok &= received.rows[0].data_ptr() == land[0].data_ptr()  # in the caller's area
         else:
-            ok &= received.rows[0].data_ptr() == received.buffers[0][2:].data_ptr()  # after reserve
-        exchanger.give_back(received.buffers)
+            after_reserve = torch.from_numpy(received.buffer.arrays[0][2:])
+            ok &= received.rows[0].data_ptr() == after_reserve.data_ptr()
+        pool.release(received.buffer)
         rounds += 1
     return ok, rounds
 
@@ -117,20 +120,35 @@ def test_rounds_after_a_resume_skip_yielded_rows():
     collective_assert(ok, "received rows differ from the plan after a resume")
 
 
-def test_receive_buffers_are_reused():
-    exchanger = Exchanger(COMM, [(2,)], [torch.float32])
+def test_exchange_buffers_come_from_the_pool_and_go_back():
+    pool = BufferPool([(2,)], [np.float32])
+    exchanger = Exchanger(COMM, pool)
     counts = np.zeros(COMM.size, np.int64)
-    first = exchanger.exchange(None, 0, np.zeros(0, np.int64), counts).buffers
-    exchanger.give_back(first)
-    second = exchanger.exchange(None, 0, np.zeros(0, np.int64), counts).buffers
-    assert second is first
+    first = exchanger.exchange(None, 0, np.zeros(0, np.int64), counts).buffer
+    assert first.leased  # the caller's until it releases it
+    assert pool.counts() == (0, pool.allocated - 1)  # the send staging went back
+    pool.release(first)
+    made = pool.allocated
+    second = exchanger.exchange(None, 0, np.zeros(0, np.int64), counts).buffer
+    pool.release(second)
+    assert pool.allocated == made and pool.counts() == (0, made)  # reused, all free again
+
+
+def test_polled_exchange_moves_the_same_rows():
+    # the loader's thread waits for the others by tests and sleeps, not a blocking call
+    n = 29
+    data = np.arange(n * 2, dtype=np.float64).reshape(n, 2)
+    labels = np.arange(n, dtype=np.int32)
+    plan = EpochPlan(n, 5, COMM.size, 2, seed=6)
+    ok, _ = exchange_epoch(plan, data, labels, "fits", poll=True)
+    collective_assert(ok, "a polled exchange moved other rows")
 
 
 def test_a_failed_read_is_known_everywhere():
     # the process whose read failed still takes part; every process learns of the failure
     plan = EpochPlan(20, 4, COMM.size, 2, seed=0)
     segment = plan.segment
-    exchanger = Exchanger(COMM, [(1,)], [torch.float32])
+    exchanger = Exchanger(COMM, BufferPool([(1,)], [np.float32]))
     w = COMM.rank if COMM.rank < segment.window_count else None
     if w is not None:
         offsets, send_counts = segment.send_plan(0, COMM.rank)
@@ -139,4 +157,4 @@ def test_a_failed_read_is_known_everywhere():
     failing = COMM.rank == COMM.size - 1
     received = exchanger.exchange(None, 0, offsets, send_counts, failed=failing)
     assert received.failed  # on every process, and no rows moved
-    assert received.rows == [] and received.buffers is None
+    assert received.rows == [] and received.buffer is None

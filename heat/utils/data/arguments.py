@@ -1,0 +1,141 @@
+"""
+The streaming loader's arguments, checked from the arguments alone (the same on every process,
+before any communication), and the per-row transforms they name.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from typing import Any, Callable, List, Optional, Tuple
+
+import numpy as np
+import torch
+
+from .plan import derive_key
+
+__all__ = ["MASK63", "Transforms", "check_flag", "check_int", "check_names", "check_paths"]
+
+#: seeds and the keys of the transforms' generators are below 2**63 (torch takes int64 seeds)
+MASK63 = (1 << 63) - 1
+
+
+def check_flag(value: Any, name: str) -> bool:
+    """``value`` as a bool (NumPy's bool too); TypeError naming ``name`` otherwise."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
+    return bool(value)
+
+
+def check_int(value: Any, name: str, low: int) -> int:
+    """``value`` as an int ``>= low`` (NumPy integers too); TypeError or ValueError naming ``name``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if value < low:
+        raise ValueError(f"{name} must be >= {low}, got {value}")
+    return int(value)
+
+
+def check_paths(paths: Any) -> List[str]:
+    """One path or a non-empty sequence of distinct paths, as a list of str."""
+    if isinstance(paths, (str, bytes, os.PathLike)):
+        paths = [paths]
+    if not isinstance(paths, (list, tuple)) or not paths:
+        raise TypeError(f"paths must be a path or a non-empty sequence of paths, got {paths!r}")
+    result = []
+    for path in paths:
+        if not isinstance(path, (str, bytes, os.PathLike)):
+            raise TypeError(f"paths must hold str or os.PathLike, got {type(path).__name__}")
+        path = os.fsdecode(os.fspath(path))
+        if not path:
+            raise ValueError("paths must not hold an empty path")
+        result.append(path)
+    if len(set(result)) != len(result):
+        raise ValueError(f"paths must not repeat a file, got {result}")
+    return result
+
+
+def check_names(datasets: Any) -> List[str]:
+    """One dataset name or a non-empty sequence of distinct names, as a list."""
+    if isinstance(datasets, str):
+        datasets = [datasets]
+    if not isinstance(datasets, (list, tuple)) or not datasets:
+        raise TypeError(f"datasets must be a name or a non-empty sequence of names, got {datasets!r}")
+    for name in datasets:
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"datasets must hold non-empty str names, got {name!r}")
+    if len(set(datasets)) != len(datasets):
+        raise ValueError(f"datasets must not repeat a name, got {list(datasets)}")
+    return list(datasets)
+
+
+def _accepts_generator(function: Callable) -> bool:
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):  # builtins without a signature
+        return False
+    return any(
+        p.name == "generator" or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters
+    )
+
+
+class Transforms:
+    """
+    One transform per dataset (None: unchanged), applied per row, as ``transform(row)`` or --
+    when it has a ``generator`` parameter -- ``transform(row, generator=g)`` with a
+    ``torch.Generator`` seeded from (seed, epoch, global row number), so random augmentations
+    reproduce, also after a resume. The results of a batch are stacked.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For transforms that are not None, a callable, or a sequence of ``count`` of them.
+    """
+
+    def __init__(self, transforms: Any, count: int):
+        self._transforms = _checked_transforms(transforms, count)
+        self.any = any(t is not None for t in self._transforms)
+
+    def apply(self, tensors: List[torch.Tensor], rows: np.ndarray, seed: int, epoch: int):
+        """The transformed rows of a batch (``rows``: their global numbers)."""
+        result = []
+        for tensor, transform in zip(tensors, self._transforms):
+            if transform is None:
+                result.append(tensor)
+                continue
+            function, wants_generator = transform
+            samples = []
+            for sample, row in zip(tensor, rows.tolist()):
+                if wants_generator:
+                    generator = torch.Generator()
+                    generator.manual_seed(derive_key(seed, epoch, row) & MASK63)
+                    samples.append(function(sample, generator=generator))
+                else:
+                    samples.append(function(sample))
+            if samples:
+                result.append(torch.stack([torch.as_tensor(s) for s in samples]))
+            else:  # an empty batch: the transform's output shape is unknown, keep the rows' shape
+                result.append(tensor)
+        return result
+
+
+def _checked_transforms(transforms: Any, count: int) -> List[Optional[Tuple[Callable, bool]]]:
+    if transforms is None:
+        return [None] * count
+    if callable(transforms):
+        if count != 1:
+            raise ValueError(
+                f"transforms: one callable for {count} datasets is ambiguous; pass a sequence "
+                f"with one callable (or None) per dataset"
+            )
+        transforms = [transforms]
+    if not isinstance(transforms, (list, tuple)) or len(transforms) != count:
+        raise TypeError(
+            f"transforms must be None, a callable or a sequence of {count} callables or None"
+        )
+    checked = []
+    for transform in transforms:
+        if transform is not None and not callable(transform):
+            raise TypeError(f"transforms must hold callables or None, got {type(transform).__name__}")
+        checked.append(None if transform is None else (transform, _accepts_generator(transform)))
+    return checked
