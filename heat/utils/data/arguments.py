@@ -1,6 +1,6 @@
 """
 The streaming loader's arguments, checked from the arguments alone (the same on every process,
-before any communication), and the per-row transforms they name.
+before any communication), the states it is given to resume from, and the per-row transforms.
 """
 
 from __future__ import annotations
@@ -12,12 +12,17 @@ from typing import Any, Callable, List, Optional, Tuple
 import numpy as np
 import torch
 
-from .plan import derive_key
+from .plan import EpochPlan, derive_key
 
-__all__ = ["MASK63", "Transforms", "check_flag", "check_int", "check_names", "check_paths"]
+__all__ = [
+    "MASK63", "STATE_FORMAT", "Transforms", "check_flag", "check_int", "check_names",
+    "check_paths", "check_state",
+]
 
 #: seeds and the keys of the transforms' generators are below 2**63 (torch takes int64 seeds)
 MASK63 = (1 << 63) - 1
+#: the format entry of the loader's states
+STATE_FORMAT = "heat.utils.data.StreamingDataLoader/1"
 
 
 def check_flag(value: Any, name: str) -> bool:
@@ -67,6 +72,43 @@ def check_names(datasets: Any) -> List[str]:
     if len(set(datasets)) != len(datasets):
         raise ValueError(f"datasets must not repeat a name, got {list(datasets)}")
     return list(datasets)
+
+
+def check_state(state: Any, loader: Any) -> Tuple[int, List[List[int]]]:
+    """
+    The position ``(epoch, history)`` of a state from ``StreamingDataLoader.state_dict``,
+    checked against ``loader``: its format, the data it was saved for, the settings that shape
+    the plan, and a possible position (TypeError or ValueError naming what differs).
+    """
+    if not isinstance(state, dict):
+        raise TypeError(f"state must be a dict from state_dict(), got {type(state).__name__}")
+    if state.get("format") != STATE_FORMAT:
+        raise ValueError(f"state: not a state of this loader (format {state.get('format')!r})")
+    if state.get("fingerprint") != loader.state_dict()["fingerprint"]:
+        raise ValueError(
+            "state: it was saved for other data (the paths, dataset names, shapes, types or "
+            "file sizes differ)"
+        )
+    for name in ("seed", "shuffle", "tail", "window_rows"):
+        if state.get(name) != getattr(loader, name):
+            raise ValueError(
+                f"state: saved with {name}={state.get(name)!r}, but this loader has "
+                f"{name}={getattr(loader, name)!r}; construct the loader with the same value"
+                + (" (window_bytes)" if name == "window_rows" else "")
+            )
+    epoch, history = state.get("epoch"), state.get("history")
+    check_int(epoch, "state['epoch']", 0)
+    if not isinstance(history, (list, tuple)) or not all(
+        isinstance(entry, (list, tuple)) and len(entry) == 3 for entry in history
+    ):
+        raise ValueError("state['history'] must be a list of [processes, batch_size, steps]")
+    history = [[check_int(v, "state['history']", 0) for v in entry] for entry in history]
+    # raises ValueError for an impossible position
+    EpochPlan(
+        loader.rows, loader.window_rows, loader.comm.size, loader.batch_size, seed=loader.seed,
+        epoch=epoch, shuffle=loader.shuffle, tail=loader.tail, history=history,
+    )
+    return int(epoch), history
 
 
 def _accepts_generator(function: Callable) -> bool:

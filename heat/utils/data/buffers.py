@@ -72,7 +72,7 @@ class Buffer:
         --------
         >>> buffer = pool.take(100)  # doctest: +SKIP
         >>> x, y = buffer.view(10)  # doctest: +SKIP
-        >>> pool.release(buffer)  # reused only once x and y (and their slices) are gone
+        >>> pool.release(buffer)  # reused only once x, y and their slices are gone  # doctest: +SKIP
         """
         if not self.leased:
             raise ValueError("view: the buffer is not leased (views are made by its holder)")

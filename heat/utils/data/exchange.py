@@ -25,7 +25,7 @@ The loader runs the exchange on a background thread over a duplicate of its comm
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence
 
 import numpy as np
 import torch
@@ -103,10 +103,11 @@ class Exchanger:
     >>> pool.release(received.buffer)  # doctest: +SKIP
     """
 
-    def __init__(self, comm, pool: BufferPool, poll: bool = False):
+    def __init__(self, comm, pool: BufferPool, poll: bool = False, gate=None):
         self.comm = comm
         self.pool = pool
         self.poll = bool(poll)
+        self.gate = gate
         self._shapes = list(pool.row_shapes)
         self._items = [int(np.prod(s, dtype=np.int64)) for s in self._shapes]  # per row
         self._row_bytes = [k * d.itemsize for k, d in zip(self._items, pool.dtypes)]
@@ -233,7 +234,11 @@ class Exchanger:
         sends = [[t for t in pieces if t.numel()] for pieces in sends]
         recvs = [[t for t in pieces if t.numel()] for pieces in recvs]
         try:  # blocking: every process is here once the counts arrived, and MPI moves the rows
-            comm.Alltoallw(sends, recvs)  # fastest while it polls
+            if self.gate is None:
+                comm.Alltoallw(sends, recvs)
+            else:
+                with self.gate:
+                    comm.Alltoallw(sends, recvs)
         finally:
             self.pool.release(staging)
         return received_numbers

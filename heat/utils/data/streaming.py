@@ -21,7 +21,6 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-import math
 import os
 import time
 import weakref
@@ -32,11 +31,13 @@ import torch
 import heat as ht
 from heat.core.communication import verdicts
 
-from .arguments import MASK63, Transforms, check_flag, check_int, check_names, check_paths
+from .arguments import (
+    MASK63, STATE_FORMAT, Transforms, check_flag, check_int, check_names, check_paths, check_state,
+)
 from .buffers import BufferPool
 from .plan import TAIL_POLICIES, EpochPlan
-from .reader import DatasetInfo, WindowReader, inspect_datasets, window_rows_for
-from .rounds import RoundAssembler, RoundsAhead, RowQueue
+from .reader import DatasetInfo, inspect_datasets, window_rows_for
+from .rounds import RoundsAhead, RowQueue, start_epoch
 
 __all__ = ["StreamingDataLoader", "WINDOW_BUFFERS"]
 
@@ -47,13 +48,23 @@ __all__ = ["StreamingDataLoader", "WINDOW_BUFFERS"]
 #: received in a round (behind each of the reader's windows: up to two more) and the rows a round
 #: sends (``(p - 1) / p`` of a window). One process needs only the first four.
 WINDOW_BUFFERS = 7
-_STATE_FORMAT = "heat.utils.data.StreamingDataLoader/1"
+#: the background times of an iteration that :meth:`StreamingDataLoader.stats` reports
+_TIMES = ("read", "read_wait", "exchange", "gather", "round_wait")
 
 
-def _state_summary(position: Tuple[int, List[List[int]]]) -> Tuple[str, Dict[str, str]]:
+def _fresh_stats() -> Dict[str, float]:
+    return dict(samples=0, batches=0, bytes=0, elapsed=0.0, waiting=0.0, **dict.fromkeys(_TIMES, 0.0))
+
+
+def _position(position: Tuple[int, List[List[int]]]) -> Tuple[str, Dict[str, str]]:
     """What the processes must agree on after checking a loaded state: the position."""
     epoch, history = position
     return "the loader states", {"epoch": repr(epoch), "history": repr(history)}
+
+
+def _files(infos: List[DatasetInfo]) -> Tuple[str, Dict[str, str]]:
+    """What the processes must see alike: every dataset's file, shape, type and file size."""
+    return "the files", {f"dataset {info.name!r}": repr(info.describe()) for info in infos}
 
 
 class StreamingDataLoader:
@@ -204,36 +215,18 @@ class StreamingDataLoader:
         self._history: List[List[int]] = []  # segments of the current epoch (see plan.EpochPlan)
         self._plan_cache: Optional[Tuple[Tuple, EpochPlan]] = None
         self._active = None
-        self._stats: Dict[str, float] = {}
+        self._stats = _fresh_stats()
         # the buffers of every epoch (fresh pages cost a page fault each, every epoch)
         self._pool: Optional[BufferPool] = None
-        self._running: Optional[Tuple[RoundsAhead, Any]] = None  # an epoch's thread, its comm
+        self._running: Optional[RoundsAhead] = None  # the rounds thread of the last epoch
         self._layouts: dict = {}  # where uncompressed datasets lie in their files (reader.py)
 
     # -- files -------------------------------------------------------------------------------------
 
     def _inspect_everywhere(self) -> List[DatasetInfo]:
-        """Inspect the files on every process; raise the same error everywhere if one failed."""
+        """Inspect the files on every process: the same error everywhere, or the same files."""
         paths = [os.path.abspath(path) for path in self.paths]
-        try:
-            infos, error = inspect_datasets(paths, self.datasets), None
-        except (OSError, ValueError, TypeError) as caught:
-            infos, error = None, (type(caught).__name__, str(caught))
-        outcomes = self.comm.allgather(
-            error if error else [info.describe() for info in infos]
-        )
-        for rank, outcome in enumerate(outcomes):
-            if isinstance(outcome, tuple):
-                kind = {"FileNotFoundError": FileNotFoundError, "TypeError": TypeError}.get(
-                    outcome[0], ValueError
-                )
-                where = "" if rank == self.comm.rank else f" (on process {rank})"
-                raise kind(outcome[1] + where)
-        if any(outcome != outcomes[0] for outcome in outcomes):
-            raise ValueError(
-                "paths: the processes see different files (paths, shapes, types or sizes differ)"
-            )
-        return infos
+        return verdicts.agree(self.comm, inspect_datasets, paths, self.datasets, fingerprint=_files)
 
     # -- position ----------------------------------------------------------------------------------
 
@@ -303,7 +296,7 @@ class StreamingDataLoader:
         (2, [[3, 64, 120]])
         """
         return {
-            "format": _STATE_FORMAT,
+            "format": STATE_FORMAT,
             "fingerprint": self._fingerprint,
             "seed": self.seed,
             "shuffle": self.shuffle,
@@ -336,43 +329,9 @@ class StreamingDataLoader:
         --------
         >>> loader.load_state_dict(torch.load("loader.pt"))  # doctest: +SKIP
         """
-        epoch, history = verdicts.agree(
-            self.comm, self._checked_position, state, fingerprint=_state_summary
-        )
+        epoch, history = verdicts.agree(self.comm, check_state, state, self, fingerprint=_position)
         self._close_active()
         self.epoch, self._history = epoch, history
-
-    def _checked_position(self, state: Any) -> Tuple[int, List[List[int]]]:
-        """The (epoch, history) of a state from :meth:`state_dict`, checked against this loader."""
-        if not isinstance(state, dict):
-            raise TypeError(f"state must be a dict from state_dict(), got {type(state).__name__}")
-        if state.get("format") != _STATE_FORMAT:
-            raise ValueError(f"state: not a state of this loader (format {state.get('format')!r})")
-        if state.get("fingerprint") != self._fingerprint:
-            raise ValueError(
-                "state: it was saved for other data (the paths, dataset names, shapes, types or "
-                "file sizes differ)"
-            )
-        for name in ("seed", "shuffle", "tail", "window_rows"):
-            if state.get(name) != getattr(self, name):
-                raise ValueError(
-                    f"state: saved with {name}={state.get(name)!r}, but this loader has "
-                    f"{name}={getattr(self, name)!r}; construct the loader with the same value"
-                    + (" (window_bytes)" if name == "window_rows" else "")
-                )
-        epoch, history = state.get("epoch"), state.get("history")
-        check_int(epoch, "state['epoch']", 0)
-        if not isinstance(history, (list, tuple)) or not all(
-            isinstance(entry, (list, tuple)) and len(entry) == 3 for entry in history
-        ):
-            raise ValueError("state['history'] must be a list of [processes, batch_size, steps]")
-        history = [[check_int(v, "state['history']", 0) for v in entry] for entry in history]
-        # raises ValueError for an impossible position
-        EpochPlan(
-            self.rows, self.window_rows, self.comm.size, self.batch_size, seed=self.seed,
-            epoch=epoch, shuffle=self.shuffle, tail=self.tail, history=history,
-        )
-        return int(epoch), history
 
     # -- iteration ---------------------------------------------------------------------------------
 
@@ -391,48 +350,22 @@ class StreamingDataLoader:
         return iterator
 
     def _end_running(self) -> None:
-        """
-        Wait for the rounds thread of an earlier epoch to finish the rounds it started (the
-        other processes finish them too), then free its communicator.
-        """
+        """Let an earlier epoch's rounds thread finish the rounds it started (everywhere)."""
         running, self._running = self._running, None
         if running is not None:
-            running[0].stop()
-            running[0].join()
-            running[1].Free()
-
-    def _start_rounds(self, plan: EpochPlan, cuda: bool) -> RoundsAhead:
-        """The reader, the assembler and its thread of one epoch, from the plan's position."""
-        self._end_running()
-        segment = plan.segment
-        if self._pool is None:
-            self._pool = BufferPool(
-                [info.row_shape for info in self._infos], [info.dtype for info in self._infos],
-                pinned=cuda,
-            )
-        tasks = plan.tasks(self.comm.rank)
-        windows = [
-            (int(segment.starts[t.window]), int(segment.stops[t.window]))
-            for t in tasks
-            if t.window is not None
-        ]
-        reader = None
-        if windows:
-            reader = WindowReader(self._infos, windows, self.window_rows, self._pool,
-                                  layouts=self._layouts, spare_rows=self._spare_rows())
-        comm = self.comm.Dup()  # the rounds' messages apart from any the consumer sends
-        assembler = RoundAssembler(
-            segment, comm, reader, self._pool, self.window_rows + self.batch_size + 1
-        )
-        ahead = RoundsAhead(assembler, tasks, plan.start_step)
-        self._running = (ahead, comm)
-        return ahead
+            running.end()
 
     def _iterate(self):
         plan = self._plan()
         segment, rank = plan.segment, self.comm.rank
         cuda = self.device.torch_device.startswith("cuda")
-        ahead = self._start_rounds(plan, cuda)
+        self._end_running()
+        if self._pool is None:
+            shapes, dtypes = zip(*((info.row_shape, info.dtype) for info in self._infos))
+            self._pool = BufferPool(shapes, dtypes, pinned=cuda)
+        ahead = self._running = start_epoch(
+            plan, self.comm, self._infos, self.window_rows, self._pool, self._layouts
+        )
         reader = ahead.assembler.reader
         rows = RowQueue(self._pool)
         bar = None
@@ -440,7 +373,7 @@ class StreamingDataLoader:
             from tqdm import tqdm
 
             bar = tqdm(total=plan.steps, initial=plan.steps_before + plan.start_step, unit="batch")
-        stats = self._stats = dict(samples=0, batches=0, bytes=0, elapsed=0.0, waiting=0.0)
+        stats = self._stats = _fresh_stats()
         self._history = plan.history(plan.start_step)
         position = self._history[-1]  # [processes, batch size, steps]: updated in place
         full, last = segment.batch_sizes(rank)
@@ -476,7 +409,10 @@ class StreamingDataLoader:
                     if bar is not None:
                         bar.update(1)
                     yield batch
-                    ahead.allow(step)  # the next round may start while this one is consumed
+                    if i + 1 < len(batches):
+                        entered = time.perf_counter()
+                        ahead.step(step)  # the next round may start while this one is consumed
+                        stats["waiting"] += time.perf_counter() - entered
             ahead.finish()
             # the epoch is complete: the next iteration is the next epoch
             self.epoch, self._history = plan.epoch + 1, []
@@ -492,21 +428,9 @@ class StreamingDataLoader:
                 stats.update(bytes=reader.bytes_read, read=reader.read_seconds,
                              read_wait=reader.wait_seconds)
             if finished:
-                self._end_running()
+                self._end_running()  # the thread has ended: frees its communicator
             if bar is not None:
                 bar.close()
-
-    def _spare_rows(self) -> int:
-        """
-        Rows behind each window in the reader's buffers for the rows received in a shuffled
-        round: about ``(p - 1) / p`` of a window arrive (the share of a round is about a window,
-        of which ``1 / p`` comes from the own window), plus 8 standard deviations of that count
-        and a batch of wrap padding. A round that needs more lands its rows elsewhere.
-        """
-        p = self.comm.size
-        if not self.shuffle or p == 1:
-            return 0
-        return -(-self.window_rows * (p - 1) // p) + 8 * math.isqrt(self.window_rows) + 8 + self.batch_size
 
     def _batch(self, rows: RowQueue, count: int, epoch: int, cuda: bool) -> tuple:
         """The next ``count`` rows as a batch: transformed, on the device, as DNDarrays."""
@@ -539,7 +463,11 @@ class StreamingDataLoader:
             from the files by all processes per second), ``wait_fraction`` (of the elapsed time,
             the share the consumer spent inside the loader, waiting for data -- the largest over
             the processes) and ``wait_fraction_mean``; ``samples``, ``bytes`` and ``seconds``
-            (the longest elapsed time of a process).
+            (the longest elapsed time of a process); where the time went in the background,
+            the largest over the processes: ``read_s`` (the reader thread reading),
+            ``read_wait_s`` (the rounds thread waiting for windows), ``exchange_s`` and
+            ``gather_s`` (the rounds thread exchanging rows and gathering them into yield
+            order), ``round_wait_s`` (the consumer waiting for a round: the stall).
 
         Examples
         --------
@@ -547,13 +475,14 @@ class StreamingDataLoader:
         1234567.8
         """
         s = self._stats
-        mine = (s["samples"], s["bytes"], s["elapsed"], s["waiting"] / s["elapsed"] if s["elapsed"] else 0.0)
+        mine = [s["samples"], s["bytes"], s["elapsed"], s["waiting"] / s["elapsed"] if s["elapsed"] else 0.0]
+        mine += [s[name] for name in _TIMES]
         everyone = self.comm.allgather(mine)
         samples = sum(e[0] for e in everyone)
         nbytes = sum(e[1] for e in everyone)
         seconds = max(e[2] for e in everyone)
         fractions = [e[3] for e in everyone]
-        return {
+        result = {
             "samples_per_s": samples / seconds if seconds else 0.0,
             "mb_per_s": nbytes / 1e6 / seconds if seconds else 0.0,
             "wait_fraction": max(fractions),
@@ -562,3 +491,6 @@ class StreamingDataLoader:
             "bytes": float(nbytes),
             "seconds": seconds,
         }
+        for i, name in enumerate(_TIMES):
+            result[name + "_s"] = max(e[4 + i] for e in everyone)
+        return result

@@ -12,7 +12,6 @@ import os
 import h5py
 import numpy as np
 import pytest
-import torch
 
 import heat as ht
 from heat.utils.data.buffers import BufferPool

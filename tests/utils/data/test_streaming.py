@@ -182,7 +182,9 @@ def test_rounds_whose_rows_do_not_fit_behind_the_window(data_file, monkeypatch, 
     from heat.utils.data.exchange import Exchanger
 
     path, x, y = data_file
-    monkeypatch.setattr(StreamingDataLoader, "_spare_rows", lambda self: spare)
+    import heat.utils.data.rounds as rounds_module
+
+    monkeypatch.setattr(rounds_module, "spare_rows", lambda *args: spare)
     fell_back = []
     original = Exchanger.exchange
 
