@@ -935,6 +935,18 @@ def parse_indices(text: str) -> set:
     return chosen
 
 
+def selected_ops(text: str) -> List[int]:
+    """
+    The indices of the operations whose name contains ``text`` (all for ""). A text that names
+    no operation raises ValueError listing the names, rather than running nothing.
+    """
+    chosen = [index for index, op in enumerate(OPS) if text in op.name]
+    if not chosen:
+        names = "\n  ".join(op.name for op in OPS)
+        raise ValueError(f"--ops {text!r} is part of no operation's name; the operations:\n  {names}")
+    return chosen
+
+
 def main(argv: Optional[Sequence[str]] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     parser.add_argument("--library", choices=("heat", "numpy"), default="heat")
@@ -964,6 +976,10 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         for i, op in enumerate(OPS):
             print(f"{i:3d}  {op.name}")
         return
+    try:
+        chosen = set(selected_ops(args.ops))
+    except ValueError as error:
+        parser.error(str(error))
 
     L = HeatLib() if args.library == "heat" else NumpyLib()
     if L.name == "heat":
@@ -1005,7 +1021,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
             flush=True,
         )
     for index, op in enumerate(OPS):
-        if index in skip or (args.ops and args.ops not in op.name):
+        if index in skip or index not in chosen:
             continue
         emit(dict(event="start", index=index, op=op.name))
         gc.collect()

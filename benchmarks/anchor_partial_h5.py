@@ -2,7 +2,7 @@
 One epoch of HeAT 1.8's ``heat.utils.data.partial.PartialH5Dataset``, for benchmarks/streaming.py.
 
 Run by the Python of a virtual environment holding the released HeAT 1.8 (built by
-``../shared/tools/heat-anchor-venv.sh``), never by this repository's: it imports whatever ``heat``
+``benchmarks/build_anchor_env.py``), never by this repository's: it imports whatever ``heat``
 that interpreter finds and refuses to run if that is this repository's. Usage::
 
     mpiexec -n 2 /tmp/heat-anchor/bin/python benchmarks/anchor_partial_h5.py FILE \\

@@ -29,10 +29,17 @@ Variants (all SGD, the same learning rate, the same number of batches):
   measured epoch ends with DASO's blocking synchronization of the last batch, which is counted. A
   cool-down epoch is measured and reported separately.
 
-Each variant first trains ``--warmup`` batches (not measured: DDP's bucket rebuild, first-touch
-of buffers, post-local-SGD's global-all-reduce warm-up), then ``--batches`` measured batches.
-Time per batch is the slowest process's wall time over the measured batches divided by their
-number; exposed communication is that minus the ``compute only`` time per batch. Bytes across nodes
+Every variant is built and trains ``--warmup`` batches first (not measured: DDP's bucket rebuild,
+first-touch of buffers, post-local-SGD's global-all-reduce warm-up, DASO's blocking epoch 0).
+Then the variants take turns, block after block of ``--block`` batches (8: one DASO cycle), the
+order rotated from block to block, until each has trained ``--batches`` measured batches: a change
+of the machine's load during a run hits every variant alike. Time per batch is the sum over a
+variant's blocks of the slowest process's wall time, divided by its batches; exposed
+communication is that minus the ``compute only`` time per batch of the same interleaving. The
+table gives the median over ``--runs`` runs and their spread, the machine's load average during
+the runs, and DASO's exposed time per batch by phase from its own timeline (waiting for the
+node-local gradient average, starting a send, receiving and blending, blocking averages).
+``--busy N`` runs N busy-looping processes beside the job, to measure under background load. Bytes across nodes
 are read inside each node (the node's ``eth0`` counters in sysfs and its ``tbf`` qdisc's byte
 counter, i.e. what the shaper passed) just before and after the measured batches, and compared with
 what the algorithm should send (``expected``, payload only: TCP/IP headers add a few percent).
@@ -41,6 +48,7 @@ The driver also checks the links' counters from outside for the whole job.
 Usage (root; about 10 minutes for 3 runs)::
 
     python benchmarks/daso.py --runs 3 --json daso.json
+    python benchmarks/daso.py --runs 3 --busy 2 --json daso-loaded.json   # two busy processes
     python benchmarks/daso.py --runs 1 --batches 8 --width 512   # a quick check of the script
 """
 
@@ -202,14 +210,14 @@ def worker(args: argparse.Namespace) -> None:
 
     lr = 1e-3
 
-    def run_variant(variant):
+    def build(variant):
+        """(model, optimizer, zero_grad, step) of ``variant``, warmed up; DASO's epoch 0 is its
+        warm-up (blocking every batch) and its measured batches form the cycling epoch."""
         net = make_net()
         if variant == "compute only":
             opt = torch.optim.SGD(net.parameters(), lr=lr)
-            train(net, opt, args.warmup)
-            seconds, nodes = measure(lambda: train(net, opt, args.batches))
-            report(variant, seconds, args.batches, nodes, 0)
-        elif variant in ("flat blocking", "hierarchical blocking"):
+            return dict(model=net, opt=opt)
+        if variant in ("flat blocking", "hierarchical blocking"):
             opt = ht.optim.DataParallelOptimizer(torch.optim.SGD(net.parameters(), lr=lr))
             model = ht.nn.DataParallel(
                 net,
@@ -217,21 +225,13 @@ def worker(args: argparse.Namespace) -> None:
                 blocking_parameter_updates=True,
                 hierarchical=variant.startswith("hier"),
             )
-            train(model, opt, args.warmup)
-            seconds, nodes = measure(lambda: train(model, opt, args.batches))
-            # hierarchical: every process all-reduces its 1/G slice with its peer on the other
-            # node (2 processes: sends the slice once), so a node sends the whole vector
-            per_batch = ring_node_tx if variant.startswith("flat") else param_bytes
-            report(variant, seconds, args.batches, nodes, per_batch * args.batches)
-        elif variant == "torch DDP":
+            return dict(model=model, opt=opt)
+        if variant == "torch DDP":
             from torch.nn.parallel import DistributedDataParallel
 
             model = DistributedDataParallel(net, process_group=world_group)
-            opt = torch.optim.SGD(model.parameters(), lr=lr)
-            train(model, opt, args.warmup)
-            seconds, nodes = measure(lambda: train(model, opt, args.batches))
-            report(variant, seconds, args.batches, nodes, ring_node_tx * args.batches)
-        elif variant == "torch post-local-SGD":
+            return dict(model=model, opt=torch.optim.SGD(model.parameters(), lr=lr))
+        if variant == "torch post-local-SGD":
             from torch.distributed.algorithms.ddp_comm_hooks.post_localSGD_hook import (
                 PostLocalSGDState,
                 post_localSGD_hook,
@@ -242,7 +242,7 @@ def worker(args: argparse.Namespace) -> None:
             from torch.distributed.optim import PostLocalSGDOptimizer
             from torch.nn.parallel import DistributedDataParallel
 
-            subgroup, _ = dist.new_subgroups(group_size=per_node)  # consecutive ranks: a node
+            subgroup = subgroups["node"]
             model = DistributedDataParallel(net, process_group=world_group)
             state = PostLocalSGDState(
                 process_group=world_group, subgroup=subgroup, start_localSGD_iter=args.warmup
@@ -254,67 +254,110 @@ def worker(args: argparse.Namespace) -> None:
             opt = PostLocalSGDOptimizer(
                 optim=torch.optim.SGD(model.parameters(), lr=lr), averager=averager
             )
-            train(model, opt, args.warmup)
-            seconds, nodes = measure(lambda: train(model, opt, args.batches))
-            averages = sum(
-                1
-                for step in range(args.warmup, args.warmup + args.batches)
-                if (step - args.warmup) % GLOBAL_PERIOD == 0
-            )
-            report(
-                variant, seconds, args.batches, nodes, ring_node_tx * averages,
-                {"global_averages": averages},
-            )  # fmt: skip
-        elif variant == "heat DASO":
+            return dict(model=model, opt=opt)
+        if variant == "heat DASO":
             local = torch.optim.SGD(net.parameters(), lr=lr)
             daso = ht.optim.DASO(
                 local_optimizer=local, total_epochs=3, warmup_epochs=1, cooldown_epochs=1
             )
             model = ht.nn.DataParallelMultiGPU(net, daso)
-            # epoch 0: warm-up (blocking every batch), not measured
-            daso.last_batch = args.warmup
-            loss = train(model, daso, args.warmup)
-            daso.epoch_loss_logic(loss)
-            # epoch 1: cycling, the steady state
-            daso.last_batch = args.batches
-            first = len(daso.timeline)
-            result = {}
-            seconds, nodes = measure(
-                lambda: result.setdefault("loss", train(model, daso, args.batches))
+            return dict(model=model, opt=daso, daso=daso)
+        raise ValueError(f"unknown variant {variant!r}")
+
+    variants = [v for v in VARIANTS if v in args.variants]
+    if "torch post-local-SGD" in variants:
+        subgroups = {"node": dist.new_subgroups(group_size=per_node)[0]}  # collective: once
+    built = {}
+    for variant in variants:  # build and warm up every variant before any measurement
+        built[variant] = setup = build(variant)
+        if "daso" in setup:
+            setup["daso"].last_batch = args.warmup  # epoch 0: warm-up, blocking every batch
+        loss = train(setup["model"], setup["opt"], args.warmup)
+        if "daso" in setup:
+            setup["daso"].epoch_loss_logic(loss)
+            blocks = -(-args.batches // args.block)
+            setup["daso"].last_batch = blocks * args.block  # epoch 1: cycling, the steady state
+            setup["first_record"] = len(setup["daso"].timeline)
+        comm.Barrier()
+
+    # interleaved: block after block, every variant in turn (rotated per block), so a change of
+    # the machine's load hits every variant alike; the slowest process's time of each block
+    seconds = {v: 0.0 for v in variants}
+    counted = {v: 0 for v in variants}
+    node_bytes = {v: [] for v in variants}
+    loads = [os.getloadavg()[0]]
+    blocks = -(-args.batches // args.block)
+    last_loss = {}
+    for block in range(blocks):
+        for variant in _rotated(variants, block + args.run):
+            setup = built[variant]
+            holder = {}
+            elapsed, nodes = measure(
+                lambda: holder.setdefault("loss", train(setup["model"], setup["opt"], args.block))
             )
-            records = list(daso.timeline)[first:]
+            last_loss[variant] = holder["loss"]
+            seconds[variant] += elapsed
+            counted[variant] += args.block
+            node_bytes[variant].append(nodes)
+        loads.append(os.getloadavg()[0])
+    for variant in variants:
+        setup = built[variant]
+        nodes = [
+            {"tx": sum(block[i]["tx"] for block in node_bytes[variant]),
+             "qdisc": sum(block[i]["qdisc"] for block in node_bytes[variant])}
+            for i in range(len(node_bytes[variant][0]))
+        ]  # fmt: skip
+        batches = counted[variant]
+        extra = {"load_avg": [round(x, 2) for x in loads], "block": args.block}
+        if variant == "compute only":
+            expected = 0
+        elif variant == "flat blocking" or variant == "torch DDP":
+            expected = ring_node_tx * batches
+        elif variant == "hierarchical blocking":
+            expected = param_bytes * batches  # a node sends the whole vector once per batch
+        elif variant == "torch post-local-SGD":
+            averages = sum(1 for step in range(batches) if step % GLOBAL_PERIOD == 0)
+            expected = ring_node_tx * averages
+            extra["global_averages"] = averages
+        else:  # heat DASO
+            records = list(setup["daso"].timeline)[setup["first_record"]:]
             actions = [r.action for r in records]
             # every send and every blocking average moves this process's slice (1/G of the
             # vector) in bfloat16 once to the other node: a node sends half the float32 vector
             syncs = sum(1 for a in actions if "send" in a or a == "blocking")
-            exposed = max(comm.allgather(sum(r.exposed_seconds for r in records)))
-            heat_bytes = sum(comm.allgather(sum(r.bytes_cross_node for r in records)))
-            report(
-                variant, seconds, args.batches, nodes, syncs * param_bytes // 2,
-                {
-                    "global_syncs": syncs,
-                    "actions": actions,
-                    "daso_timeline_exposed_s": exposed / args.batches,
-                    "daso_timeline_cross_bytes_all_ranks": heat_bytes,
+            expected = syncs * param_bytes // 2
+            phases = {}
+            for record in records:
+                for phase, value in record.phases.items():
+                    phases[phase] = phases.get(phase, 0.0) + value
+            # the slowest process's exposed time per batch, by phase
+            gathered = comm.allgather(phases)
+            extra.update(
+                global_syncs=syncs,
+                actions=actions,
+                daso_timeline_exposed_s=max(
+                    comm.allgather(sum(r.exposed_seconds for r in records))
+                ) / batches,
+                daso_phases_s={
+                    phase: max(g.get(phase, 0.0) for g in gathered) / batches
+                    for phase in sorted({p for g in gathered for p in g})
                 },
-            )  # fmt: skip
-            daso.epoch_loss_logic(result["loss"])
-            # epoch 2: cool-down (blocking every batch), reported separately
-            daso.last_batch = args.cooldown
-            seconds, nodes = measure(lambda: train(model, daso, args.cooldown))
-            report(
-                "heat DASO cool-down", seconds, args.cooldown, nodes,
-                args.cooldown * param_bytes // 2,
-            )  # fmt: skip
-        else:
-            raise ValueError(f"unknown variant {variant!r}")
-        del net
-        comm.Barrier()
-
-    order = VARIANTS[:1] + _rotated(VARIANTS[1:], args.run)  # the baseline first, then rotate
-    for variant in order:
-        if variant in args.variants:
-            run_variant(variant)
+                daso_timeline_cross_bytes_all_ranks=sum(
+                    comm.allgather(sum(r.bytes_cross_node for r in records))
+                ),
+            )
+        report(variant, seconds[variant], batches, nodes, expected, extra)
+    if "heat DASO" in built:
+        daso = built["heat DASO"]["daso"]
+        daso.epoch_loss_logic(last_loss["heat DASO"])
+        daso.last_batch = args.cooldown  # epoch 2: cool-down (blocking every batch)
+        elapsed, nodes = measure(
+            lambda: train(built["heat DASO"]["model"], daso, args.cooldown)
+        )
+        report(
+            "heat DASO cool-down", elapsed, args.cooldown, nodes, args.cooldown * param_bytes // 2
+        )
+    comm.Barrier()
 
 
 def _rotated(items: List[str], shift: int) -> List[str]:
@@ -328,6 +371,10 @@ def _rotated(items: List[str], shift: int) -> List[str]:
 # ------------------------------------------------------------------------------------------------
 
 
+def _spread(values: List[float]) -> str:
+    return f"{min(values) * 1e3:.0f}-{max(values) * 1e3:.0f}" if len(values) > 1 else "-"
+
+
 def _table(results: List[dict], args: argparse.Namespace) -> str:
     by_variant: Dict[str, List[dict]] = {}
     for r in results:
@@ -336,16 +383,18 @@ def _table(results: List[dict], args: argparse.Namespace) -> str:
         "compute only" in by_variant
     ) else None
     lines = [
-        "| variant | time/batch (ms) | exposed comm/batch (ms) | cross-node bytes/batch/node, "
-        "measured (eth0) | expected (payload) | measured/expected | runs |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| variant | time/batch (ms), median | spread over runs | exposed comm/batch (ms) | "
+        "cross-node bytes/batch/node, measured (eth0) | expected (payload) | measured/expected "
+        "| runs |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     medians = {}
     for variant in VARIANTS + ["heat DASO cool-down"]:
         rows = by_variant.get(variant)
         if not rows:
             continue
-        t = statistics.median(r["batch_s"] for r in rows)
+        times = [r["batch_s"] for r in rows]
+        t = statistics.median(times)
         medians[variant] = t
         tx = statistics.median(
             sum(r["node_tx_bytes"]) / len(r["node_tx_bytes"]) / r["batches"] for r in rows
@@ -354,12 +403,37 @@ def _table(results: List[dict], args: argparse.Namespace) -> str:
         exposed = f"{(t - base) * 1e3:.0f}" if base is not None else "-"
         ratio = f"{tx / expected:.3f}" if expected else "-"
         lines.append(
-            f"| {variant} | {t * 1e3:.0f} | {exposed} | {tx / 1e6:.1f} MB | "
+            f"| {variant} | {t * 1e3:.0f} | {_spread(times)} | {exposed} | {tx / 1e6:.1f} MB | "
             f"{expected / 1e6:.1f} MB | {ratio} | {len(rows)} |"
         )
     lines.append("")
+    daso_rows = by_variant.get("heat DASO", [])
+    if daso_rows and daso_rows[0].get("daso_phases_s") is not None:
+        phases = sorted({p for r in daso_rows for p in r["daso_phases_s"]})
+        parts = [
+            f"{p} {statistics.median(r['daso_phases_s'].get(p, 0.0) for r in daso_rows) * 1e3:.1f}"
+            for p in phases
+        ]
+        lines.append(
+            "DASO's exposed time per batch by phase (DASO's timeline, slowest process, median "
+            "of runs, ms): " + ", ".join(parts)
+        )
+    loads = [x for r in results if r["variant"] == "compute only" for x in r.get("load_avg", [])]
+    if loads:
+        lines.append(f"machine load average during the runs: {min(loads):.1f}-{max(loads):.1f}")
     if "heat DASO" in medians:
-        for other, target in (("flat blocking", 2.5), ("torch DDP", 1.5)):
+        if base is not None:
+            share = (medians["heat DASO"] - base) / base
+            verdict = "met" if share <= 0.25 else "NOT met"
+            lines.append(
+                f"DASO's exposed communication: {share:.0%} of the compute-only time per batch "
+                f"(target <= 25%: {verdict})"
+            )
+        for other, target in (
+            ("flat blocking", 4.0),
+            ("torch DDP", 4.0),
+            ("torch post-local-SGD", 1.5),
+        ):
             if other in medians:
                 speedup = medians[other] / medians["heat DASO"]
                 verdict = "met" if speedup >= target else "NOT met"
@@ -367,17 +441,17 @@ def _table(results: List[dict], args: argparse.Namespace) -> str:
                     f"DASO vs {other}: {speedup:.2f}x faster per batch (target >= {target}x: "
                     f"{verdict})"
                 )
-        for other in ("hierarchical blocking", "torch post-local-SGD"):
-            if other in medians:
-                lines.append(
-                    f"DASO vs {other}: {medians[other] / medians['heat DASO']:.2f}x faster per batch"
-                )
+        if "hierarchical blocking" in medians:
+            lines.append(
+                "DASO vs hierarchical blocking: "
+                f"{medians['hierarchical blocking'] / medians['heat DASO']:.2f}x faster per batch"
+            )
     return "\n".join(lines)
 
 
 def driver(args: argparse.Namespace) -> int:
     sys.path.insert(0, str(HERE))
-    from emulated_cluster import EmulatedCluster, unsupported_reason
+    from emulated_cluster import unsupported_reason
 
     reason = unsupported_reason()
     if reason is not None:
@@ -389,6 +463,27 @@ def driver(args: argparse.Namespace) -> int:
         [str(HERE.parent)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
     )
     env.pop("HEAT_RANKS_PER_NODE", None)  # the namespaces are the nodes
+    busy = [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"], stdin=subprocess.DEVNULL)
+        for _ in range(args.busy)
+    ]  # background load beside the job (--busy N)
+    try:
+        return _runs(args, env, results, busy)
+    finally:
+        for process in busy:
+            process.kill()
+            process.wait()
+
+
+def _runs(args: argparse.Namespace, env: Dict[str, str], results: List[dict], busy: list) -> int:
+    sys.path.insert(0, str(HERE))
+    from emulated_cluster import EmulatedCluster
+
+    print(
+        f"load average at start: {os.getloadavg()[0]:.2f}; {len(busy)} busy background "
+        "process(es)",
+        flush=True,
+    )
     with EmulatedCluster(nodes=args.nodes, rate=args.rate) as cluster:
         for run in range(args.first_run, args.first_run + args.runs):
             command = [sys.executable, str(Path(__file__).resolve()), "--worker", "--run", str(run)]
@@ -433,7 +528,9 @@ def driver(args: argparse.Namespace) -> int:
         f"\n{time.strftime('%Y-%m-%d')}, {args.nodes} nodes x {args.procs_per_node} processes, "
         f"{args.rate} per link, {first.get('params', 0) / 1e6:.1f}M parameters, "
         f"{args.compute_ms:g} ms emulated compute per batch (sleep), {args.batches} measured "
-        f"batches per variant, median of {args.runs} runs\n"
+        f"batches per variant interleaved in blocks of {args.block}, median of {args.runs} runs, "
+        f"{args.busy} busy background process(es), load average at the end "
+        f"{os.getloadavg()[0]:.2f}\n"
     )
     print(table)
     if args.json:
@@ -443,7 +540,7 @@ def driver(args: argparse.Namespace) -> int:
 
 def _forwarded(args: argparse.Namespace) -> List[str]:
     out = []
-    for name in ("width", "layers", "batch", "compute_ms", "batches", "warmup", "cooldown"):
+    for name in ("width", "layers", "batch", "compute_ms", "batches", "warmup", "cooldown", "block"):
         out += [f"--{name.replace('_', '-')}", str(getattr(args, name))]
     out += ["--variants", ",".join(args.variants)]
     return out
@@ -462,6 +559,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--warmup", type=int, default=3, help="unmeasured batches first")
     parser.add_argument("--cooldown", type=int, default=3, help="DASO cool-down batches")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument(
+        "--block", type=int, default=8, help="batches per variant before the next one runs"
+    )
+    parser.add_argument(
+        "--busy", type=int, default=0, help="busy background processes beside the job"
+    )
     parser.add_argument("--timeout", type=float, default=900, help="seconds per run")
     parser.add_argument(
         "--variants",

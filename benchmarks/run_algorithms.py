@@ -8,7 +8,7 @@ Usage::
     python benchmarks/run_algorithms.py --scale 0.05 --repeat 2 --min-time 0.01   # quick check
     python benchmarks/run_algorithms.py --ops sort --procs 2   # a subset
 
-HeAT 1.8 is expected in a virtual environment built by ``shared/tools/heat-anchor-venv.sh``
+HeAT 1.8 is expected in a virtual environment built by ``benchmarks/build_anchor_env.py``
 (default ``/tmp/heat-anchor/bin/python``; ``--anchor-python`` to change it, ``--no-anchor`` to
 leave it out). Our heat is imported from this checkout (``PYTHONPATH`` is set to the repository
 root), HeAT 1.8 from its venv (``PYTHONPATH`` is cleared for it).
@@ -434,7 +434,7 @@ def flops_table(runs: Dict[str, dict], procs: List[int], peaks: Dict[int, float]
     return lines
 
 
-def main() -> None:
+def main(argv: Optional[List[str]] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     parser.add_argument("--scale", type=float, default=1.0, help="fraction of the 4e6-element data")
     parser.add_argument("--repeat", type=int, default=5)
@@ -457,7 +457,16 @@ def main() -> None:
     parser.add_argument("--mmap-threshold", default="1048576", help="MALLOC_MMAP_THRESHOLD_ ('' keeps glibc's)")
     parser.add_argument("--threads", type=int, default=0, help="torch threads per process (0: cores // processes)")
     parser.add_argument("--rounds", type=int, default=1, help="run every library this often, in turn; keep the best")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    try:  # before anything runs: a name that matches nothing would run nothing
+        sys.path.insert(0, HERE)
+        from algorithms import selected_ops
+
+        selected_ops(args.ops)
+    except ValueError as error:
+        parser.error(str(error))
+    finally:
+        sys.path.remove(HERE)
 
     procs = [int(p) for p in args.procs.split(",") if p]
     work = args.work_dir or tempfile.mkdtemp(prefix="heat-algorithms-")
@@ -476,7 +485,7 @@ def main() -> None:
     use_anchor = not args.no_anchor
     if use_anchor and not os.path.exists(args.anchor_python):
         log(
-            f"HeAT 1.8 not found at {args.anchor_python}: build it with shared/tools/heat-anchor-venv.sh "
+            f"HeAT 1.8 not found at {args.anchor_python}: build it with python benchmarks/build_anchor_env.py "
             "(or pass --anchor-python / --no-anchor); its columns stay empty"
         )
         use_anchor = False

@@ -111,6 +111,21 @@ def _gpu_lines() -> List[Tuple[str, str]]:
     return lines
 
 
+def _threads_line() -> str:
+    """torch's threads per process and how heat chose them at import (or that they changed)."""
+    import torch
+
+    from heat.core.communication.process import THREAD_CHOICE
+
+    current = torch.get_num_threads()
+    chosen, reason = THREAD_CHOICE["threads"], THREAD_CHOICE["reason"]
+    if reason.startswith("heat:"):
+        reason += "; OMP_NUM_THREADS chooses another count"
+    if chosen is not None and chosen != current:
+        reason = f"changed after import; heat chose {chosen}: {reason}"
+    return f"{current} per process ({reason})"
+
+
 def collect_info() -> List[Tuple[str, str]]:
     """
     What ``heat info`` reports, as (label, value) pairs in print order.
@@ -147,6 +162,7 @@ def collect_info() -> List[Tuple[str, str]]:
         ("Python", f"{platform.python_version()} ({implementation}, {sys.executable})"),
         ("platform", platform.platform()),
         ("torch", f"{torch.__version__} ({torch.get_num_threads()} threads)"),
+        ("compute threads", _threads_line()),
         ("NumPy", numpy.__version__),
         ("mpi4py", mpi4py.__version__),
         ("MPI library", f"{library} (MPI {standard})"),
@@ -219,7 +235,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     Returns
     -------
     int
-        The exit status: 0, or 2 for a usage error (argparse exits with it).
+        The exit status: 0; 141 (as for SIGPIPE) when the reader of the output went away early
+        (``heat -i | head -3``), without a traceback; argparse exits with 2 for a usage error.
 
     Examples
     --------
@@ -235,23 +252,43 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     # every process computes nothing collective; only rank 0 prints, so `mpiexec -n 4 heat -i`
     # shows one report
     printing = MPI.COMM_WORLD.Get_rank() == 0
-    if arguments.version:
-        import heat
+    try:
+        if arguments.version:
+            import heat
 
+            if printing:
+                print(heat.__version__)
+            return 0
+        if arguments.command == "info" or arguments.info:
+            lines = collect_info()
+            if printing:
+                if arguments.json:
+                    print(json.dumps(dict(lines), indent=1))
+                else:
+                    print(format_info(lines))
+                sys.stdout.flush()  # a closed pipe shows here, not at exit
+            return 0
         if printing:
-            print(heat.__version__)
+            parser.print_help()
+            sys.stdout.flush()
         return 0
-    if arguments.command == "info" or arguments.info:
-        lines = collect_info()
-        if printing:
-            if arguments.json:
-                print(json.dumps(dict(lines), indent=1))
-            else:
-                print(format_info(lines))
-        return 0
-    if printing:
-        parser.print_help()
-    return 0
+    except BrokenPipeError:
+        return _reader_went_away()
+
+
+def _reader_went_away() -> int:
+    """
+    The reader of stdout closed it early (``heat -i | head -3``): end quietly, as Unix tools do.
+    What is still buffered goes to /dev/null (Python's flush at exit would raise again), and the
+    exit status is that of a process ended by SIGPIPE (128 + 13).
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (AttributeError, OSError, ValueError):  # no file descriptor (e.g. a test's buffer)
+        pass
+    return 141
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -32,6 +32,7 @@ LABELS = [
     "Python",
     "platform",
     "torch",
+    "compute threads",
     "NumPy",
     "mpi4py",
     "MPI library",
@@ -76,6 +77,9 @@ def check_report(pairs, processes):
     assert platform.python_implementation() in info["Python"]
     assert info["platform"] == platform.platform()
     assert info["torch"].startswith(torch.__version__ + " (") and "threads" in info["torch"]
+    choice = ht.core.communication.process.THREAD_CHOICE
+    assert info["compute threads"].startswith(f"{torch.get_num_threads()} per process (")
+    assert str(choice["reason"]).split(":")[0] in info["compute threads"]
     assert info["NumPy"] == np.__version__
     assert info["mpi4py"] == mpi4py.__version__
     first_line = " ".join(MPI.Get_library_version().strip().splitlines()[0].split())
@@ -184,6 +188,69 @@ def test_help_version_and_bad_arguments(capsys):
         cli.main(["info", "--bogus"])
     assert stop.value.code == 2
     capsys.readouterr()
+
+
+def test_threads_line_says_how_they_were_chosen(monkeypatch):
+    # issue 18, item 24: heat info shows the thread count heat chose at import, and why
+    choice = ht.core.communication.process.THREAD_CHOICE
+    monkeypatch.setitem(choice, "threads", 3)
+    monkeypatch.setitem(choice, "reason", "heat: 12 CPUs / 4 processes on this node")
+    previous = torch.get_num_threads()
+    try:
+        torch.set_num_threads(3)
+        line = dict(cli.collect_info())["compute threads"]
+        assert line == (
+            "3 per process (heat: 12 CPUs / 4 processes on this node; "
+            "OMP_NUM_THREADS chooses another count)"
+        ), line
+        torch.set_num_threads(2)  # changed by the user after import
+        line = dict(cli.collect_info())["compute threads"]
+        assert line.startswith("2 per process (changed after import; heat chose 3: heat: 12 CPUs")
+        monkeypatch.setitem(choice, "reason", "OMP_NUM_THREADS=2 is set: left to it")
+        monkeypatch.setitem(choice, "threads", 2)
+        assert dict(cli.collect_info())["compute threads"] == (
+            "2 per process (OMP_NUM_THREADS=2 is set: left to it)"
+        )
+    finally:
+        torch.set_num_threads(previous)
+
+
+class ClosedPipe:
+    """A stdout whose reader has gone away (``heat -i | head -1``)."""
+
+    def write(self, text):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    def flush(self):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    def fileno(self):
+        raise OSError("no file descriptor")
+
+
+def test_closed_pipe_ends_quietly(monkeypatch):
+    # issue 18, item 27: no BrokenPipeError traceback; the exit status of a SIGPIPE
+    monkeypatch.setattr(sys, "stdout", ClosedPipe())
+    statuses = [cli.main(argv) for argv in (["-i"], ["--json", "info"], ["--version"], [])]
+    monkeypatch.undo()
+    expected = 141 if WORLD.rank == 0 else 0  # only rank 0 writes
+    assert statuses == [expected] * 4, statuses
+
+
+def test_closed_pipe_in_a_fresh_interpreter():
+    if WORLD.size != 1:
+        pytest.skip("starts its own interpreter: runs only at MPI size 1")
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before heat writes anything
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "heat", "-i"], stdout=write_end, stderr=subprocess.PIPE,
+            env=fresh_job_environment(), cwd=ROOT, text=True, timeout=90,
+        )
+    finally:
+        os.close(write_end)
+    assert "Traceback" not in done.stderr and "BrokenPipeError" not in done.stderr, done.stderr
+    assert done.returncode == 141, (done.returncode, done.stderr)
 
 
 def test_format_info_aligns_values():

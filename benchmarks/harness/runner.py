@@ -263,7 +263,7 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
         parser.error(f"--repeats: expected >= 1, got {args.repeats}")
     if args.anchor_python and not os.path.exists(args.anchor_python):
         parser.error(f"--anchor-python: {args.anchor_python} does not exist "
-                     "(build it with shared/tools/heat-anchor-venv.sh)")
+                     "(build it with python benchmarks/build_anchor_env.py)")
     if args.min_time is None:
         args.min_time = 0.005 if args.size == "small" else 0.05
     return args

@@ -14,16 +14,17 @@ import contextlib
 import math
 import numbers
 import secrets
-from typing import Any, Optional, Tuple
+import time
+import types
+import warnings
+from typing import Any, Optional, Tuple, Union
 
 import numpy as np
 import torch
 
 import heat as ht
-from heat.core.base import (
-    BaseEstimator,
-    ClusteringMixin,
-    check_is_fitted,
+from heat.core.base import BaseEstimator, ClusteringMixin, check_is_fitted
+from heat.utils.validation import (
     check_n_features,
     validate_samples,
 )
@@ -46,6 +47,20 @@ def _canonical_init(init: Any) -> Any:
     return init
 
 
+def _named_copy(function: types.FunctionType, qualname: str) -> types.FunctionType:
+    """``function`` under another qualified name (the name Python's argument errors show)."""
+    code = function.__code__
+    if hasattr(code, "co_qualname"):  # Python >= 3.11 names the code's qualname in the errors
+        code = code.replace(co_qualname=qualname)
+    copy = types.FunctionType(
+        code, function.__globals__, function.__name__, function.__defaults__, function.__closure__
+    )
+    copy.__kwdefaults__ = function.__kwdefaults__
+    copy.__doc__, copy.__qualname__ = function.__doc__, qualname
+    copy.__module__ = function.__module__
+    return copy
+
+
 class _KCluster(ClusteringMixin, BaseEstimator):
     """
     Base of the k-clustering estimators. Subclasses define ``_cost`` (the cost of a point for
@@ -60,12 +75,23 @@ class _KCluster(ClusteringMixin, BaseEstimator):
         max_iter: int = 300,
         tol: float = 1e-4,
         random_state: Optional[int] = None,
+        n_init: Union[int, str] = 1,
+        verbose: int = 0,
     ):
         self.n_clusters = n_clusters
         self.init = init
         self.max_iter = max_iter
         self.tol = tol
         self.random_state = random_state
+        self.n_init = n_init
+        self.verbose = verbose
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # a public estimator that inherits __init__ gets a copy named after it, so that a wrong
+        # argument raises "KMeans.__init__() got an unexpected keyword argument", not _KCluster's
+        super().__init_subclass__(**kwargs)
+        if "__init__" not in cls.__dict__ and not cls.__name__.startswith("_"):
+            cls.__init__ = _named_copy(cls.__init__, f"{cls.__qualname__}.__init__")
 
     # -------------------------------------------------------------------------------- checks
     def _check_params(self) -> None:
@@ -98,6 +124,29 @@ class _KCluster(ClusteringMixin, BaseEstimator):
                 f"init must be a string or an array of initial centres, but was "
                 f"{type(init).__name__}"
             )
+        n_init = self.n_init
+        if isinstance(n_init, str):
+            if n_init != "auto":
+                raise ValueError(f"n_init must be 'auto' or an integer >= 1, but was {n_init!r}")
+        elif isinstance(n_init, bool) or not isinstance(n_init, numbers.Integral):
+            raise TypeError(f"n_init must be 'auto' or an integer, but was {type(n_init).__name__}")
+        elif n_init < 1:
+            raise ValueError(f"n_init must be >= 1, but was {n_init}")
+        if not isinstance(self.verbose, numbers.Integral):  # bool included, as scikit-learn
+            raise TypeError(f"verbose must be an integer, but was {type(self.verbose).__name__}")
+        if self.verbose < 0:
+            raise ValueError(f"verbose must be >= 0, but was {self.verbose}")
+
+    def _runs(self) -> int:
+        """
+        The number of initializations (scikit-learn's rules): ``n_init``, where "auto" is 10
+        for ``init="random"`` and 1 otherwise; given centres are one initialization only.
+        """
+        if not isinstance(self.init, str):
+            return 1
+        if self.n_init == "auto":
+            return 10 if self.init == "random" else 1
+        return int(self.n_init)
 
     def _check_fit_data(self, x) -> "ht.DNDarray":
         """Validated samples, split along the rows (or not split)."""
@@ -153,10 +202,38 @@ class _KCluster(ClusteringMixin, BaseEstimator):
         """
         x = self._check_fit_data(x)
         with self._threads():
-            return self._fit(x)
+            return self._fit_runs(x)
 
-    def _fit(self, x) -> "_KCluster":
-        rng = np.random.default_rng(_shared_seed(self.random_state, x.comm))
+    def _fit_runs(self, x) -> "_KCluster":
+        """
+        ``_fit`` once per initialization, each from its own seed (the first from the shared
+        seed itself, so one run is what it always was); the run of the lowest inertia stays.
+        Every process takes the same decisions: the inertia is global.
+        """
+        runs = self._runs()
+        if runs == 1 and self.n_init not in (1, "auto") and x.comm.rank == 0:
+            warnings.warn(
+                f"{type(self).__name__}: explicit initial centres were given, so n_init="
+                f"{self.n_init} runs only one initialization",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+        seed = _shared_seed(self.random_state, x.comm)
+        self._progress = _Progress(self.verbose, x.comm, type(self).__name__)
+        best = None
+        for run in range(runs):
+            self._progress.start(run, runs)
+            self._fit(x, _run_seed(seed, run))
+            self._progress.finish(self.n_iter_, self.inertia_)
+            if best is None or self.inertia_ < best["inertia_"]:
+                best = {name: getattr(self, name) for name in _FITTED}
+        for name, value in best.items():
+            setattr(self, name, value)
+        del self._progress
+        return self
+
+    def _fit(self, x, seed: int) -> "_KCluster":
+        rng = np.random.default_rng(seed)
         shift, mean_variance = _column_moments(x)  # raises for NaN or infinity
         # scikit-learn's convergence threshold: tol relative to the data's mean feature variance
         self._tolerance = self.tol * mean_variance
@@ -208,6 +285,8 @@ class _KCluster(ClusteringMixin, BaseEstimator):
     # ------------------------------------------------------------------- subclass interface
     # whether the kernels share their passes over threads of their own (see _kernels)
     _threaded_kernels = False
+    # whether _converged sees iterations over all processes' data (verbose reports them)
+    _global_iterations = True
 
     def _cost(self, rows: torch.Tensor, centres: torch.Tensor) -> torch.Tensor:
         """``(len(rows), len(centres))`` costs that the seeding strategies sample by."""
@@ -232,12 +311,16 @@ class _KCluster(ClusteringMixin, BaseEstimator):
         Whether the iterations stop after ``centres`` became ``updated``: nothing changes any
         more, or the squared movement is within the tolerance (never for a negative ``tol``).
         """
+        if torch.equal(updated, centres):
+            movement = 0.0
+        else:
+            movement = (updated.double() - centres.double()).square_().sum().item()
+        progress = getattr(self, "_progress", None)
+        if progress is not None and self._global_iterations:
+            progress.iteration(movement)
         if self.tol < 0:
             return False
-        if torch.equal(updated, centres):
-            return True
-        movement = (updated.double() - centres.double()).square_().sum().item()
-        return movement <= self._tolerance
+        return movement == 0.0 or movement <= self._tolerance
 
     # ----------------------------------------------------------------------- initial centres
     def _initial_centres(self, x, rng: np.random.Generator, shift: torch.Tensor) -> torch.Tensor:
@@ -262,6 +345,51 @@ class _KCluster(ClusteringMixin, BaseEstimator):
 # ---------------------------------------------------------------------------------------------
 # helpers shared by the estimators
 # ---------------------------------------------------------------------------------------------
+# what a fit learns (and what the best of several initializations keeps)
+_FITTED = ("_shift", "cluster_centers_", "labels_", "inertia_", "n_iter_", "n_features_in_")
+
+
+class _Progress:
+    """
+    ``verbose`` output of a fit, printed by rank 0 of the data's communicator: with
+    ``verbose >= 1`` one line per initialization (iterations, inertia, seconds) and, for the
+    iterations over all processes' data, one line per iteration (the squared movement of the
+    centres, which the convergence test compares with ``tol``).
+    """
+
+    def __init__(self, verbose: int, comm, name: str):
+        self.enabled = bool(verbose) and comm.rank == 0
+        self.name = name
+        self.run, self.runs, self.iterations, self.began = 0, 1, 0, 0.0
+
+    def _say(self, text: str) -> None:
+        if self.enabled:
+            print(f"{self.name}: {text}", flush=True)
+
+    def start(self, run: int, runs: int) -> None:
+        self.run, self.runs, self.iterations, self.began = run, runs, 0, time.perf_counter()
+        self._say(f"initialization {run + 1} of {runs}")
+
+    def iteration(self, movement: float) -> None:
+        self.iterations += 1
+        seconds = time.perf_counter() - self.began
+        self._say(f"iteration {self.iterations}, centre shift {movement:.6g} ({seconds:.2f} s)")
+
+    def finish(self, n_iter: int, inertia: float) -> None:
+        seconds = time.perf_counter() - self.began
+        self._say(
+            f"initialization {self.run + 1} of {self.runs} done: {n_iter} iterations, "
+            f"inertia {inertia:.6g} ({seconds:.2f} s)"
+        )
+
+
+def _run_seed(seed: int, run: int) -> int:
+    """The seed of initialization ``run``: ``seed`` itself for the first, then derived ones."""
+    if run == 0:
+        return seed
+    return int(np.random.SeedSequence([seed, run]).generate_state(1, np.uint64)[0]) % (1 << 63)
+
+
 def _shared_seed(random_state: Optional[int], comm) -> int:
     """One seed for every process: ``random_state``, or fresh entropy from process 0."""
     if random_state is not None:

@@ -33,7 +33,7 @@ from typing import Callable, Dict, Iterator, List, Optional, Tuple
 
 import torch
 
-from ..core._parallel import single_threaded_torch
+from ..core.parallel import single_threaded_torch
 
 __all__: List[str] = []
 

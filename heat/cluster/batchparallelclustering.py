@@ -16,12 +16,7 @@ import torch
 import heat as ht
 
 from . import _kernels
-from ._kcluster import (
-    _column_moments,
-    _local_lloyd,
-    _local_plus_plus,
-    _shared_seed,
-)
+from ._kcluster import _column_moments, _local_lloyd, _local_plus_plus
 from .kmeans import KMeans
 from .kmedians import KMedians
 
@@ -55,12 +50,14 @@ class _BatchParallel:
         """
         x = self._check_fit_data(x)
         with self._threads():
-            return self._fit(x)
+            return self._fit_runs(x)
 
-    def _fit(self, x):
+    # the local iterations are each process's own: verbose reports each initialization only
+    _global_iterations = False
+
+    def _fit(self, x, seed: int):
         comm = x.comm
         distributed = x.split == 0 and comm.size > 1
-        seed = _shared_seed(self.random_state, comm)
         shift, mean_variance = _column_moments(x)  # raises for NaN or infinity
         self._tolerance = self.tol * mean_variance
         block = x.larray
@@ -126,6 +123,11 @@ class BatchParallelKMeans(_BatchParallel, KMeans):
         As in :class:`KMeans`.
     random_state : int, optional
         Seed; every process derives its own local stream from it.
+    n_init : int or "auto"
+        Number of initializations of the whole fit (local clusterings and merge); the one of
+        the lowest inertia stays. As in :class:`KMeans`.
+    verbose : int
+        With 1 or more, rank 0 prints each initialization (iterations, inertia, seconds).
 
     Attributes
     ----------
@@ -189,6 +191,11 @@ class BatchParallelKMedians(_BatchParallel, KMedians):
         As in :class:`KMeans`.
     random_state : int, optional
         Seed; every process derives its own local stream from it.
+    n_init : int or "auto"
+        Number of initializations of the whole fit (local clusterings and merge); the one of
+        the lowest inertia stays. As in :class:`KMeans`.
+    verbose : int
+        With 1 or more, rank 0 prints each initialization (iterations, inertia, seconds).
 
     Attributes
     ----------

@@ -18,7 +18,7 @@ class KMeans(_KCluster):
     """
     k-means clustering: ``n_clusters`` centres that minimize the sum of squared euclidean
     distances of the samples to their nearest centre (the inertia), found by Lloyd's
-    iterations, as :class:`sklearn.cluster.KMeans` with ``n_init=1`` and ``algorithm="lloyd"``.
+    iterations, as :class:`sklearn.cluster.KMeans` with ``algorithm="lloyd"``.
 
     Every iteration is one pass over the local rows, fusing the distances (one matrix product
     with the centres), the nearest centre and the per-cluster sums and counts, followed by ONE
@@ -45,6 +45,16 @@ class KMeans(_KCluster):
         iterations.
     random_state : int, optional
         Seed of the initialization; None draws one (the same on every process).
+    n_init : int or "auto"
+        Number of initializations, as in scikit-learn: the fit runs from each and keeps the
+        one of the lowest inertia. The first run is the fit of ``n_init=1``, so more
+        initializations never end with a higher inertia. "auto": 10 for ``init="random"``,
+        else 1.
+        Given centres are one initialization only (a RuntimeWarning says so for n_init > 1).
+        Default 1 (scikit-learn's default is "auto").
+    verbose : int
+        With 1 or more, rank 0 prints the progress of the fit: each initialization and each
+        iteration (the squared movement of the centres, and the seconds so far).
 
     Attributes
     ----------

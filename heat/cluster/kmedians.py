@@ -67,6 +67,10 @@ class KMedians(_KCluster):
         feature variance; negative: exactly ``max_iter`` iterations.
     random_state : int, optional
         Seed of the initialization.
+    n_init : int or "auto"
+        Number of initializations; the fit of the lowest inertia stays. As in :class:`KMeans`.
+    verbose : int
+        Progress printed by rank 0, as in :class:`KMeans`.
 
     Attributes
     ----------

@@ -11,7 +11,8 @@ import numpy as np
 import torch
 
 import heat as ht
-from heat.core.base import BaseEstimator, ClusteringMixin, validate_samples
+from heat.core.base import BaseEstimator, ClusteringMixin
+from heat.utils.validation import validate_samples
 from heat.graph import Laplacian
 
 from .kmeans import KMeans

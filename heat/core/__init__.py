@@ -34,6 +34,13 @@ from .linalg import *  # noqa: F401,F403
 from .vmap import *  # noqa: F401,F403
 from . import linalg  # noqa: F401
 from . import random  # noqa: F401
+from . import random_generator as _random_generator
+
+# NumPy's Generator interface draws with random's functions, so it sits above that module;
+# ht.random shows it beside them
+random.Generator = _random_generator.Generator
+random.default_rng = _random_generator.default_rng
+random.__all__ = sorted(random.__all__ + ["Generator", "default_rng"])
 
 from . import _methods  # noqa: E402
 

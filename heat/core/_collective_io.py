@@ -10,7 +10,9 @@ The collective machinery under :mod:`heat.core.io`, the same for every file form
   sources that the balanced layout assigns to it, read straight into the result's memory.
 - Atomic saves: :func:`_atomic_save` has every process write into a temporary file next to the
   target, which process 0 renames over the target once all have written; on an error the
-  temporary file is removed and the target is untouched.
+  temporary file is removed and the target is untouched. A writer killed mid-save leaves its
+  temporary file behind: folder loaders skip such names (:func:`_is_temporary_name`), and the
+  next save to the same target removes those whose writer ran on this host and is gone.
 """
 
 from __future__ import annotations
@@ -18,8 +20,11 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import errno
+import hashlib
 import os
+import re
 import shutil
+import socket
 import uuid
 from typing import Any, Callable, List, Optional, Sequence, Tuple
 
@@ -387,12 +392,68 @@ def _own_slices(data: DNDarray) -> Tuple[List[int], Tuple[slice, ...]]:
 # ---------------------------------------------------------------------------------------------
 # atomic saving: write a temporary file next to the target, rename it over the target
 # ---------------------------------------------------------------------------------------------
+# This host's part of a temporary name's token: a process id names a process on one host only,
+# so only temporaries written here are checked for a dead writer (a shared file system may hold
+# those of other hosts' live processes).
+_HOST_TAG = hashlib.blake2s(socket.gethostname().encode(), digest_size=4).hexdigest()
+# ".NAME.<pid>-<token>.tmp.EXT", and ".old" after it for a Zarr store moved aside; tokens of 12
+# hex digits (without a host tag) come from earlier versions
+_TEMPORARY_NAME = re.compile(r"\..+\.([0-9]+)-([0-9a-f]{12}|[0-9a-f]{20})\.tmp(\.[^./]*)?(\.old)?")
+
+
 def _temporary_name(path: str) -> str:
     folder, name = os.path.split(os.path.abspath(path))
     stem, extension = os.path.splitext(name)
-    # hidden, unique (process id and a random token) and with the target's extension, for
-    # libraries that look at it
-    return os.path.join(folder, f".{stem}.{os.getpid()}-{uuid.uuid4().hex[:12]}.tmp{extension}")
+    # hidden, unique (process id and a token of this host's tag and a random part) and with the
+    # target's extension, for libraries that look at it
+    token = _HOST_TAG + uuid.uuid4().hex[:12]
+    return os.path.join(folder, f".{stem}.{os.getpid()}-{token}.tmp{extension}")
+
+
+def _is_temporary_name(name: str) -> bool:
+    """Whether the file name ``name`` (no folder) is that of a save's temporary file."""
+    return _TEMPORARY_NAME.fullmatch(name) is not None
+
+
+def _process_alive(pid: int) -> bool:
+    """Whether a process ``pid`` runs on this host (one of another user counts as alive)."""
+    if pid <= 0:
+        return False  # not a process id that a writer can have; os.kill would signal a group
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # PermissionError: it exists, but belongs to someone else
+        return True
+    return True
+
+
+def _remove_stale_temporaries(path: str) -> None:
+    """
+    On process 0 before a save to ``path``: remove the temporary files (and Zarr stores moved
+    aside) that earlier saves to this very target left when their writer was killed, i.e.
+    those of heat's naming pattern for ``path`` whose writer ran on this host and is gone.
+    Best effort: what cannot be listed or removed stays.
+    """
+    folder, name = os.path.split(os.path.abspath(path))
+    stem, extension = os.path.splitext(name)
+    pattern = re.compile(
+        re.escape(f".{stem}.") + r"([0-9]+)-([0-9a-f]{20})" + re.escape(f".tmp{extension}") + r"(\.old)?"
+    )
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for candidate in names:
+        match = pattern.fullmatch(candidate)
+        if match is None or match.group(2)[: len(_HOST_TAG)] != _HOST_TAG:
+            continue
+        if match.group(3) and not os.path.lexists(path):
+            # a Zarr store moved aside by a writer killed before it moved the new one in: the
+            # only copy of the old data, left for the user to restore
+            continue
+        if not _process_alive(int(match.group(1))):
+            _remove(os.path.join(folder, candidate))
 
 
 def _remove(path: str) -> None:
@@ -419,6 +480,7 @@ def _prepare_temporary(
         raise FileExistsError(f"'{path}' exists already")
     if must_exist and not exists:
         raise FileNotFoundError(f"no such file: '{path}' (mode 'r+' writes into an existing file)")
+    _remove_stale_temporaries(path)
     temporary = _temporary_name(path)
     if copy_existing and exists:
         try:

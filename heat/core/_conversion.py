@@ -34,6 +34,10 @@ def to_tensor(obj, dtype) -> Tuple[torch.Tensor, Optional[str]]:
     inferred = dtype is None
     if inferred:
         dtype = types.heat_type_of(obj)
+    if isinstance(obj, (list, tuple)) and _contains_array(obj):
+        # arrays among the elements (0-d ones too, which torch.tensor rejects): stacked
+        return (_stacked(obj, dtype.torch_type()),
+                f"obj is a {type(obj).__name__}, whose values must be copied into an array")
     try:
         tensor = torch.tensor(obj, dtype=dtype.torch_type())
     except (TypeError, ValueError, RuntimeError) as error:
@@ -103,6 +107,39 @@ def _nested_shape(obj) -> Optional[Tuple[int, ...]]:
     if len(shapes) > 1 or None in shapes:
         return None
     return (len(obj),) + (shapes.pop() if shapes else ())
+
+
+def _contains_array(obj) -> bool:
+    """Whether a nested sequence holds a NumPy array or a tensor (of any dimension) anywhere."""
+    return any(isinstance(o, (np.ndarray, torch.Tensor))
+               or (isinstance(o, (list, tuple)) and _contains_array(o)) for o in obj)
+
+
+def _stacked(obj, torch_type: torch.dtype) -> torch.Tensor:
+    """
+    A nested sequence of arrays, tensors and scalars as one tensor of ``torch_type``, as NumPy
+    builds an array from it: every element converted, then stacked along a new first axis.
+    """
+    depth = _ragged_depth(obj)
+    if depth is not None:
+        raise ValueError(
+            f"obj is a ragged nested sequence: its shape is inhomogeneous after {depth} dimensions"
+        )
+
+    def convert(element) -> torch.Tensor:
+        if isinstance(element, torch.Tensor):
+            return element.detach().to(torch_type)
+        if isinstance(element, np.ndarray):
+            return _numpy_to_tensor(element)[0].to(torch_type)
+        if isinstance(element, (list, tuple)):
+            parts = [convert(e) for e in element]
+            return torch.stack(parts) if parts else torch.empty((0,), dtype=torch_type)
+        try:
+            return torch.tensor(element, dtype=torch_type)
+        except (TypeError, ValueError, RuntimeError) as error:
+            raise TypeError(f"obj could not be converted to an array: {error}") from None
+
+    return convert(obj)
 
 
 def _contains_dndarray(obj) -> bool:

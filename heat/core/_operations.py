@@ -812,7 +812,10 @@ def reduce_op(
     neutral : scalar
         The neutral element, contributed by processes whose block is empty.
     dtype : heat type, optional
-        Cast the input to this type first.
+        Cast the input to this type first, and return the result in it, as NumPy's ``dtype=``
+        (torch sums and multiplies bools and small integers in int64: the result wraps to the
+        type afterwards, which for sums and products gives the same values as accumulating in
+        it; bools become ``!= 0``, i.e. any for a sum and all for a product).
 
     Examples
     --------
@@ -840,6 +843,8 @@ def reduce_op(
             partial = partial.reshape(())
         if x._split is not None and x._comm.size > 1:
             partial = x._comm.allreduce_tensor(partial, reduction_op)
+        if dtype is not None:
+            partial = _reduced_storage(partial, tensor.dtype)
         return DNDarray(partial, (), _TORCH_TO_HEAT[partial.dtype], None, x._device, x._comm, True)
     if axis is None or ndim == 0:
         if axis is not None:
@@ -892,6 +897,8 @@ def reduce_op(
         split = None
     elif split is not None and not keepdims:
         split -= sum(1 for a in axes if a < split)
+    if dtype is not None:
+        partial = _reduced_storage(partial, storage)
     result = DNDarray(
         partial,
         gshape,
@@ -905,8 +912,13 @@ def reduce_op(
 
 
 def _reduced_storage(partial: torch.Tensor, storage: torch.dtype) -> torch.Tensor:
-    """A partial reduction of unsigned data back in its type (torch sums int32 into int64)."""
-    if partial.dtype in (torch.int32, torch.int64):
+    """
+    A sum, product or scan of data of type ``storage`` back in that type, where torch computed
+    it in a wider integer type (unsigned data in its computation type, bools and small integers
+    in int64): wrapped modulo 2**bits as NumPy's accumulation in ``storage`` (uint64 read from
+    the int64 bits), bools as ``!= 0``. Results of other types (floating) are unchanged.
+    """
+    if partial.dtype in (torch.int32, torch.int64) and partial.dtype != storage:
         return partial.view(storage) if storage == torch.uint64 else partial.to(storage)
     return partial
 
@@ -979,7 +991,8 @@ def cum_op(
         if x.comm.rank > 0 and result.numel() > 0:
             # the local scan is a fresh tensor: combine in place, no second block-sized tensor
             final_op(result, offset, out=result)
-    result = storage_tensor(result, storage)
+    # back in the accumulation type (torch scans small integers, bools, uint16 in int64)
+    result = _reduced_storage(result, storage)
     wrapped = DNDarray(
         result, gshape, _TORCH_TO_HEAT[result.dtype], x.split, x.device, x.comm, x._balanced
     )

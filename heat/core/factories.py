@@ -443,27 +443,68 @@ def full(shape, fill_value, dtype=None, split=None, device=None, comm=None, orde
     """
     A new array filled with ``fill_value``.
 
+    The value is converted to ``dtype`` as :func:`numpy.full` converts it (unsafe casting): a
+    complex value for a real type keeps its real part with NumPy's ``ComplexWarning``, a float
+    for an integer type is truncated, a Python int out of the type's range raises
+    ``OverflowError``.
+
     Parameters
     ----------
     shape : int or sequence of int
     fill_value : scalar
+        A number (or a 0-d array).
     dtype : heat type, optional
-        Default: the type of ``fill_value`` (int -> int64, float -> float32, bool -> bool).
+        Default: the type of ``fill_value`` (bool -> bool, int -> int64 or, above its range,
+        uint64, float -> float32, complex -> complex64, NumPy scalars their own type).
+    split : int, optional
+    device : str or Device, optional
+    comm : MPICommunication, optional
+    order : str
+        Only "C".
+
+    Returns
+    -------
+    DNDarray
+
+    Raises
+    ------
+    TypeError
+        If ``fill_value`` has no heat type and ``dtype`` is None.
+    ValueError, OverflowError
+        As NumPy's, if ``fill_value`` cannot be converted to ``dtype``.
+
+    Warns
+    -----
+    numpy.exceptions.ComplexWarning
+        If a complex ``fill_value`` is cast to a real type (not to bool), as NumPy warns.
 
     Examples
     --------
     >>> ht.full((2,), 7)
     DNDarray([7, 7], dtype=ht.int64, device=cpu:0, split=None)
+    >>> ht.full((2,), 1 + 1j, dtype=ht.int64)  # warns: ComplexWarning
+    DNDarray([1, 1], dtype=ht.int64, device=cpu:0, split=None)
     """
     if isinstance(fill_value, DNDarray):
         fill_value = fill_value.item()
     if dtype is None:
         dtype = types.heat_type_of(fill_value)
+        if dtype is types.int64 and isinstance(fill_value, int) and fill_value >= 2**63:
+            dtype = types.uint64  # as NumPy's choice for Python ints above int64
+    value = _fill_value(fill_value, types.canonical_heat_type(dtype))
 
     def fill(lshape, dtype, device):
-        return torch.full(lshape, fill_value, dtype=dtype, device=device)
+        return torch.empty(lshape, dtype=dtype, device=device).fill_(value)
 
     return _filled(fill, shape, dtype, split, device, comm, order)
+
+
+def _fill_value(fill_value, heat_type) -> torch.Tensor:
+    """``fill_value`` as a 0-d tensor of ``heat_type``, converted as NumPy's ``full`` does."""
+    numpy_type = heat_type.numpy_type()  # bfloat16 has none: through float32
+    converted = np.empty((), dtype=np.float32 if numpy_type is None else numpy_type)
+    np.copyto(converted, fill_value, casting="unsafe")  # NumPy's rules, warnings and errors
+    return torch.from_numpy(converted).to(heat_type.torch_type())
 
 
 def _like(a, dtype, split, device, comm):

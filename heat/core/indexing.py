@@ -40,7 +40,7 @@ import torch
 from . import types
 from ._operations import _UNSIGNED_TYPES, align_local, as_replicated_array, signed_bits
 from ._operations import unsigned_from_bits
-from ._parallel import run_pieces
+from .parallel import run_pieces
 from ._redistribution import balanced_counts as _balanced_counts
 from ._redistribution import displacements as _displs
 from .dndarray import DNDarray

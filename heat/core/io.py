@@ -13,9 +13,11 @@ bad file raises the same exception on every process, and the communicator stays 
 Writing. Every save is atomic: the data goes to a temporary file next to the target (a hidden
 name with the process id and a random token), which process 0 renames over the target
 (``os.replace``) only after every process has written and closed it. An interrupted or failed
-save leaves the previous file intact; on an error the temporary file is removed. Saves that add
-to an existing file (HDF5 and netCDF ``mode="a"``/``"r+"``) copy the old file to the temporary
-one first. Each process writes its own block into the one file: HDF5 collectively where h5py is
+save leaves the previous file intact; on an error the temporary file is removed. A killed save
+leaves its temporary file behind: :func:`load_npy_from_path` and :func:`load_multiple_hdf5` skip
+such names, and the next save to the same target removes those whose writer ran on this host
+and is gone. Saves that add to an existing file (HDF5 and netCDF ``mode="a"``/``"r+"``) copy the
+old file to the temporary one first. Each process writes its own block into the one file: HDF5 collectively where h5py is
 built with MPI (uncompressed datasets), otherwise, like netCDF, one process after the other in
 rank order with the file closed in between; CSV and ``.npy`` blocks are written at their byte
 offsets concurrently; Zarr blocks concurrently where they cover whole chunks, the chunks shared
@@ -31,6 +33,7 @@ from __future__ import annotations
 import contextlib
 import fnmatch
 import importlib
+import inspect
 import io as _stdio
 import math
 import os
@@ -56,6 +59,7 @@ from ._collective_io import (
     _full_selection,
     _heat_type_of_file,
     _in_turn,
+    _is_temporary_name,
     _load_file,
     _local_block,
     _own_slices,
@@ -510,6 +514,7 @@ def _hdf5_folder_info(
         os.path.join(folder, name)
         for name in os.listdir(folder)
         if os.path.splitext(name)[1].lower() in HDF5_EXTENSIONS
+        and not _is_temporary_name(name)  # an unfinished save's, not data
         and os.path.isfile(os.path.join(folder, name))
     ]
     if not files:
@@ -675,6 +680,27 @@ def _parse_csv_lines(lines: List[str], sep: str, numpy_type: np.dtype, where: st
         raise ValueError(f"could not parse {where}: {error}") from error
 
 
+def _header_hint(lines: List[str], sep: str, numpy_type: np.dtype, header_lines: int) -> str:
+    """
+    A hint to skip a header when the first of ``lines`` (the file's first line after the
+    skipped ones) is no row of numbers but the next lines are (or there are none); else "".
+    """
+    def parses(some: List[str]) -> bool:
+        try:
+            _parse_csv_lines(some, sep, numpy_type, "")
+        except ValueError:
+            return False
+        return True
+
+    if not lines or parses(lines[:1]) or not parses(lines[1:3]):
+        return ""
+    shown = lines[0] if len(lines[0]) <= 60 else lines[0][:57] + "..."
+    return (
+        f". Its first line {shown!r} is not a row of numbers: if it is a header, skip it with "
+        f"header_lines={header_lines + 1}"
+    )
+
+
 def load_csv(
     path: PathLike,
     header_lines: int = 0,
@@ -767,6 +793,7 @@ def load_csv(
             stop = first + length * (comm.rank + 1) // comm.size
             text = decode(_read_line_range(path, start, stop, first, size))
             lines = [line for line in text.splitlines() if line.strip()]
+            holds_first_line = start == first
         else:
             # a newline byte may be part of another character: every process decodes it all
             with open(path, "rb") as handle:
@@ -775,7 +802,14 @@ def load_csv(
             lines = [line for line in lines if line.strip()]
             begin = len(lines) * comm.rank // comm.size
             lines = lines[begin : len(lines) * (comm.rank + 1) // comm.size]
-        return _parse_csv_lines(lines, sep, numpy_type, f"'{path}'")
+            holds_first_line = begin == 0
+        try:
+            return _parse_csv_lines(lines, sep, numpy_type, f"'{path}'")
+        except ValueError as error:
+            hint = _header_hint(lines, sep, numpy_type, header_lines) if holds_first_line else ""
+            if not hint:
+                raise
+            raise ValueError(f"{str(error).rstrip('.')}{hint}") from error
 
     def read_and_check() -> Tuple[np.ndarray, Optional[Tuple[type, str]]]:
         try:
@@ -1106,7 +1140,9 @@ def _npy_folder_info(folder: str) -> List[Tuple[str, Tuple[Tuple[int, ...], bool
     files = sorted(
         os.path.join(folder, name)
         for name in os.listdir(folder)
-        if name.lower().endswith(".npy") and os.path.isfile(os.path.join(folder, name))
+        if name.lower().endswith(".npy")
+        and not _is_temporary_name(name)  # an unfinished save's, not data
+        and os.path.isfile(os.path.join(folder, name))
     )
     if not files:
         raise ValueError(f"the folder '{folder}' holds no .npy files")
@@ -1453,6 +1489,7 @@ def load_zarr(
     device: Optional[Union[str, Device]] = None,
     comm: Optional[MPICommunication] = None,
     slices: Optional[Union[slice, Sequence[Optional[slice]]]] = None,
+    dtype: Optional[Any] = None,
     **kwargs: Any,
 ) -> DNDarray:
     """
@@ -1474,6 +1511,9 @@ def load_zarr(
     comm : MPICommunication, optional
     slices : slice or tuple of slices (or None), optional
         Load only this part of a single array; out of range is an error.
+    dtype : heat type, optional
+        Type of the result (the values are converted while read, as in :func:`load_hdf5`);
+        default: the arrays' (promoted) type.
     **kwargs
         Passed to ``zarr.open``.
 
@@ -1486,6 +1526,9 @@ def load_zarr(
     ValueError
         If ``path`` is not a Zarr store, ``variable`` is missing for a group, the matching
         arrays' shapes do not fit, or ``slices`` is out of range.
+    TypeError
+        If an argument has a wrong type, or the arrays hold complex values and ``dtype`` is
+        real.
     ImportError
         If zarr is not installed.
 
@@ -1501,6 +1544,7 @@ def load_zarr(
         _check_str(variable, "variable")
     _check_split_type(split)
     slices = _check_slices_types(slices)
+    heat_type = _check_dtype(dtype)
     device = sanitize_device(device)
     comm = sanitize_comm(comm)
     infos = _root_decides(comm, _zarr_info, path, variable, kwargs)
@@ -1514,7 +1558,10 @@ def load_zarr(
     for name, shape, file_dtype in infos:
         where = f"'{path}'" if name is None else f"array '{name}' of '{path}'"
         sources.append(_ZarrSource(path, name, file_dtype, _selection(slices, shape, where), kwargs))
-    heat_type = _heat_type_of_file(np.result_type(*[s.dtype for s in sources]), sources[0].where)
+    if heat_type is None:
+        heat_type = _heat_type_of_file(np.result_type(*[s.dtype for s in sources]), sources[0].where)
+    for source in sources:
+        _check_convertible(source.dtype, heat_type, source.where)
     shape = list(sources[0].shape)
     if shape:
         shape[axis] = sum(s.shape[axis] for s in sources)
@@ -1637,6 +1684,38 @@ def _format_of(path: str, verb: str) -> Tuple[Callable, Callable]:
     )
 
 
+#: what the arguments that name a part of a file are, for the errors of ht.load / ht.save
+_NAME_ARGUMENTS = {
+    "dataset": "the name of the dataset in the HDF5 file",
+    "variable": "the name of the variable in the netCDF file",
+}
+
+
+def _check_required(function: Callable, verb: str, path: str, given: int, kwargs: Dict) -> None:
+    """
+    Raise a TypeError naming ``ht.load``/``ht.save`` and the argument when a required argument
+    of the format's ``function`` is missing (``given`` positional arguments, ``kwargs``), as
+    Python's own error would name only ``function``.
+    """
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    parameters = list(inspect.signature(function).parameters.values())
+    for index, parameter in enumerate(parameters):
+        required = parameter.default is inspect.Parameter.empty and parameter.kind in (
+            positional + (inspect.Parameter.KEYWORD_ONLY,)
+        )
+        supplied = (parameter.kind in positional and index < given) or parameter.name in kwargs
+        if required and not supplied:
+            what = _NAME_ARGUMENTS.get(parameter.name, "required")
+            if verb == "save":
+                example = f"ht.save(x, {path!r}, {parameter.name}='data')"
+            else:
+                example = f"ht.load({path!r}, {parameter.name}='data')"
+            raise TypeError(
+                f"ht.{verb} of {path!r} needs the argument '{parameter.name}' ({what}), "
+                f"e.g. {example}"
+            )
+
+
 _FORMATS = (
     (HDF5_EXTENSIONS, (load_hdf5, save_hdf5)),
     (CSV_EXTENSIONS, (load_csv, save_csv)),
@@ -1663,6 +1742,9 @@ def load(path: PathLike, *args: Any, **kwargs: Any) -> DNDarray:
     ------
     ValueError
         If the extension is none of the above.
+    TypeError
+        If an argument the format needs is missing (e.g. ``dataset`` for HDF5), naming
+        ``ht.load`` and the argument.
 
     Examples
     --------
@@ -1671,7 +1753,9 @@ def load(path: PathLike, *args: Any, **kwargs: Any) -> DNDarray:
     DNDarray([0, 1, 2, 3, 4], dtype=ht.int64, device=cpu:0, split=0)
     """
     path = _check_path(path)
-    return _format_of(path, "load")[0](path, *args, **kwargs)
+    function = _format_of(path, "load")[0]
+    _check_required(function, "load", path, 1 + len(args), kwargs)
+    return function(path, *args, **kwargs)
 
 
 def save(data: DNDarray, path: PathLike, *args: Any, **kwargs: Any) -> None:
@@ -1692,6 +1776,9 @@ def save(data: DNDarray, path: PathLike, *args: Any, **kwargs: Any) -> None:
     ------
     ValueError
         If the extension is none of the above.
+    TypeError
+        If an argument the format needs is missing (e.g. ``dataset`` for HDF5), naming
+        ``ht.save`` and the argument.
 
     Examples
     --------
@@ -1699,4 +1786,6 @@ def save(data: DNDarray, path: PathLike, *args: Any, **kwargs: Any) -> None:
     """
     _check_dndarray(data)
     path = _check_path(path)
-    return _format_of(path, "save")[1](data, path, *args, **kwargs)
+    function = _format_of(path, "save")[1]
+    _check_required(function, "save", path, 2 + len(args), kwargs)
+    return function(data, path, *args, **kwargs)

@@ -22,17 +22,32 @@ a placeholder in the middle of each summarized axis so that NumPy puts ``...`` w
 the full array (NumPy fits its number format on the shown elements only, and never displays the
 placeholders).
 
-Printing a split array is collective: every process of its communicator must call ``repr`` or
-``str`` (e.g. through :func:`print0`, which prints on rank 0 only), unless
-:func:`local_printing` is on.
+Printed once
+------------
+With more than one process, ``print(x)`` shows ``x`` once, from rank 0 of its communicator, not
+once per process. Every process computes the same text (gathering the shown elements is
+collective: every process must call ``print``, ``str`` or ``repr``); on the other processes the
+text is marked, and heat's filter of their ``sys.stdout`` -- installed at import on every process
+but rank 0 of the world -- drops the output line it is written in. So ``print(x)``,
+``print("x =", x)`` and the interpreter's echo of ``x`` appear once, and everything else those
+processes print passes unchanged (the filter passes a line on when it is complete, or at
+``flush()``). Text built from the array (``f"{x}"``, ``"%s" % x``, ``str([x])``, logging) is
+plain text, printed by every process that prints it; :func:`print0` prints anything on rank 0
+only; after :func:`local_printing` every process prints its own block. ``sys.stdout =
+sys.__stdout__`` removes the filter.
+
+``if rank == 0: print(x)`` on a split array waits forever (in HeAT too): rank 0 waits in the
+gather that the other processes never join. heat cannot tell this from processes that are only
+slow to arrive, so it does not abort; after ``REPORT_WAIT_SECONDS`` (10 s) the waiting process
+says on stderr what it waits for and how to print instead, and goes on waiting.
 """
 
 from __future__ import annotations
 
 import builtins
 import math
-import numbers
 import sys
+import threading
 
 from typing import Dict, List, Optional, Union
 
@@ -41,6 +56,7 @@ import torch
 
 from .communication import MPI_WORLD
 from .dndarray import DNDarray
+from .sanitation import check_int
 
 __all__ = [
     "array_repr",
@@ -64,23 +80,17 @@ _OPTIONS: Dict[str, object] = dict(_PROFILES["default"], sci_mode=None)
 # global (default) or process-local printing
 _MODE = {"local": False}
 _PREFIX = "DNDarray("
+#: seconds a process waits in the gather of a print before it says on stderr what it waits for
+REPORT_WAIT_SECONDS = 10.0
 
 
 # ---------------------------------------------------------------------------------- options
-def _check_int(value, name: str, minimum: int) -> int:
-    if isinstance(value, builtins.bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, but was {type(value).__name__}")
-    if value < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, but was {value}")
-    return int(value)
-
-
 def _check_threshold(value) -> Union[int, float]:
     if isinstance(value, float) and not isinstance(value, builtins.bool):
         if math.isinf(value) and value > 0:
             return math.inf
         raise ValueError(f"threshold must be a non-negative integer or math.inf, but was {value}")
-    return _check_int(value, "threshold", 0)
+    return check_int(value, "threshold", 0)
 
 
 def set_printoptions(
@@ -145,13 +155,13 @@ def set_printoptions(
             )
         updates.update(_PROFILES[profile])
     if precision is not None:
-        updates["precision"] = _check_int(precision, "precision", 0)
+        updates["precision"] = check_int(precision, "precision", 0)
     if threshold is not None:
         updates["threshold"] = _check_threshold(threshold)
     if edgeitems is not None:
-        updates["edgeitems"] = _check_int(edgeitems, "edgeitems", 1)
+        updates["edgeitems"] = check_int(edgeitems, "edgeitems", 1)
     if linewidth is not None:
-        updates["linewidth"] = _check_int(linewidth, "linewidth", 1)
+        updates["linewidth"] = check_int(linewidth, "linewidth", 1)
     if sci_mode is not None and not isinstance(sci_mode, builtins.bool):
         raise TypeError(f"sci_mode must be a bool or None, but was {type(sci_mode).__name__}")
     updates["sci_mode"] = sci_mode
@@ -198,7 +208,8 @@ def local_printing() -> None:
 def global_printing() -> None:
     """
     Print the global array (the default): ``repr(x)`` is collective for split arrays and gives
-    the same text on every process.
+    the same text on every process, and ``print(x)`` shows it once, from rank 0 (see the
+    module's notes).
 
     Examples
     --------
@@ -215,6 +226,8 @@ def print0(*args, **kwargs) -> None:
 
     DNDarray arguments are first converted to text on *every* process (collective, so call
     ``print0`` on every process); the other arguments are passed to :func:`print` unchanged.
+    (``print(x)`` of a DNDarray already shows it once; ``print0`` does so for any text, e.g.
+    ``ht.print0(f"loss {loss:.3f}")``.)
 
     Parameters
     ----------
@@ -265,26 +278,65 @@ def _to_numpy(tensor: torch.Tensor) -> np.ndarray:
     return tensor.resolve_conj().resolve_neg().numpy()
 
 
-def _shown_part(
-    local: torch.Tensor,
-    gshape,
-    split: Optional[int],
-    comm,
-    offset_of,
-    summarize: bool,
-    edgeitems: int,
-) -> np.ndarray:
+def _report_wait(x: DNDarray, seconds: float) -> None:
+    """Say on stderr that this process waits for the others to print ``x``, and why it may hang."""
+    comm = x.comm
+    message = (
+        f"[rank {comm.rank}/{comm.size}] heat has waited {seconds:.0f} s for the other processes "
+        f"to print a DNDarray (shape {x.gshape}, split={x.split}) and goes on waiting. Printing "
+        "a distributed array is collective: every process must call print(x) (or str/repr), and "
+        "heat shows it once, from rank 0; `if rank == 0: print(x)` waits here forever. Call "
+        "print(x) on every process, or ht.local_printing() to print each process's own block "
+        "without communication.\n"
+    )
+    try:
+        sys.stderr.write(message)
+        sys.stderr.flush()
+    except Exception:  # noqa: B902 - a closed stderr must not end the wait
+        pass
+
+
+def _split_counts(x: DNDarray) -> List[int]:
+    """
+    The rows of every process along ``x.split``: known everywhere for the default layout (or
+    a cached one), else from one non-blocking all-gather, waited for with a report.
+    """
+    comm, split = x.comm, x.split
+    # the layout's cached knowledge, read without the collective that x.lshape_map may start
+    if x._balanced:
+        return list(comm.counts_displs_shape(x.gshape, split)[0])
+    if x._lshape_map is not None:
+        return [int(c) for c in x._lshape_map[:, split].tolist()]
+    counts = torch.empty(comm.size, dtype=torch.int64)
+    request = comm.Iallgather(torch.tensor([x.lshape[split]], dtype=torch.int64), counts)
+    request.wait_reporting(REPORT_WAIT_SECONDS, lambda seconds: _report_wait(x, seconds))
+    return [int(c) for c in counts.tolist()]
+
+
+def _rows_kept(ranges: Optional[List[range]], start: int, count: int) -> int:
+    """How many of the global rows ``start ... start + count - 1`` lie in ``ranges``."""
+    if ranges is None:
+        return count
+    return sum(max(0, min(r.stop, start + count) - max(r.start, start)) for r in ranges)
+
+
+def _shown_part(x: DNDarray, local: torch.Tensor, gshape, split: Optional[int],
+                summarize: bool, edgeitems: int) -> np.ndarray:
     """
     The shown part of the global array (head and tail along every summarized axis) as a NumPy
-    array on every process. ``offset_of()`` gives the global offset of the local block along
-    ``split``; with ``split=None`` nothing is communicated.
+    array on every process. With ``split=None`` nothing is communicated; otherwise each process
+    selects its shown rows and one non-blocking all-gather assembles them, waited for with a
+    report after ``REPORT_WAIT_SECONDS`` (a process that prints alone would wait forever).
     """
-    distributed = split is not None and comm.size > 1
+    distributed = split is not None and x.comm.size > 1
     if distributed:
         # along split first: it shrinks the local block the most
-        ranges = _kept_ranges(gshape[split], edgeitems, summarize)
-        if ranges is not None:
-            local = _select(local, split, ranges, offset_of())
+        counts = _split_counts(x)
+        displs = [sum(counts[:r]) for r in range(len(counts))]
+        split_ranges = _kept_ranges(gshape[split], edgeitems, summarize)
+        if split_ranges is not None:
+            local = _select(local, split, split_ranges, displs[x.comm.rank])
+        kept = [_rows_kept(split_ranges, d, c) for d, c in zip(displs, counts)]
     for axis, n in enumerate(gshape):
         if distributed and axis == split:
             continue
@@ -292,7 +344,14 @@ def _shown_part(
         if ranges is not None:
             local = _select(local, axis, ranges)
     if distributed:
-        local = comm.allgather_tensors(local.contiguous(), axis=split)
+        front = local.movedim(split, 0).contiguous()
+        rest = tuple(front.shape[1:])
+        gathered = torch.empty((sum(kept),) + rest, dtype=front.dtype, device=front.device)
+        if gathered.numel():  # the same decision on every process: kept and rest agree
+            row = math.prod(rest)
+            request = x.comm.Iallgatherv(front, (gathered, [k * row for k in kept]))
+            request.wait_reporting(REPORT_WAIT_SECONDS, lambda seconds: _report_wait(x, seconds))
+        local = gathered.movedim(0, split)
     return _to_numpy(local)
 
 
@@ -405,16 +464,88 @@ def _format(x: DNDarray, options) -> str:
         prefix = f"[{x.comm.rank}/{x.comm.size}] {_PREFIX}"
         gshape = tuple(local.shape)
         summarize = local.numel() > options["threshold"]
-        shown = _shown_part(local, gshape, None, x.comm, None, summarize, options["edgeitems"])
+        shown = _shown_part(x, local, gshape, None, summarize, options["edgeitems"])
     else:
         prefix = _PREFIX
         gshape = x.gshape
         summarize = x.size > options["threshold"]
-        shown = _shown_part(
-            x.larray, gshape, x.split, x.comm, x.global_offset, summarize, options["edgeitems"]
-        )
-    text = _array_text(shown, gshape, summarize, options, prefix)
-    return _assemble(prefix, text, x, gshape)
+        shown = _shown_part(x, x.larray, gshape, x.split, summarize, options["edgeitems"])
+    text = _assemble(prefix, _array_text(shown, gshape, summarize, options, prefix), x, gshape)
+    if not _MODE["local"] and x.comm.size > 1 and x.comm.rank != 0:
+        return _ShownElsewhere(text)  # printed by rank 0
+    return text
+
+
+# ---------------------------------------------------------------------------------- printed once
+class _ShownElsewhere(str):
+    """
+    The text of a DNDarray on a process that does not print it (not rank 0 of the array's
+    communicator): the same characters, marked for :class:`_PrintOnceStdout`. ``str()`` keeps
+    the mark, so that ``print`` and the interpreter's echo write the marked object itself.
+    """
+
+    __slots__ = ()
+
+    def __str__(self) -> str:
+        return self
+
+
+class _PrintOnceStdout:
+    """
+    ``sys.stdout`` of the processes other than rank 0 of the world: drops every output line in
+    which a :class:`_ShownElsewhere` text is written, passes everything else on. A line is
+    passed on when it is complete (or at ``flush()``), since the array may come after other
+    text in the same ``print`` call. Every other attribute is the wrapped stream's.
+    """
+
+    def __init__(self, stream):
+        self._stream = stream
+        self._pending: List[str] = []  # the current line so far
+        self._dropping = False  # the current line shows an array: drop it
+        self._lock = threading.RLock()
+
+    def write(self, text: str) -> int:
+        with self._lock:
+            if isinstance(text, _ShownElsewhere):
+                self._pending.clear()
+                self._dropping = True
+                return len(text)
+            rest = text
+            while True:
+                line, newline, rest = rest.partition("\n")
+                if not newline:
+                    if line and not self._dropping:
+                        self._pending.append(line)
+                    return len(text)
+                if not self._dropping:
+                    self._stream.write("".join(self._pending) + line + "\n")
+                self._pending.clear()
+                self._dropping = False
+
+    def writelines(self, lines) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        with self._lock:
+            if self._pending and not self._dropping:
+                self._stream.write("".join(self._pending))
+                self._pending.clear()
+            self._stream.flush()
+
+    def __getattr__(self, name: str):
+        return getattr(object.__getattribute__(self, "_stream"), name)
+
+
+def _print_once() -> None:
+    """Install the filter on this process's stdout (at import; not on rank 0 of the world)."""
+    if (
+        MPI_WORLD.size > 1
+        and MPI_WORLD.rank != 0
+        and sys.stdout is not None
+        and not isinstance(sys.stdout, _PrintOnceStdout)
+    ):
+        sys.stdout = _PrintOnceStdout(sys.stdout)
 
 
 def _options_with(
@@ -422,9 +553,9 @@ def _options_with(
 ) -> Dict[str, object]:
     options = dict(_OPTIONS)
     if max_line_width is not None:
-        options["linewidth"] = _check_int(max_line_width, "max_line_width", 1)
+        options["linewidth"] = check_int(max_line_width, "max_line_width", 1)
     if precision is not None:
-        options["precision"] = _check_int(precision, "precision", 0)
+        options["precision"] = check_int(precision, "precision", 0)
     if suppress_small is not None:
         if not isinstance(suppress_small, builtins.bool):
             raise TypeError(
@@ -517,3 +648,6 @@ def array_str(
     'DNDarray([[1.5, 2. ]], dtype=ht.float32, device=cpu:0, split=None)'
     """
     return array_repr(x, max_line_width, precision, suppress_small)
+
+
+_print_once()

@@ -34,13 +34,22 @@ From words to values
 
 The initial seed is drawn from the operating system's entropy on rank 0 and broadcast when a
 random function first needs it (or by ``seed()``): a collective call, like every function here.
+
+Generators
+----------
+:func:`default_rng` returns a :class:`Generator` with NumPy's ``Generator`` methods
+(``random``, ``integers``, ``normal``, ...) and a ``(seed, counter)`` state of its own, drawn
+from the same stream (they live in :mod:`heat.core.random_generator`, above this module, and
+``heat/core/__init__.py`` shows them here): ``ht.random.default_rng(s).random(n)`` equals
+``ht.random.seed(s); ht.random.rand(n, dtype=ht.float64)``, for any number of processes.
 """
 
 from __future__ import annotations
 
+import contextlib
 import numbers
 import secrets
-from typing import Callable, List, Optional, Sequence, Tuple, Union
+from typing import Callable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
@@ -175,6 +184,21 @@ def _entropy_seed(comm: MPICommunication) -> int:
     """A 64-bit seed from the OS entropy of rank 0, broadcast (one collective)."""
     value = secrets.randbits(64) if comm.rank == 0 else None
     return int(comm.bcast(value, root=0)) if comm.size > 1 else int(value)
+
+
+@contextlib.contextmanager
+def _using_state(state: dict) -> Iterator[None]:
+    """
+    Draw from ``state`` (a dict with "seed" and "counter", e.g. a Generator's) instead of the
+    global state within the block; the counter it reaches is written back to ``state``.
+    """
+    saved = dict(_state)
+    _state.update(seed=state["seed"], counter=state["counter"])
+    try:
+        yield
+    finally:
+        state["counter"] = _state["counter"]
+        _state.update(saved)
 
 
 def _reserve(count: int, comm: MPICommunication) -> Tuple[int, int]:

@@ -7,14 +7,22 @@ axes), so a bad call raises the same exception on every rank before any communic
 
 from __future__ import annotations
 
-from typing import Iterable, Optional, Sequence, Tuple, Union
+import numbers
+import warnings
+from typing import Any, Iterable, Optional, Sequence, Tuple, Union
 
+import numpy as np
 import torch
 
 from .dndarray import DNDarray
 
 __all__ = [
     "broadcast_shapes",
+    "check_bool",
+    "check_choice",
+    "check_int",
+    "check_type",
+    "warn_ignored",
     "sanitize_axis",
     "sanitize_in",
     "sanitize_shape",
@@ -158,3 +166,126 @@ def broadcast_shapes(*shapes: Sequence[int]) -> Tuple[int, ...]:
                     + " ".join(str(tuple(s)) for s in shapes)
                 )
     return tuple(result)
+
+
+# ---------------------------------------------------------------------------------------------
+# scalar arguments: one vocabulary and one message style for every module
+# ---------------------------------------------------------------------------------------------
+def check_int(
+    value: Any,
+    name: str,
+    minimum: Optional[int] = None,
+    *,
+    maximum: Optional[int] = None,
+    allow_none: bool = False,
+) -> Optional[int]:
+    """
+    ``value`` as a Python int: a Python or NumPy integer (not a bool), within ``[minimum,
+    maximum]`` where given; None passes when ``allow_none``.
+
+    Raises
+    ------
+    TypeError
+        ``"{name} must be an int, got {type}"``.
+    ValueError
+        ``"{name} must be >= {minimum}, got {value}"`` (or ``<=`` the maximum).
+
+    Examples
+    --------
+    >>> check_int(np.int64(10), "batch_size", 1)
+    10
+    >>> check_int(0, "batch_size", 1)
+    Traceback (most recent call last):
+    ValueError: batch_size must be >= 1, got 0
+    """
+    if value is None and allow_none:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        expected = "None or an int" if allow_none else "an int"
+        raise TypeError(f"{name} must be {expected}, got {type(value).__name__}")
+    value = int(value)
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{name} must be <= {maximum}, got {value}")
+    return value
+
+
+def check_bool(value: Any, name: str) -> bool:
+    """
+    ``value`` as a Python bool: a Python or NumPy bool.
+
+    Raises
+    ------
+    TypeError
+        ``"{name} must be a bool, got {type}"``.
+
+    Examples
+    --------
+    >>> check_bool(np.bool_(True), "shuffle")
+    True
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
+    return bool(value)
+
+
+def check_type(value: Any, name: str, kinds: Any, description: str) -> Any:
+    """
+    ``value`` unchanged if it is an instance of ``kinds`` (a bool is no int here unless ``kinds``
+    names bool).
+
+    Raises
+    ------
+    TypeError
+        ``"{name} must be {description}, got {type}"``.
+
+    Examples
+    --------
+    >>> check_type(torch.float32, "dtype", torch.dtype, "a torch.dtype")
+    torch.float32
+    """
+    kinds_tuple = kinds if isinstance(kinds, tuple) else (kinds,)
+    if isinstance(value, (bool, np.bool_)) and bool not in kinds_tuple:
+        raise TypeError(f"{name} must be {description}, got bool")
+    if not isinstance(value, kinds):
+        raise TypeError(f"{name} must be {description}, got {type(value).__name__}")
+    return value
+
+
+def check_choice(value: Any, name: str, choices: Sequence[Any]) -> Any:
+    """
+    ``value`` unchanged if it is one of ``choices``.
+
+    Raises
+    ------
+    ValueError
+        ``"{name} must be one of {choices}, got {value!r}"``.
+
+    Examples
+    --------
+    >>> check_choice("1f1b", "schedule", ("gpipe", "1f1b", "pipedream"))
+    '1f1b'
+    """
+    try:
+        found = value in choices
+    except TypeError:  # an unhashable value against a set
+        found = False
+    if not found:
+        raise ValueError(f"{name} must be one of {tuple(choices)}, got {value!r}")
+    return value
+
+
+def warn_ignored(value: Any, name: str, default: Any, reason: str, stacklevel: int = 3) -> None:
+    """
+    Warn (a ``UserWarning``, once per calling line, as Python's default filter shows it) that
+    the compatibility parameter ``name`` has no effect, when ``value`` is not its ``default``.
+
+    Examples
+    --------
+    >>> warn_ignored(4, "procs_to_merge", 2, "TSQR merges all factors at once")
+    UserWarning: procs_to_merge=4 has no effect: TSQR merges all factors at once
+    """
+    if value is default or value == default:
+        return
+    warnings.warn(f"{name}={value!r} has no effect: {reason}", UserWarning, stacklevel=stacklevel)

@@ -33,14 +33,13 @@ from .communication import MPI
 
 from . import types
 from .dndarray import DNDarray
-from .sanitation import sanitize_axis, sanitize_in
+from .sanitation import check_bool, sanitize_axis, sanitize_in
 from . import sorting as _sorting
 from .sorting import (
     _FLOAT_KEY_TYPES,
     _alltoallv_columns,
     _as_bytes,
     _block_starts,
-    _check_flag,
     _from_bytes,
     _from_keys,
     _global_flat_index,
@@ -489,11 +488,11 @@ def unique(
     """
     sanitize_in(ar, "ar")
     _check_orderable(ar, "ar")
-    return_index = _check_flag(return_index, "return_index")
-    return_inverse = _check_flag(return_inverse, "return_inverse")
-    return_counts = _check_flag(return_counts, "return_counts")
-    _check_flag(sorted, "sorted")
-    nan_distinct = not _check_flag(equal_nan, "equal_nan") and types.heat_type_is_realfloating(
+    return_index = check_bool(return_index, "return_index")
+    return_inverse = check_bool(return_inverse, "return_inverse")
+    return_counts = check_bool(return_counts, "return_counts")
+    check_bool(sorted, "sorted")
+    nan_distinct = not check_bool(equal_nan, "equal_nan") and types.heat_type_is_realfloating(
         ar.dtype
     )
     if axis is not None:
@@ -910,8 +909,8 @@ def isin(
     test_elements = _as_dndarray(test_elements, "test_elements", element)
     _check_orderable(element, "element")
     _check_orderable(test_elements, "test_elements")
-    _check_flag(assume_unique, "assume_unique")
-    invert = _check_flag(invert, "invert")
+    check_bool(assume_unique, "assume_unique")
+    invert = check_bool(invert, "invert")
     if kind not in (None, "sort", "table"):
         raise ValueError(f"kind must be None, 'sort' or 'table', but was {kind!r}")
     comm = element.comm
@@ -1029,8 +1028,8 @@ def intersect1d(ar1, ar2, assume_unique: bool = False, return_indices: bool = Fa
     ar2 = _as_dndarray(ar2, "ar2", ar1)
     _check_orderable(ar1, "ar1")
     _check_orderable(ar2, "ar2")
-    _check_flag(assume_unique, "assume_unique")
-    return_indices = _check_flag(return_indices, "return_indices")
+    check_bool(assume_unique, "assume_unique")
+    return_indices = check_bool(return_indices, "return_indices")
     common = _common_type(ar1, ar2)
     split = _any_split(ar1, ar2)
     x1 = ar1.astype(common, copy=False)
@@ -1140,7 +1139,7 @@ def setdiff1d(ar1, ar2, assume_unique: bool = False) -> DNDarray:
     ar2 = _as_dndarray(ar2, "ar2", ar1)
     _check_orderable(ar1, "ar1")
     _check_orderable(ar2, "ar2")
-    assume_unique = _check_flag(assume_unique, "assume_unique")
+    assume_unique = check_bool(assume_unique, "assume_unique")
     split = _any_split(ar1, ar2)
     values = _flatten(ar1) if assume_unique else unique(ar1)
     keep = isin(values, ar2, invert=True).larray

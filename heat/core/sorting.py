@@ -54,9 +54,9 @@ from .communication import MPI
 from . import types
 from ._operations import _TORCH_TO_HEAT, _UNSIGNED_COMPUTE, align_local, from_order_key
 from ._operations import order_key, signed_view
-from ._parallel import piece_bounds, run_pieces, worker_count
+from .parallel import piece_bounds, run_pieces, worker_count
 from .dndarray import DNDarray
-from .sanitation import sanitize_axis, sanitize_in
+from .sanitation import check_bool, sanitize_axis, sanitize_in
 
 __all__ = ["argsort", "searchsorted", "sort", "topk"]
 
@@ -954,12 +954,6 @@ def _sort_impl(a: DNDarray, axis: Optional[int], descending: bool, want_indices:
     return _wrap(_unlanes(result, a.lshape, axis), a, gshape, split, True)
 
 
-def _check_flag(value, name: str) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be a bool, but was {type(value).__name__}")
-    return bool(value)
-
-
 def sort(
     a: DNDarray,
     axis: Optional[int] = -1,
@@ -1029,7 +1023,7 @@ def sort(
     _check_kind(kind, stable)
     if order is not None:
         raise ValueError("order is only meaningful for structured arrays, which heat does not have")
-    descending = _check_flag(descending, "descending")
+    descending = check_bool(descending, "descending")
     axis = _sort_axis(a, axis)
     _check_out(out, (a.size,) if axis is None else a.gshape)
     return _write(_sort_impl(a, axis, descending, want_indices=False), out)
@@ -1092,7 +1086,7 @@ def argsort(
     _check_kind(kind, stable)
     if order is not None:
         raise ValueError("order is only meaningful for structured arrays, which heat does not have")
-    descending = _check_flag(descending, "descending")
+    descending = check_bool(descending, "descending")
     axis = _sort_axis(a, axis)
     return _sort_impl(a, axis, descending, want_indices=True)
 
@@ -1180,8 +1174,8 @@ def topk(
     if isinstance(k, bool) or not hasattr(k, "__index__"):
         raise TypeError(f"k must be an integer, but was {type(k).__name__}")
     k = k.__index__()
-    largest = _check_flag(largest, "largest")
-    _check_flag(sorted, "sorted")
+    largest = check_bool(largest, "largest")
+    check_bool(sorted, "sorted")
     if a.ndim == 0:
         raise ValueError("dim is out of bounds for array of dimension 0")
     dim = sanitize_axis(a.gshape, dim, name="dim")

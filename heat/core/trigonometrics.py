@@ -45,6 +45,21 @@ __all__ = [
 ]
 
 
+def _arccos(t: torch.Tensor) -> torch.Tensor:
+    """
+    torch.arccos, with C99's (NumPy's, the array API standard's) sign of the imaginary part on
+    the real segment ``[-1, 1]``: ``acos(x + 0j) = acos(x) - 0j`` and ``acos(x - 0j) =
+    acos(x) + 0j`` (torch's complex128 kernel gives ``+0j`` for both; complex64 is right).
+    """
+    result = torch.arccos(t)
+    if result.is_complex():
+        imag = t.imag
+        on_segment = (imag == 0) & (t.real.abs() <= 1)
+        if bool(on_segment.any()):
+            result = torch.where(on_segment, torch.complex(result.real, -imag), result)
+    return result
+
+
 def _reject_complex(x: DNDarray, name: str) -> None:
     sanitize_in(x)
     if issubclass(x.dtype, types.complexfloating):
@@ -196,7 +211,9 @@ def arccos(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     Elementwise inverse cosine, in radians in ``[0, pi]`` (``nan`` outside ``[-1, 1]`` for reals).
 
     Integer and boolean inputs give floats as in NumPy (int32/int64 -> float64,
-    int16 -> float32, int8/uint8/bool -> float16).
+    int16 -> float32, int8/uint8/bool -> float16). Complex values follow C99's ``cacos`` (as
+    NumPy and the array API standard), signed zeros included: ``acos(-0 + 0j)`` is
+    ``pi/2 - 0j``.
 
     Parameters
     ----------
@@ -223,7 +240,7 @@ def arccos(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     >>> ht.arccos(ht.array([1.0, -1.0]))
     DNDarray([0.       , 3.1415927], dtype=ht.float32, device=cpu:0, split=None)
     """
-    return _unary(torch.arccos, x, out, where, "arccos", no_cast=False)
+    return _unary(_arccos, x, out, where, "arccos", no_cast=False)
 
 
 def arctan(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:

@@ -175,7 +175,52 @@ __all__ = [
 # ----------------------------------------------------------------------------------------------
 # the type classes
 # ----------------------------------------------------------------------------------------------
-class datatype:
+class _DataTypeMeta(type):
+    """
+    The type of heat's type classes. A concrete heat type compares equal to the NumPy dtype and
+    the NumPy scalar type it stands for (``ht.float64 == np.float64``,
+    ``ht.float64 == np.dtype("float64")``, either way round), so that NumPy habits such as
+    ``x.dtype == np.float64`` work, and it has a ``dtype`` attribute (the ``numpy.dtype``),
+    NumPy's protocol for "this object stands for a dtype": ``np.dtype(ht.float32)``,
+    ``np.zeros(3, dtype=ht.float32)`` and ``np.issubdtype(ht.int8, np.integer)`` work too.
+
+    The hash of a concrete type is that of its NumPy dtype, so equal objects hash alike where
+    NumPy's do: a heat type finds the entry of its dtype in a dict or set. (NumPy's scalar type
+    objects hash differently from their dtypes, in NumPy too, so ``np.float64`` is not found in
+    a set of heat types although the two compare equal.) bfloat16, which NumPy lacks, and the
+    abstract types equal only themselves.
+    """
+
+    def __eq__(cls, other: Any) -> _PY_BOOL:
+        if cls is other:
+            return True
+        if isinstance(other, _DataTypeMeta):
+            return False
+        numpy_type = cls.__dict__.get("_numpy_type")
+        if numpy_type is not None:
+            if isinstance(other, np.dtype):
+                return _PY_BOOL(other == numpy_type)
+            if isinstance(other, type) and issubclass(other, np.generic):
+                try:
+                    return _PY_BOOL(np.dtype(other) == numpy_type)
+                except TypeError:  # an abstract NumPy type: np.floating, np.number, ...
+                    return False
+        return NotImplemented
+
+    def __hash__(cls) -> _PY_INT:
+        numpy_type = cls.__dict__.get("_numpy_type")
+        return type.__hash__(cls) if numpy_type is None else hash(numpy_type)
+
+    @property
+    def dtype(cls) -> np.dtype:
+        """The ``numpy.dtype`` of a concrete type (AttributeError for bfloat16, abstract ones)."""
+        numpy_type = cls.__dict__.get("_numpy_type")
+        if numpy_type is None:
+            raise AttributeError(f"heat type '{cls.__name__}' has no NumPy dtype")
+        return numpy_type
+
+
+class datatype(metaclass=_DataTypeMeta):
     """
     Abstract base class of all heat data types.
 
@@ -1382,9 +1427,12 @@ class _NamespaceInfo:
         """The device of new arrays (:func:`heat.get_device`)."""
         return devices.get_device()
 
-    def devices(self) -> list:
-        """The devices heat can place arrays on in this process: the CPU, and its GPU if any."""
-        return [devices.cpu] + ([devices.gpu] if hasattr(devices, "gpu") else [])
+    def devices(self) -> tuple:
+        """
+        The devices heat can place arrays on in this process, as a tuple (the array API
+        standard 2025.12): the CPU, and its GPU if any.
+        """
+        return (devices.cpu,) + ((devices.gpu,) if hasattr(devices, "gpu") else ())
 
     def _check_device(self, device) -> None:
         if device is not None:

@@ -199,7 +199,10 @@ def _row_basis(U: ht.DNDarray) -> ht.DNDarray:
 
 def _check_state(x, n_features: int, dtype, name: str, batch_axis: int) -> Tuple[ht.DNDarray, bool]:
     """A state ``(n_features,)`` or a batch of states (along ``batch_axis``) as a 2-D array
-    with the states as columns, and whether it was 1-D."""
+    with the states as columns, and whether it was 1-D. Its type is the promotion of the
+    model's type ``dtype`` and the states' (float32 model, float64 states: float64), the type
+    the prediction is computed and returned in, as NumPy's products with the parameters of a
+    scikit-learn model give it (and HeAT's ``predict_next``)."""
     x = _as_dndarray(x, name)
     if x.ndim not in (1, 2):
         raise ValueError(f"{name} must be 1-D or 2-D, but has shape {tuple(x.shape)}")
@@ -215,9 +218,15 @@ def _check_state(x, n_features: int, dtype, name: str, batch_axis: int) -> Tuple
         x = ht.expand_dims(x, 1)
     elif batch_axis == 0:
         x = x.T
+    dtype = ht.types.promote_types(dtype, x.dtype)
     if x.dtype is not dtype:
         x = x.astype(dtype)
     return x, vector
+
+
+def _in_type(x: ht.DNDarray, dtype) -> ht.DNDarray:
+    """A fitted operator in the type of the prediction (no copy when it has it)."""
+    return x if x.dtype is dtype else x.astype(dtype)
 
 
 def _reduce(basis: ht.DNDarray, states: ht.DNDarray) -> torch.Tensor:
@@ -371,7 +380,9 @@ class DMD(RegressionMixin, BaseEstimator):
         Returns
         -------
         DNDarray
-            The same shape as ``X``, split along the features like :attr:`rom_basis_`.
+            The same shape as ``X``, split along the features like :attr:`rom_basis_`; of
+            the promoted type of the model and ``X`` (a float32 fit predicts float64 states
+            in float64, as scikit-learn's products and HeAT do).
 
         Raises
         ------
@@ -389,9 +400,11 @@ class DMD(RegressionMixin, BaseEstimator):
         check_is_fitted(self, ["rom_basis_"])
         n_steps = _check_steps(n_steps, "n_steps")
         states, vector = _check_state(X, self.n_features_in_, self.rom_basis_.dtype, "X", 1)
-        reduced = _reduce(self.rom_basis_, states)
-        advanced = torch.linalg.matrix_power(self.rom_transfer_matrix_.larray, n_steps) @ reduced
-        result = _lift(self.rom_basis_, advanced, 0)
+        basis = _in_type(self.rom_basis_, states.dtype)
+        transfer = _in_type(self.rom_transfer_matrix_, states.dtype).larray
+        reduced = _reduce(basis, states)
+        advanced = torch.linalg.matrix_power(transfer, n_steps) @ reduced
+        result = _lift(basis, advanced, 0)
         return result[:, 0] if vector else result
 
     def predict(self, X, steps: Union[int, Sequence[int]]) -> ht.DNDarray:
@@ -410,7 +423,8 @@ class DMD(RegressionMixin, BaseEstimator):
         -------
         DNDarray
             ``(n_features, n_steps)`` for one state, ``(n_states, n_features, n_steps)`` for
-            several (as HeAT), split along the features like :attr:`rom_basis_`.
+            several (as HeAT), split along the features like :attr:`rom_basis_`; of the
+            promoted type of the model and ``X`` (as :meth:`predict_next`).
 
         Raises
         ------
@@ -436,14 +450,15 @@ class DMD(RegressionMixin, BaseEstimator):
                 f"steps must be an integer or a sequence of integers, but was {type(steps).__name__}"
             )
         states, vector = _check_state(X, self.n_features_in_, self.rom_basis_.dtype, "X", 1)
-        reduced = _reduce(self.rom_basis_, states)  # r x b
-        transfer = self.rom_transfer_matrix_.larray
+        basis = _in_type(self.rom_basis_, states.dtype)
+        reduced = _reduce(basis, states)  # r x b
+        transfer = _in_type(self.rom_transfer_matrix_, states.dtype).larray
         r = transfer.shape[0]
         powers = torch.empty((len(times), r, r), dtype=transfer.dtype, device=transfer.device)
         for i, t in enumerate(times):
             powers[i] = torch.linalg.matrix_power(transfer, t)
         trajectories = (powers @ reduced).permute(2, 1, 0)  # b x r x n_steps
-        result = _lift(self.rom_basis_, trajectories, 1)  # b x n_features x n_steps
+        result = _lift(basis, trajectories, 1)  # b x n_features x n_steps
         return result[0] if vector else result
 
 
@@ -603,7 +618,8 @@ class DMDc(RegressionMixin, BaseEstimator):
         -------
         DNDarray
             ``(n_state_features, n_timesteps)`` for one state, ``(n_states, n_state_features,
-            n_timesteps)`` for several, split along the features like :attr:`rom_basis_`.
+            n_timesteps)`` for several, split along the features like :attr:`rom_basis_`;
+            of the promoted type of the model, ``X`` and ``C``.
 
         Raises
         ------
@@ -621,10 +637,15 @@ class DMDc(RegressionMixin, BaseEstimator):
                 f"C must have shape ({self.n_control_features_}, n_timesteps), but has "
                 f"{tuple(C.shape)}"
             )
-        states, vector = _check_state(X, self.n_features_in_, self.rom_basis_.dtype, "X", 0)
-        controls = _replicated(C).to(self.rom_basis_.larray.dtype)
-        reduced = _reduce(self.rom_basis_, states)  # r x b
-        A, B = self.rom_transfer_matrix_.larray, self.rom_control_matrix_.larray
+        if ht.types.heat_type_is_complexfloating(C.dtype):
+            raise TypeError(f"C must be real-valued, but has type {C.dtype.__name__}")
+        model_type = ht.types.promote_types(self.rom_basis_.dtype, C.dtype)
+        states, vector = _check_state(X, self.n_features_in_, model_type, "X", 0)
+        basis = _in_type(self.rom_basis_, states.dtype)
+        controls = _replicated(C).to(states.larray.dtype)
+        reduced = _reduce(basis, states)  # r x b
+        A = _in_type(self.rom_transfer_matrix_, states.dtype).larray
+        B = _in_type(self.rom_control_matrix_, states.dtype).larray
         steps = C.shape[1]
         trajectory = torch.empty((reduced.shape[1], A.shape[0], steps), dtype=A.dtype,
                                  device=A.device)
@@ -633,6 +654,6 @@ class DMDc(RegressionMixin, BaseEstimator):
             if k > 0:
                 current = A @ current + (B @ controls[:, k - 1]).unsqueeze(1)
             trajectory[:, :, k] = current.T
-        result = _lift(self.rom_basis_, trajectory, 1)
+        result = _lift(basis, trajectory, 1)
         return result[0] if vector else result
 

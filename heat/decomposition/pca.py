@@ -45,10 +45,9 @@ import numpy as np
 import torch
 
 import heat as ht
-from heat.core.base import (
-    BaseEstimator,
-    TransformMixin,
-    check_is_fitted,
+from heat.core.sanitation import check_bool, check_int
+from heat.core.base import BaseEstimator, TransformMixin, check_is_fitted
+from heat.utils.validation import (
     check_n_features,
     validate_samples,
 )
@@ -69,21 +68,6 @@ def _is_int(value: Any) -> bool:
 
 def _is_real(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
-
-
-def _check_int(value: Any, name: str, least: int, allow_none: bool = False) -> None:
-    if value is None and allow_none:
-        return
-    if not _is_int(value):
-        expected = "None or an integer" if allow_none else "an integer"
-        raise TypeError(f"{name} must be {expected}, but was {type(value).__name__}")
-    if value < least:
-        raise ValueError(f"{name} must be at least {least}, but was {value}")
-
-
-def _check_bool(value: Any, name: str) -> None:
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be a bool, but was {type(value).__name__}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -334,8 +318,8 @@ class PCA(_BasePCA):
     # -- checks -----------------------------------------------------------------------------
     def _check_params(self) -> None:
         """Everything that does not depend on the data."""
-        _check_bool(self.copy, "copy")
-        _check_bool(self.whiten, "whiten")
+        check_bool(self.copy, "copy")
+        check_bool(self.whiten, "whiten")
         if not isinstance(self.svd_solver, str):
             raise TypeError(f"svd_solver must be a string, but was {type(self.svd_solver).__name__}")
         if self.svd_solver not in _SOLVERS:
@@ -366,8 +350,8 @@ class PCA(_BasePCA):
                 raise ValueError(
                     f"iterated_power must be 'auto' or an integer, but was {self.iterated_power!r}"
                 )
-            _check_int(self.iterated_power, "iterated_power", 0)
-        _check_int(self.n_oversamples, "n_oversamples", 0)
+            check_int(self.iterated_power, "iterated_power", 0)
+        check_int(self.n_oversamples, "n_oversamples", 0)
         normalizer = self.power_iteration_normalizer
         if not isinstance(normalizer, str) or normalizer.lower() not in ("qr", "auto"):
             raise ValueError(
@@ -586,10 +570,10 @@ class IncrementalPCA(_BasePCA):
         self.batch_size = batch_size
 
     def _check_params(self) -> None:
-        _check_int(self.n_components, "n_components", 1, allow_none=True)
-        _check_bool(self.copy, "copy")
-        _check_bool(self.whiten, "whiten")
-        _check_int(self.batch_size, "batch_size", 1, allow_none=True)
+        check_int(self.n_components, "n_components", 1, allow_none=True)
+        check_bool(self.copy, "copy")
+        check_bool(self.whiten, "whiten")
+        check_int(self.batch_size, "batch_size", 1, allow_none=True)
 
     def _reset(self) -> None:
         for name in (

@@ -31,7 +31,9 @@ def _frequencies(n, d, dtype, split, device, comm, half: bool) -> DNDarray:
     d = float(d)
     if d == 0:
         raise ValueError("d (the sample spacing) must not be zero")
-    dtype = types.float64 if dtype is None else types.canonical_heat_type(dtype)
+    # the namespace's default real floating type (the array API standard 2025.12), as for
+    # every other floating result heat creates (NumPy, whose default is float64, differs)
+    dtype = types.float32 if dtype is None else types.canonical_heat_type(dtype)
     if not types.heat_type_is_realfloating(dtype):
         raise TypeError(f"dtype must be a floating point type, but was {dtype.__name__}")
     length = n // 2 + 1 if half else n
@@ -69,7 +71,8 @@ def fftfreq(
     d : float, optional
         Sample spacing (the inverse of the sampling rate), not zero. Default 1.
     dtype : heat floating type, optional
-        Default float64, as NumPy.
+        Default float32, heat's default floating type (the array API standard's default;
+        NumPy's is float64).
     split : int or None, optional
         0 to distribute the result, None (default) for a copy on every process.
     device, comm : optional
@@ -90,7 +93,7 @@ def fftfreq(
     Examples
     --------
     >>> ht.fft.fftfreq(5, d=0.1).numpy()
-    array([ 0.,  2.,  4., -4., -2.])
+    array([ 0.,  2.,  4., -4., -2.], dtype=float32)
     """
     return _frequencies(n, d, dtype, split, device, comm, half=False)
 
@@ -114,7 +117,7 @@ def rfftfreq(
     d : float, optional
         Sample spacing, not zero. Default 1.
     dtype : heat floating type, optional
-        Default float64.
+        Default float32, as :func:`fftfreq`.
     split : int or None, optional
     device, comm : optional
 
@@ -131,7 +134,7 @@ def rfftfreq(
     Examples
     --------
     >>> ht.fft.rfftfreq(5, d=0.1).numpy()
-    array([0., 2., 4.])
+    array([0., 2., 4.], dtype=float32)
     """
     return _frequencies(n, d, dtype, split, device, comm, half=True)
 
@@ -180,7 +183,7 @@ def fftshift(x: DNDarray, axes: Union[None, int, Sequence[int]] = None) -> DNDar
     Examples
     --------
     >>> ht.fft.fftshift(ht.fft.fftfreq(5, split=0)).numpy()
-    array([-0.4, -0.2,  0. ,  0.2,  0.4])
+    array([-0.4, -0.2,  0. ,  0.2,  0.4], dtype=float32)
     """
     return _shift(x, axes, 1)
 

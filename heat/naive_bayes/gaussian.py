@@ -13,11 +13,9 @@ import torch
 from ..core.communication import MPI
 
 import heat as ht
-from heat.core.base import (
-    BaseEstimator,
-    ClassificationMixin,
+from heat.core.base import BaseEstimator, ClassificationMixin, check_is_fitted
+from heat.utils.validation import (
     aligned_rows,
-    check_is_fitted,
     check_n_features,
     encode_labels,
     is_finite,

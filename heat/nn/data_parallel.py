@@ -13,7 +13,14 @@ from ..core.communication import verdicts
 from ..core.communication import MPI_WORLD, MPICommunication, sanitize_comm, torch_process_group
 from ..optim.daso import DASO
 from ..optim.data_parallel import DataParallelOptimizer
-from ..optim.gradients import FlatAverage, GradientReducer, HierarchicalAverage, bucket_bytes
+from ..optim.gradients import (
+    FlatAverage,
+    GradientReducer,
+    HierarchicalAverage,
+    bucket_bytes,
+    node_average,
+    shared_memory_average,
+)
 from ..core.communication.node_groups import (
     NodeGroups,
     broadcast_tensors,
@@ -193,7 +200,8 @@ class DataParallel(torch.nn.Module):
         if hierarchical:
             groups = NodeGroups(comm)
             self._group = groups.world_group
-            reduction = HierarchicalAverage(groups, compression)
+            shared = shared_memory_average(groups, list(module.parameters()))
+            reduction = HierarchicalAverage(groups, compression, shared)
         else:
             self._group = torch_process_group(comm)
             spans_nodes = comm.node_topology().num_nodes > 1
@@ -280,7 +288,7 @@ class DataParallelMultiGPU(torch.nn.Module):
         if groups.local_size > 1:
             reducer = GradientReducer(
                 module.parameters(),
-                FlatAverage(groups.node_group, groups.local_size),
+                node_average(groups, list(module.parameters())),
                 optimizer.bucket_bytes,
             )
         self.reducer = reducer

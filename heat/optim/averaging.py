@@ -21,6 +21,7 @@ from ..core.communication.node_groups import chunk_bounds, slice_bounds, sum_pac
 
 __all__ = [
     "blend",
+    "blend_average_",
     "pack",
     "sum_packed",
     "FlatLayout",
@@ -73,15 +74,33 @@ def blend(
     >>> blend(torch.tensor([4.0]), torch.tensor([8.0]), num_nodes=2, batches_waited=0)
     tensor([4.])
     """
+    if out is None:
+        out = torch.empty_like(node_sum)
+    average = torch.div(node_sum, num_nodes) if out is node_sum else node_sum / num_nodes
+    if out is not local:
+        out.copy_(local)
+    return blend_average_(out, average, num_nodes, batches_waited)
+
+
+@torch.no_grad()
+def blend_average_(
+    local: torch.Tensor, average: torch.Tensor, num_nodes: int, batches_waited: int
+) -> torch.Tensor:
+    """
+    :func:`blend` in place, from the nodes' *average* when they sent (what DASO keeps as its
+    reference): ``local <- local + P / (2 S + P) * (average - local)``, one pass over memory.
+
+    Examples
+    --------
+    >>> x = torch.tensor([5.0])
+    >>> blend_average_(x, torch.tensor([4.0]), num_nodes=2, batches_waited=1)
+    tensor([4.5000])
+    """
     if num_nodes < 1 or batches_waited < 0:
         raise ValueError(
             f"need num_nodes >= 1 and batches_waited >= 0, got {num_nodes} and {batches_waited}"
         )
-    weight = 2.0 * batches_waited
-    if out is None:
-        out = torch.empty_like(node_sum)
-    torch.add(node_sum, local, alpha=weight, out=out)
-    return out.div_(weight + num_nodes)
+    return local.lerp_(average, num_nodes / (2.0 * batches_waited + num_nodes))
 
 
 def pack(

@@ -20,8 +20,10 @@ from typing import Any, Dict, Optional, Tuple
 import torch
 
 from ..core.communication import verdicts
+from ..core.sanitation import check_bool, check_choice, check_int, check_type, warn_ignored
+from ..core.communication.shared_memory import node_shared_sum
 from ..core.communication import MPI_WORLD, MPICommunication, sanitize_comm
-from .averaging import WIRE_DTYPES, FlatLayout
+from .averaging import WIRE_DTYPES, FlatLayout, blend_average_
 from .gradients import GradientReducer, bucket_bytes
 from .schedule import DASOSchedule
 from .timeline import BatchRecord, Timeline
@@ -48,13 +50,6 @@ class _InFlight:
     receive_at: int
     handle: Any = None
     node_sum: Optional[torch.Tensor] = None  # the received sum of deltas, once waited for
-
-
-def _check_type(name: str, value: Any, kind: Any, description: str) -> None:
-    if isinstance(value, bool) and kind is not bool:
-        raise TypeError(f"{name} must be {description}, got bool")
-    if not isinstance(value, kind):
-        raise TypeError(f"{name} must be {description}, got {type(value).__name__}")
 
 
 class DASO:
@@ -181,8 +176,9 @@ class DASO:
         comm = sanitize_comm(comm)
 
         def check_arguments():
-            _check_type(
-                "local_optimizer", local_optimizer, torch.optim.Optimizer, "a torch.optim.Optimizer"
+            nonlocal sending_chunk_size, use_mpi_groups, verbose
+            check_type(
+                local_optimizer, "local_optimizer", torch.optim.Optimizer, "a torch.optim.Optimizer"
             )
             schedule = DASOSchedule(
                 total_epochs,
@@ -194,26 +190,26 @@ class DASO:
                 local_skip_factor=local_skip_factor,
             )
             if scheduler is not None:
-                _check_type(
-                    "scheduler", scheduler, _SCHEDULER_TYPES, "a torch learning-rate scheduler"
+                check_type(
+                    scheduler, "scheduler", _SCHEDULER_TYPES, "a torch learning-rate scheduler"
                 )
                 if scheduler.optimizer is not local_optimizer:
                     raise ValueError("scheduler must schedule local_optimizer")
-            if scheduler_interval not in ("batch", "epoch"):
-                raise ValueError(
-                    f"scheduler_interval must be 'batch' or 'epoch', got {scheduler_interval!r}"
-                )
-            _check_type("sending_chunk_size", sending_chunk_size, int, "an int")
-            if sending_chunk_size < 1:
-                raise ValueError(f"sending_chunk_size must be >= 1, got {sending_chunk_size}")
-            _check_type("downcast_type", downcast_type, torch.dtype, "a torch.dtype")
+            check_choice(scheduler_interval, "scheduler_interval", ("batch", "epoch"))
+            sending_chunk_size = check_int(sending_chunk_size, "sending_chunk_size", 1)
+            check_type(downcast_type, "downcast_type", torch.dtype, "a torch.dtype")
             if downcast_type not in WIRE_DTYPES[:3]:
                 raise ValueError(
                     "downcast_type must be torch.bfloat16, torch.float16 or torch.float32, got "
                     f"{downcast_type}"
                 )
-            _check_type("use_mpi_groups", use_mpi_groups, bool, "a bool")
-            _check_type("verbose", verbose, bool, "a bool")
+            use_mpi_groups = check_bool(use_mpi_groups, "use_mpi_groups")
+            warn_ignored(
+                use_mpi_groups, "use_mpi_groups", True,
+                "heat's groups always come from MPI (torch.distributed groups made from MPI "
+                "communicators, no MASTER_ADDR)", stacklevel=4,
+            )  # fmt: skip
+            verbose = check_bool(verbose, "verbose")
             return schedule, bucket_bytes(bucket_size_mb)
 
         def settings(checked):
@@ -338,6 +334,13 @@ class DASO:
         self._slice_buffer = torch.zeros(width, **flat)
         self._sum_buffer = torch.empty(self._exchange.slice_length, **flat)
         self._received = torch.empty(width * self.groups.local_size, **flat)
+        # the node's processes reassemble the parameters through shared memory where they can
+        # (CPU tensors), else with a node-local all-gather
+        self._node_memory = None
+        if self.groups.local_size > 1 and self._device.type == "cpu":
+            self._node_memory = node_shared_sum(
+                self.groups.topology.node_comm, numel, self._flat_dtype
+            )
         self._last_step_end = time.perf_counter()
 
     def _require_model(self) -> None:
@@ -386,8 +389,10 @@ class DASO:
             self.scheduler.step()
         self._synchronized = False
         sync_began = time.perf_counter()
-        action, bytes_local, bytes_cross = self._global_sync(self.current_batch)
+        action, bytes_local, bytes_cross, phases = self._global_sync(self.current_batch)
         ended = time.perf_counter()
+        if self.reducer is not None:
+            phases = {"node average": reducer_wait, **phases}
         previous_end = self._last_step_end if self._last_step_end is not None else began
         self.timeline.append(
             BatchRecord(
@@ -399,6 +404,7 @@ class DASO:
                 step_seconds=ended - began,
                 bytes_local=reducer_bytes + bytes_local,
                 bytes_cross_node=bytes_cross,
+                phases=phases,
             )
         )
         self._last_step_end = ended
@@ -419,9 +425,12 @@ class DASO:
 
     @torch.no_grad()
     def _global_sync(self, batch: int):
-        """Receive, send or average blocking as the schedule says; (action, bytes local, cross)."""
+        """
+        Receive, send or average blocking as the schedule says; (action, bytes local, bytes
+        cross-node, seconds by phase).
+        """
         schedule, per_epoch = self.schedule, self.batches_per_epoch()
-        actions, bytes_local, bytes_cross = [], 0, 0
+        actions, bytes_local, bytes_cross, phases = [], 0, 0, {}
         if self._in_flight is not None and self._in_flight.handle is not None:
             self._exchange.progress(self._in_flight.handle)  # never blocks
         blocking = schedule.blocking_at(batch, per_epoch)
@@ -429,16 +438,22 @@ class DASO:
         if self._in_flight is not None and (
             blocking or sends or batch >= self._in_flight.receive_at
         ):
+            began = time.perf_counter()
             local, cross = self._receive(batch)
+            phases["receive"] = time.perf_counter() - began
             bytes_local, bytes_cross = bytes_local + local, bytes_cross + cross
             actions.append("receive")
         if blocking:
+            began = time.perf_counter()
             local, cross = self._average_blocking()
-            return "blocking", bytes_local + local, bytes_cross + cross
+            phases["blocking"] = time.perf_counter() - began
+            return "blocking", bytes_local + local, bytes_cross + cross, phases
         if sends:
+            began = time.perf_counter()
             bytes_cross += self._send(batch, schedule.receive_batch(batch, per_epoch))
+            phases["send"] = time.perf_counter() - began
             actions.append("send")
-        return "+".join(actions) or "local", bytes_local, bytes_cross
+        return "+".join(actions) or "local", bytes_local, bytes_cross, phases
 
     def _send(self, batch: int, receive_at: int) -> int:
         """Start the cross-node sum of this slice's difference from the reference."""
@@ -464,8 +479,7 @@ class DASO:
         self._in_flight = None
         self._reference.add_(delta_sum, alpha=1.0 / nodes)  # the nodes' average when they sent
         # blend(x, P * reference, P, S) = (2S x + P reference) / (2S + P), as one in-place pass
-        merged = self._my_slice(into_buffer=True)
-        merged.lerp_(self._reference, nodes / (2.0 * waited + nodes))
+        blend_average_(self._my_slice(into_buffer=True), self._reference, nodes, waited)
         local, cross = self._average_buffers()
         return self._write_back() + local, cross
 
@@ -492,6 +506,13 @@ class DASO:
         Write the node's slices (this process's is in the slice buffer) into the parameters
         (node-local all-gather straight from and into kept buffers).
         """
+        memory = self._node_memory
+        if memory is not None:  # through shared memory: nothing is sent
+            memory.barrier()  # no process still reads the previous write-back
+            memory.share(self._exchange.start_index, self._slice_buffer[: self._exchange.slice_length])
+            memory.barrier()
+            self._layout.scatter(memory.view(0, self._layout.numel), self._parameters, 0)
+            return 0
         slices, sent = self.groups.node_all_gather_slices(
             self._slice_buffer, self._layout.numel, self._received
         )

@@ -8,6 +8,8 @@ from typing import Any, Callable, Dict, Optional
 
 import torch
 
+from ..core.sanitation import check_bool, warn_ignored
+
 __all__ = ["DataParallelOptimizer"]
 
 
@@ -50,8 +52,11 @@ class DataParallelOptimizer:
                 "torch_optimizer must be a torch.optim.Optimizer, got "
                 f"{type(torch_optimizer).__name__}"
             )
-        if not isinstance(blocking, bool):
-            raise TypeError(f"blocking must be a bool, got {type(blocking).__name__}")
+        blocking = check_bool(blocking, "blocking")
+        warn_ignored(
+            blocking, "blocking", False,
+            "heat.nn.DataParallel(blocking_parameter_updates=...) decides; it sets this attribute",
+        )  # fmt: skip
         self.torch_optimizer = torch_optimizer
         self.blocking = blocking
 

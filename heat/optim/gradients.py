@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import time
 from contextlib import contextmanager
-from typing import Any, Iterator, List, Optional, Sequence
+from typing import Any, Dict, Iterator, List, Optional, Sequence
 
 import torch
 
 from .averaging import FlatLayout, bucket_bounds, pack
+from ..core.communication.shared_memory import node_shared_sum
 from ..core.communication.node_groups import (
     CrossNodeSum,
     NodeGroups,
@@ -35,7 +36,16 @@ from ..core.communication.node_groups import (
     ring_allreduce_bytes,
 )
 
-__all__ = ["Reduction", "FlatAverage", "HierarchicalAverage", "GradientReducer", "bucket_bytes"]
+__all__ = [
+    "Reduction",
+    "FlatAverage",
+    "SharedMemoryAverage",
+    "HierarchicalAverage",
+    "GradientReducer",
+    "bucket_bytes",
+    "node_average",
+    "shared_memory_average",
+]
 
 
 def bucket_bytes(bucket_size_mb: Any) -> int:
@@ -133,6 +143,86 @@ class FlatAverage(Reduction):
                 bucket.copy_(payload)  # already pre-divided
 
 
+class SharedMemoryAverage(Reduction):
+    """
+    The average over the processes of one node through a shared-memory segment (CPU tensors):
+    each bucket is copied into this process's slot as it starts (during the backward pass), and
+    at the end of the backward pass the node's processes sum disjoint slices of all buckets
+    concurrently and copy the average out (:class:`heat.core.communication.shared_memory.
+    NodeSharedSum`). No byte crosses a socket; every process gets the same bits.
+
+    Parameters
+    ----------
+    summers : dict of torch.dtype -> NodeSharedSum
+        One segment per dtype of the buckets, each large enough for all buckets of its dtype.
+    """
+
+    def __init__(self, summers: Dict[torch.dtype, Any]):
+        super().__init__()
+        self.summers = summers
+        self._offsets: Dict[int, int] = {}  # id(bucket) -> offset in its dtype's slot
+        self._filled: Dict[torch.dtype, int] = {dtype: 0 for dtype in summers}
+
+    def _offset(self, bucket: torch.Tensor) -> int:
+        # buckets start in the same order on every process, so the offsets agree
+        if id(bucket) not in self._offsets:
+            self._offsets[id(bucket)] = self._filled[bucket.dtype]
+            self._filled[bucket.dtype] += bucket.numel()
+        return self._offsets[id(bucket)]
+
+    def start(self, bucket: torch.Tensor) -> Any:
+        offset = self._offset(bucket)
+        self.summers[bucket.dtype].put(offset, bucket)
+        return offset, bucket
+
+    def finish_all(self, handles: Sequence[Any]) -> None:
+        for summer in self.summers.values():
+            summer.reduce(self._filled[summer.dtype])
+        for offset, bucket in handles:
+            summer = self.summers[bucket.dtype]
+            summer.take(offset, bucket, scale=1.0 / summer.comm.size)
+
+
+def node_average(groups: NodeGroups, parameters: Sequence[torch.nn.Parameter]) -> Reduction:
+    """
+    The fastest average over a node's processes the node offers for ``parameters``' gradients:
+    a shared-memory segment for CPU tensors when the node's processes share memory (and
+    ``HEAT_NODE_SHARED_MEMORY`` is not ``0``), else one all-reduce per bucket on the node's
+    torch.distributed group (NCCL for CUDA tensors). Collective over the node.
+
+    Examples
+    --------
+    >>> reduction = node_average(daso.groups, model.parameters())
+    """
+    shared = shared_memory_average(groups, parameters)
+    if shared is not None:
+        return shared
+    return FlatAverage(groups.node_group, groups.local_size)
+
+
+def shared_memory_average(
+    groups: NodeGroups, parameters: Sequence[torch.nn.Parameter]
+) -> Optional[SharedMemoryAverage]:
+    """
+    A :class:`SharedMemoryAverage` for the gradients of ``parameters`` over the node, or None
+    (on every process of the node) when they are not all CPU floating-point tensors, the node's
+    processes cannot share memory or ``HEAT_NODE_SHARED_MEMORY=0``. Collective over the node.
+    """
+    parameters = [p for p in parameters if p.requires_grad]
+    on_cpu = all(p.device.type == "cpu" and p.is_floating_point() for p in parameters)
+    # the same answer on every process of the node (the parameters agree, DataParallel checks)
+    if not (on_cpu and parameters and groups.local_size > 1):
+        return None
+    totals: Dict[torch.dtype, int] = {}
+    for p in parameters:
+        totals[p.dtype] = totals.get(p.dtype, 0) + p.numel()
+    node = groups.topology.node_comm
+    summers = {dtype: node_shared_sum(node, total, dtype) for dtype, total in totals.items()}
+    if all(summer is not None for summer in summers.values()):
+        return SharedMemoryAverage(summers)
+    return None
+
+
 class HierarchicalAverage(Reduction):
     """
     The average over all processes in three steps: all-reduce inside the node (fast links), the
@@ -146,16 +236,24 @@ class HierarchicalAverage(Reduction):
         Type on the wire across nodes (summed in the bucket's precision).
     """
 
-    def __init__(self, groups: NodeGroups, wire_dtype: Optional[torch.dtype] = None):
+    def __init__(
+        self,
+        groups: NodeGroups,
+        wire_dtype: Optional[torch.dtype] = None,
+        shared: Optional[SharedMemoryAverage] = None,
+    ):
         super().__init__()
         self.groups = groups
         self.wire_dtype = wire_dtype
+        self.shared = shared  # the node phases through shared memory (CPU), else gloo / NCCL
         self._sums = {}  # bucket length -> CrossNodeSum (its chunks depend only on the length)
 
     def start(self, bucket: torch.Tensor) -> Any:
         size = self.groups.local_size
         if size == 1:
             return None, bucket
+        if self.shared is not None:
+            return self.shared.start(bucket)
         self.bytes_local += ring_allreduce_bytes(bucket.numel() * bucket.element_size(), size)
         return all_reduce_async(bucket, self.groups.node_group), bucket
 
@@ -167,6 +265,9 @@ class HierarchicalAverage(Reduction):
         return self._sums[length]
 
     def finish_all(self, handles: Sequence[Any]) -> None:
+        if self.shared is not None and self.groups.local_size > 1:
+            self._finish_shared(handles)
+            return
         groups = self.groups
         for work, _ in handles:  # node sums
             if work is not None:
@@ -182,6 +283,30 @@ class HierarchicalAverage(Reduction):
         for exchange, pending, bucket in started:
             summed = exchange.finish(pending).div_(total)
             self.bytes_local += groups.node_all_gather(summed, bucket.numel(), bucket)
+
+    def _finish_shared(self, handles: Sequence[Any]) -> None:
+        """The node sum and the node's reassembly through shared memory; the cross-node sum of
+        each process's slice as without it. Each process reads and writes only its own slice of
+        the result area between the two barriers of the node sum and the last one."""
+        shared = self.shared
+        for summer in shared.summers.values():
+            summer.reduce(shared._filled[summer.dtype])
+        started = []
+        for offset, bucket in handles:  # every slice starts before any is waited for
+            summer = shared.summers[bucket.dtype]
+            exchange = self._cross_node(bucket.numel(), bucket.dtype)
+            piece = summer.view(offset + exchange.start_index, exchange.slice_length)
+            pending = exchange.start(piece)  # copies its chunks out at once
+            self.bytes_cross_node += pending.bytes_sent
+            started.append((exchange, pending, offset, bucket, summer))
+        total = float(self.groups.comm.size)
+        for exchange, pending, offset, bucket, summer in started:
+            summed = exchange.finish(pending).div_(total)
+            summer.share(offset + exchange.start_index, summed)
+        for summer in shared.summers.values():
+            summer.barrier()  # every slice of every bucket is in place
+        for exchange, pending, offset, bucket, summer in started:
+            summer.take(offset, bucket)
 
 
 class GradientReducer:

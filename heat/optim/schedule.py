@@ -25,15 +25,9 @@ import math
 from dataclasses import dataclass
 from typing import Any, Dict, Optional
 
+from ..core.sanitation import check_int
+
 __all__ = ["PlateauDetector", "DASOSchedule"]
-
-
-def _check_int(name: str, value: Any, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return value
 
 
 @dataclass
@@ -141,24 +135,24 @@ class DASOSchedule:
         local_skip_factor: int = 4,
         patience: int = 2,
     ):
-        self.total_epochs = _check_int("total_epochs", total_epochs, 1)
-        self.warmup_epochs = _check_int("warmup_epochs", warmup_epochs, 0)
-        self.cooldown_epochs = _check_int("cooldown_epochs", cooldown_epochs, 0)
+        self.total_epochs = check_int(total_epochs, "total_epochs", 1)
+        self.warmup_epochs = check_int(warmup_epochs, "warmup_epochs", 0)
+        self.cooldown_epochs = check_int(cooldown_epochs, "cooldown_epochs", 0)
         if warmup_epochs + cooldown_epochs > total_epochs:
             raise ValueError(
                 f"total_epochs ({total_epochs}) must be >= warmup_epochs + cooldown_epochs "
                 f"({warmup_epochs} + {cooldown_epochs})"
             )
-        self.max_global_skips = _check_int("max_global_skips", max_global_skips, 1)
+        self.max_global_skips = check_int(max_global_skips, "max_global_skips", 1)
         if isinstance(stability_level, bool) or not isinstance(stability_level, (int, float)):
             raise TypeError(
                 f"stability_level must be a float, got {type(stability_level).__name__}"
             )
         if not 0.0 <= float(stability_level) < 1.0:
             raise ValueError(f"stability_level must be in [0, 1), got {stability_level}")
-        self.skip_reduction_factor = _check_int("skip_reduction_factor", skip_reduction_factor, 2)
-        self.local_skip_factor = _check_int("local_skip_factor", local_skip_factor, 1)
-        self.detector = PlateauDetector(float(stability_level), _check_int("patience", patience, 1))
+        self.skip_reduction_factor = check_int(skip_reduction_factor, "skip_reduction_factor", 2)
+        self.local_skip_factor = check_int(local_skip_factor, "local_skip_factor", 1)
+        self.detector = PlateauDetector(float(stability_level), check_int(patience, "patience", 1))
         self.epoch = 0
         self.global_skip = self.local_skip = self.batches_to_wait = 0
         self._enter_epoch(previous_phase=None, loss=None)

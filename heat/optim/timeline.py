@@ -6,7 +6,7 @@ sent inside the node and across nodes).
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any, Deque, Dict, Iterator, List, Optional
 
 __all__ = ["BatchRecord", "Timeline"]
@@ -33,6 +33,11 @@ class BatchRecord:
         The whole ``step`` call (optimizer update and global synchronization).
     bytes_local, bytes_cross_node : int
         Bytes this process sent inside its node and across nodes (ring-algorithm model).
+    phases : dict of str -> float
+        ``exposed_seconds`` by phase: ``"node average"`` (waiting for the node-local gradient
+        average at the end of the backward pass), ``"send"`` (starting a non-blocking
+        cross-node sum), ``"receive"`` (waiting for one and blending it in), ``"blocking"`` (a
+        blocking global average); only the phases this batch had.
     """
 
     epoch: int
@@ -43,6 +48,7 @@ class BatchRecord:
     step_seconds: float
     bytes_local: int
     bytes_cross_node: int
+    phases: Dict[str, float] = field(default_factory=dict)
 
 
 class Timeline:
@@ -60,6 +66,7 @@ class Timeline:
     def __init__(self, capacity: Optional[int] = 100_000):
         self.records: Deque[BatchRecord] = deque(maxlen=capacity)
         self._totals: Dict[str, float] = {}
+        self._phases: Dict[str, float] = {}
         self._count = 0
 
     def append(self, record: BatchRecord) -> None:
@@ -73,6 +80,8 @@ class Timeline:
             "bytes_cross_node",
         ):
             self._totals[key] = self._totals.get(key, 0) + getattr(record, key)
+        for phase, seconds in record.phases.items():
+            self._phases[phase] = self._phases.get(phase, 0.0) + seconds
 
     def __len__(self) -> int:
         return len(self.records)
@@ -81,8 +90,9 @@ class Timeline:
         return iter(self.records)
 
     def summary(self) -> Dict[str, Any]:
-        """Totals over every batch recorded: seconds, bytes and the number of batches."""
-        return {"batches": self._count, **self._totals}
+        """Totals over every batch recorded: seconds, bytes, the number of batches and the
+        exposed seconds by phase (``"phases"``)."""
+        return {"batches": self._count, **self._totals, "phases": dict(self._phases)}
 
     def as_dicts(self) -> List[Dict[str, Any]]:
         """The kept records as dictionaries (e.g. for a CSV or JSON report)."""

@@ -37,10 +37,8 @@ import numpy as np
 import torch
 
 import heat as ht
-from heat.core.base import (
-    BaseEstimator,
-    TransformMixin,
-    check_is_fitted,
+from heat.core.base import BaseEstimator, TransformMixin, check_is_fitted
+from heat.utils.validation import (
     check_n_features,
     validate_samples,
 )
@@ -108,7 +106,8 @@ def _transformed(
         device = "gpu" if x.is_cuda else "cpu"
         kind, x = "torch", ht.array(x, copy=None, comm=ht.MPI_SELF, device=device)
     validated = validate_samples(x, ensure_finite=False)
-    check_n_features(estimator, validated)
+    if hasattr(estimator, "n_features_in_"):  # a stateless one may not have been fitted
+        check_n_features(estimator, validated)
     block = validated.larray
     if copy and validated is x:  # (a converted copy may be overwritten)
         block = block.clone()
@@ -781,7 +780,8 @@ _NORMS = ("l1", "l2", "max")
 class Normalizer(_Scaler):
     """
     Scale every sample (row) to unit norm, as :class:`sklearn.preprocessing.Normalizer`.
-    Rows of norm zero stay zero. Stateless: ``fit`` only checks the data.
+    Rows of norm zero stay zero. Stateless: ``fit`` only checks the data and remembers the
+    number of features, and :meth:`transform` works without it (as in scikit-learn and HeAT).
 
     Parameters
     ----------
@@ -803,6 +803,8 @@ class Normalizer(_Scaler):
     DNDarray([[0.6, 0.8],
               [1. , 0. ]], dtype=ht.float32, device=cpu:0, split=0)
     """
+
+    _requires_fit = False  # stateless: check_is_fitted passes, transform needs no fit
 
     def __init__(self, norm: str = "l2", *, copy: bool = True):
         self.norm = norm
@@ -835,7 +837,8 @@ class Normalizer(_Scaler):
     def transform(self, x: ArrayLike, copy: Optional[bool] = None) -> ArrayLike:
         """
         Scale every row of ``x`` to unit norm. Local, except for data split along the features
-        (one allreduce of the row norms).
+        (one allreduce of the row norms). Needs no :meth:`fit`; after one, ``x`` must have the
+        fitted number of features.
 
         Parameters
         ----------
@@ -851,13 +854,10 @@ class Normalizer(_Scaler):
 
         Raises
         ------
-        NotFittedError
-            If ``fit`` was not called.
         ValueError
             If ``norm`` is not one of "l1", "l2", "max", or ``x`` has another number of
             features than the fitted data.
         """
-        check_is_fitted(self, ["n_features_in_"])
         self._check_norm()
         return super().transform(x, copy)
 

@@ -12,11 +12,9 @@ import torch
 from ..core.communication import MPI
 
 import heat as ht
-from heat.core.base import (
-    BaseEstimator,
-    RegressionMixin,
+from heat.core.base import BaseEstimator, RegressionMixin, check_is_fitted
+from heat.utils.validation import (
     aligned_rows,
-    check_is_fitted,
     check_n_features,
     column_sums,
     is_finite,

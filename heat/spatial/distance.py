@@ -24,7 +24,7 @@ from typing import Callable, Optional, Tuple
 import torch
 
 import heat as ht
-from heat.core.base import validate_samples
+from heat.utils.validation import validate_samples
 
 __all__ = ["cdist", "manhattan", "rbf"]
 

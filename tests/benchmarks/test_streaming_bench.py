@@ -3,7 +3,7 @@ benchmarks/streaming.py's heat18 column: HeAT 1.8's PartialH5Dataset run by the 
 Python (benchmarks/anchor_partial_h5.py) on a tiny file.
 
 The runs start their own processes, so they run only in the 1-process run of the suite, and only
-where the anchor environment exists (built by ../shared/tools/heat-anchor-venv.sh); the budget
+where the anchor environment exists (built by benchmarks/build_anchor_env.py); the budget
 arithmetic runs at every process count.
 """
 

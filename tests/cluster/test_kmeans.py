@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import heat as ht
+from tests.cluster.conftest import make_blobs
 from tests.helpers import assert_array_equal, assert_raises_then_collective_works, collective_assert
 
 sklearn_cluster = pytest.importorskip("sklearn.cluster")
@@ -125,3 +126,99 @@ def test_bad_input_raises_on_every_process(blobs):
     assert_raises_then_collective_works(ValueError, KMeans(2, max_iter=0).fit, x)
     assert_raises_then_collective_works(TypeError, KMeans(2, random_state="a").fit, x)
     assert_raises_then_collective_works(ValueError, KMeans(2).fit, ht.ones(6, split=0))
+
+
+# ---------------------------------------------------------------------------------------------
+# scikit-learn's n_init and verbose (issue 18, item 26)
+
+
+def eight_blobs():
+    data, _, _ = make_blobs(320, 2, 8, spread=1.0, separation=20.0, seed=0)
+    return data
+
+
+@pytest.mark.parametrize("split", [None, 0, 1])
+def test_n_init_keeps_the_best_of_several_initializations(split):
+    data = eight_blobs()
+    x = ht.array(data, split=split)
+    KMeans = ht.cluster.KMeans
+    single = KMeans(8, init="random", n_init=1, random_state=3).fit(x)
+    several = KMeans(8, init="random", n_init=8, random_state=3).fit(x)
+    # random seeding from one seed falls into a poor local minimum; 8 seedings find the blobs
+    assert several.inertia_ < 0.5 * single.inertia_
+    # the attributes belong to the kept run: its inertia is that of its centres and labels
+    centres, labels = several.cluster_centers_.numpy(), several.labels_.numpy()
+    assert np.isclose(((data - centres[labels]) ** 2).sum(), several.inertia_, rtol=1e-6)
+    assert_array_equal(several.predict(x), labels)
+    # "auto" is 10 runs for random seeding, 1 for k-means++ (scikit-learn's rule)
+    auto = KMeans(8, init="random", n_init="auto", random_state=3).fit(x)
+    assert auto.inertia_ <= several.inertia_ * (1 + 1e-9)
+    plus = KMeans(8, init="k-means++", random_state=3)
+    assert plus.fit(x).inertia_ == KMeans(8, n_init="auto", random_state=3).fit(x).inertia_
+    # the first run is the n_init=1 fit: never worse with more runs, reproducible
+    for seed in range(3):
+        one = KMeans(8, init="random", random_state=seed).fit(x).inertia_
+        assert KMeans(8, init="random", n_init=3, random_state=seed).fit(x).inertia_ <= one
+    again = KMeans(8, init="random", n_init=8, random_state=3).fit(x)
+    assert np.array_equal(again.cluster_centers_.numpy(), centres)
+
+
+def test_n_init_of_the_other_estimators():
+    x = ht.array(eight_blobs(), split=0)
+    for Estimator in (ht.cluster.KMedians, ht.cluster.KMedoids, ht.cluster.BatchParallelKMeans,
+                      ht.cluster.BatchParallelKMedians):
+        one = Estimator(8, init="random", random_state=1).fit(x).inertia_
+        best = Estimator(8, init="random", n_init=4, random_state=1).fit(x).inertia_
+        assert best <= one, Estimator.__name__
+
+
+def test_given_centres_are_one_initialization():
+    data = eight_blobs()
+    x = ht.array(data, split=0)
+    model = ht.cluster.KMeans(8, init=data[:8], n_init=3)
+    if ht.MPI_WORLD.rank == 0:
+        with pytest.warns(RuntimeWarning, match="only one initialization"):
+            model.fit(x)
+    else:
+        model.fit(x)
+    reference = ht.cluster.KMeans(8, init=data[:8]).fit(x)
+    assert np.array_equal(model.cluster_centers_.numpy(), reference.cluster_centers_.numpy())
+
+
+def test_verbose_prints_progress_on_rank_0_only(capsys):
+    x = ht.array(eight_blobs(), split=0)
+    capsys.readouterr()
+    model = ht.cluster.KMeans(8, init="random", n_init=2, max_iter=50, random_state=3, verbose=1)
+    model.fit(x)
+    lines = capsys.readouterr().out.splitlines()
+    if ht.MPI_WORLD.rank == 0:
+        assert lines[0] == "KMeans: initialization 1 of 2"
+        iterations = [line for line in lines if line.startswith("KMeans: iteration ")]
+        assert len(iterations) > model.n_iter_ and "centre shift" in iterations[0]
+        done = [line for line in lines if " done: " in line]
+        assert len(done) == 2 and f"inertia {model.inertia_:.6g}" in "".join(done)
+    else:
+        assert lines == []
+    # silent by default
+    ht.cluster.KMeans(8, n_init=2, random_state=3).fit(x)
+    assert capsys.readouterr().out == ""
+
+
+def test_wrong_arguments_name_the_public_class(blobs):
+    data, _, _ = blobs(6, 2, 2, seed=8)
+    x = ht.array(data, split=0)
+    for Estimator in (ht.cluster.KMeans, ht.cluster.KMedians, ht.cluster.KMedoids,
+                      ht.cluster.BatchParallelKMeans, ht.cluster.BatchParallelKMedians):
+        name = Estimator.__name__
+        with pytest.raises(TypeError, match=rf"^{name}\.__init__\(\) got an unexpected keyword"):
+            Estimator(2, n_jobs=4)
+        # the parameters stay those of the signature (scikit-learn's get_params / clone)
+        params = Estimator(2, n_init=3, verbose=1).get_params()
+        assert params["n_init"] == 3 and params["verbose"] == 1 and "n_jobs" not in params
+    KMeans = ht.cluster.KMeans
+    assert_raises_then_collective_works(ValueError, KMeans(2, n_init=0).fit, x)
+    assert_raises_then_collective_works(ValueError, KMeans(2, n_init="many").fit, x)
+    assert_raises_then_collective_works(TypeError, KMeans(2, n_init=2.0).fit, x)
+    assert_raises_then_collective_works(TypeError, KMeans(2, n_init=True).fit, x)
+    assert_raises_then_collective_works(TypeError, KMeans(2, verbose="yes").fit, x)
+    assert_raises_then_collective_works(ValueError, KMeans(2, verbose=-1).fit, x)

@@ -439,6 +439,41 @@ def test_sum_few_rows_is_scalar():
     assert_raises_then_collective_works(TypeError, ht.sum, np.ones((2, 3)))
 
 
+SMALL_TYPES = ("bool", "int8", "int16", "int32", "uint8", "uint16")
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "nansum", "nanprod", "cumsum", "cumprod"])
+def test_requested_dtype_is_the_accumulator(name):
+    """
+    ``dtype=`` a bool or small integer type: NumPy casts to it, accumulates in it (wrapping)
+    and returns it; torch would accumulate in int64 (uint8 [200, 100] summed as uint8 is 44).
+    """
+    function, np_function = getattr(ht, name), getattr(np, name)
+    cumulative = name.startswith("cum")
+    checks = []
+    for i, requested in enumerate(SMALL_TYPES):
+        for source in ("bool", ("int8", "uint8", "int64")[i % 3], ("uint16", "int32")[i % 2]):
+            for shape, split in combinations(((7,), (5, 6), (2, 3))):
+                a = random_array(shape, source, seed=i, low=-120, high=250)
+                x = ht.array(a, split=split)
+                for axis in (None, 0, -1):
+                    with np.errstate(all="ignore"):
+                        expected = np_function(a, axis=axis, dtype=requested)
+                    checks.append((function(x, axis=axis, dtype=requested), expected))
+    a = np.array([200, 100], dtype=np.uint8)
+    checks.append((function(ht.array(a, split=0), dtype=ht.uint8), np_function(a, dtype=np.uint8)))
+    if not cumulative:
+        # keepdims and out= keep the requested type
+        a = random_array((5, 6), "int16", seed=3, low=-300, high=300)
+        x = ht.array(a, split=1)
+        checks.append((function(x, axis=1, dtype=ht.int8, keepdims=True),
+                       np_function(a, axis=1, dtype=np.int8, keepdims=True)))
+        out = ht.zeros((6,), dtype=ht.int8, split=0)
+        function(x, axis=0, dtype=ht.int8, out=out)
+        checks.append((out, np_function(a, axis=0, dtype=np.int8)))
+    assert_arrays_equal(checks)
+
+
 @pytest.mark.parametrize("name", ["nansum", "nanprod"])
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
 def test_nan_reductions(name, dtype):

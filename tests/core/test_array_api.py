@@ -250,6 +250,8 @@ def test_namespace_info():
     assert info.capabilities()["boolean indexing"] and info.capabilities()["data-dependent shapes"]
     assert info.default_device() == ht.get_device()
     assert info.default_device() in info.devices()
+    assert isinstance(info.devices(), tuple)  # a tuple since the standard's 2025.12
+    assert all(isinstance(d, ht.Device) for d in info.devices())
     defaults = info.default_dtypes()
     assert set(defaults) == set(reference.default_dtypes())
     assert defaults == info.default_dtypes(device=info.default_device())

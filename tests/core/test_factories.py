@@ -1,3 +1,5 @@
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -5,6 +7,7 @@ import torch
 import heat as ht
 from tests.helpers import (
     assert_array_equal,
+    assert_arrays_equal,
     assert_raises_then_collective_works,
     check_layout,
     collective_assert,
@@ -240,6 +243,32 @@ def test_array_ragged_raises_value_error():
     assert_array_equal(ht.array([[1, 2], [3, 4]], split=0), np.array([[1, 2], [3, 4]]))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.bool_, np.complex64])
+def test_arrays_in_a_list(dtype):
+    """0-d (and other) arrays as elements of a list, as NumPy accepts them (HeAT 1.8 too)."""
+    values = random_array((5, 3), dtype=dtype, seed=4)
+    pairs = []
+    for rows in (5, 2, 1):  # 2 and 1: fewer rows than processes
+        block = values[:rows]
+        for split in splits_for(2):
+            zero_d = [[ht.array(v) for v in row] for row in block]
+            pairs.append((ht.array(zero_d, split=split), np.asarray(block)))
+            pairs.append((ht.array([[np.asarray(v) for v in row] for row in block], split=split),
+                          np.asarray([[np.asarray(v) for v in row] for row in block])))
+            pairs.append((ht.array([ht.array(row) for row in block], split=split), block))
+            pairs.append((ht.array([torch.from_numpy(row.copy()) for row in block], split=split), block))
+        pairs.append((ht.array([ht.array(v) for v in block[:, 0]], split=0), block[:, 0]))
+        pairs.append((ht.asarray([ht.array(v) for v in block[:, 0]]), block[:, 0]))
+    # the element types promote as NumPy's
+    pairs.append((ht.asarray([ht.array(1.5, dtype=ht.float32), 2]), np.asarray([np.float32(1.5), 2])))
+    pairs.append((ht.asarray([np.array(1, dtype=np.int8), np.array(2, dtype=np.uint8)]),
+                  np.asarray([np.array(1, dtype=np.int8), np.array(2, dtype=np.uint8)])))
+    pairs.append((ht.asarray([ht.array(1.5), 2], dtype=ht.int32), np.asarray([1.5, 2], dtype=np.int32)))
+    assert_arrays_equal(pairs)
+    assert_raises_then_collective_works(ValueError, ht.asarray, [ht.array(1.5), ht.array([1.0, 2.0])])
+    assert_raises_then_collective_works(TypeError, ht.asarray, [np.array("a")])
+
+
 @pytest.mark.parametrize("factory,np_factory", [(ht.zeros, np.zeros), (ht.ones, np.ones)])
 def test_zeros_ones(factory, np_factory):
     for shape in [(7,), (5, 6), (2, 3, 4), (0,), 3]:
@@ -269,6 +298,54 @@ def test_empty_full_like():
     assert_raises_then_collective_works(ValueError, ht.zeros, (2, -1))
     assert_raises_then_collective_works(TypeError, ht.zeros, (2, 1.5))
     assert_raises_then_collective_works(ValueError, ht.ones, (3, 4), split=2)
+
+
+FILL_VALUES = [1 + 1j, -1.5 + 3j, 2.5 + 0j, np.complex64(1 + 2j), 1.5, -1.5, np.nan, True, 7,
+               np.int64(300), np.uint64(2**64 - 1)]
+FILL_TYPES = [np.int64, np.int8, np.uint8, np.int16, np.float32, np.float64, np.bool_, np.complex64,
+              np.complex128]
+
+
+@pytest.mark.parametrize("fill_value", FILL_VALUES, ids=repr)
+def test_full_converts_as_numpy(fill_value):
+    """
+    ``full`` converts the value to ``dtype`` as NumPy (unsafe casting): complex to real keeps
+    the real part and warns ComplexWarning, floats truncate, NumPy integers wrap.
+    """
+    pairs, problems = [], []
+    for dtype in FILL_TYPES:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            expected = np.full((5, 4), fill_value, dtype=dtype)
+        expected_warnings = sorted({w.category.__name__ for w in caught})
+        for shape in ((5, 4), (2, 3)):  # (2, 3): fewer rows than processes
+            for split in splits_for(2):
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    result = ht.full(shape, fill_value, dtype=dtype, split=split)
+                seen = sorted({w.category.__name__ for w in caught})
+                if seen != expected_warnings:
+                    problems.append(f"{dtype.__name__}: warnings {seen}, NumPy {expected_warnings}")
+                pairs.append((result, expected[: shape[0], : shape[1]]))
+        like = ht.full_like(ht.zeros((3,), dtype=dtype, split=0), fill_value)
+        pairs.append((like, np.full_like(np.zeros(3, dtype=dtype), fill_value)))
+    assert_arrays_equal(pairs)
+    collective_assert(not problems, "; ".join(sorted(set(problems))[:4]))
+
+
+def test_full_errors_and_default_type():
+    assert_arrays_equal([
+        (ht.full((3,), 2**63, split=0), np.full((3,), 2**63)),  # uint64, as NumPy
+        (ht.full((3,), np.float64(2.5), split=0), np.full((3,), np.float64(2.5))),
+        (ht.full((3,), 1 + 2j), np.full((3,), 1 + 2j, dtype=np.complex64)),
+        (ht.full((2,), ht.array(-3)), np.full((2,), -3)),
+    ])
+    assert ht.full((2,), 1.5, dtype=ht.bfloat16).numpy().tolist() == [1.5, 1.5]
+    # out of range for the type: NumPy's OverflowError, on every rank before anything else
+    assert_raises_then_collective_works(OverflowError, ht.full, (4,), 300, dtype=ht.int8, split=0)
+    assert_raises_then_collective_works(OverflowError, ht.full, (4,), -1, dtype=ht.uint8, split=0)
+    assert_raises_then_collective_works(ValueError, ht.full, (4,), "a", dtype=ht.float32, split=0)
+    assert_raises_then_collective_works(TypeError, ht.full, (4,), "a", split=0)
 
 
 @pytest.mark.parametrize(

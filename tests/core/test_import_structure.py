@@ -22,7 +22,7 @@ CORE = Path(heat.__file__).resolve().parent / "core"
 # which installs DNDarray's family-backed methods and is imported by heat/core/__init__.py alone.
 FOUNDATION = (
     "constants",
-    "_parallel",
+    "parallel",
     "communication",
     "devices",
     "types",

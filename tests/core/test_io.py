@@ -9,11 +9,14 @@ afterwards; a save that fails, or is killed halfway, leaves the previous file as
 """
 
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import textwrap
+import uuid
+from typing import Optional
 
 import numpy as np
 import pytest
@@ -327,6 +330,47 @@ def test_csv_line_endings_and_encodings(folder):
     check.verify()
 
 
+def test_csv_with_a_header_suggests_header_lines(folder):
+    # issue 18, item 26: a header line that is not skipped gets a hint, on every process
+    values = np.arange(12, dtype=np.float32).reshape(6, 2)
+    header = os.path.join(folder, "with-header.csv")
+    two_headers = os.path.join(folder, "with-two-headers.csv")
+    only_header = os.path.join(folder, "only-header.csv")
+    bad_row = os.path.join(folder, "bad-row.csv")
+    rows = "".join(f"{a:g},{b:g}\n" for a, b in values)
+
+    def write():
+        for path, text in (
+            (header, "width,height\n" + rows),
+            (two_headers, "# measured 2026\nwidth,height\n" + rows),
+            (only_header, "width,height\n"),
+            (bad_row, rows + "7,seven\n"),
+        ):
+            with open(path, "w") as handle:
+                handle.write(text)
+
+    on_rank0(write)
+    expect_same_errors(
+        [
+            (ValueError, ht.load, (header,), {}, "if it is a header, skip it with header_lines=1"),
+            (ValueError, ht.load_csv, (header,), {"split": 1}, "'width,height' is not a row"),
+            (ValueError, ht.load_csv, (two_headers,), {"header_lines": 1}, "header_lines=2"),
+            (ValueError, ht.load_csv, (only_header,), {}, "header_lines=1"),
+        ]
+    )
+    # a bad value further down is no header: no such hint
+    try:
+        ht.load_csv(bad_row, split=0)
+        message = "no error"
+    except ValueError as error:
+        message = str(error)
+    collective_assert("could not parse" in message and "header" not in message, message)
+    check = Checks()
+    check(ht.load(header, header_lines=1, split=0), values, "header skipped")
+    check(ht.load_csv(two_headers, header_lines=2), values, "two header lines skipped")
+    check.verify()
+
+
 def test_csv_format_options(folder):
     check = Checks()
     path = os.path.join(folder, "options.csv")
@@ -499,6 +543,42 @@ def test_zarr_groups_and_slices(folder):
     )
 
 
+@zarr_missing
+def test_zarr_dtype(folder):
+    """dtype= converts while reading (it was passed on to zarr.open, which rejected it)."""
+    import zarr
+
+    check = Checks()
+    path = os.path.join(folder, "typed.zarr")
+    parts = {"a/x": random_array((5, 4), np.float64, seed=1), "b/x": random_array((2, 4), np.int64, seed=2),
+             "c": random_array((3, 4), np.complex64, seed=3)}
+
+    def write():
+        group = zarr.open_group(path, mode="w")
+        for name, piece in parts.items():
+            group.create_array(name, shape=piece.shape, dtype=piece.dtype)[...] = piece
+
+    on_rank0(write)
+    for dtype in (np.float32, np.int32, np.float64):
+        heat_type = ht.types.canonical_heat_type(dtype)
+        for split in splits_for(2):
+            check(ht.load(path, variable="a/x", dtype=heat_type, split=split),
+                  parts["a/x"].astype(dtype), f"a/x {dtype.__name__} {split}")
+        check(ht.load_zarr(path, "b/x", dtype=heat_type, split=0), parts["b/x"].astype(dtype), "b/x")
+        check(ht.load_zarr(path, "*/x", dtype=heat_type),
+              np.concatenate([parts["a/x"], parts["b/x"]]).astype(dtype), "pattern")
+    check(ht.load_zarr(path, "c", dtype=ht.complex128, split=1), parts["c"].astype(np.complex128), "c")
+    check(ht.load_zarr(path, "a/x", dtype=ht.float32, split=0, slices=(slice(1, 4),)),
+          parts["a/x"][1:4].astype(np.float32), "slices")
+    check.verify()
+    expect_same_errors(
+        [
+            (TypeError, ht.load_zarr, (path, "c"), {"dtype": ht.float32}, "complex"),
+            (TypeError, ht.load, (path,), {"variable": "a/x", "dtype": "no type"}, ""),
+        ]
+    )
+
+
 def test_supports():
     assert ht.supports_hdf5() is True
     assert isinstance(ht.supports_netcdf(), bool) and isinstance(ht.supports_zarr(), bool)
@@ -530,6 +610,33 @@ def test_load_save_by_extension(folder):
             (TypeError, ht.save, (data, os.path.join(folder, "x.h5"), "d"), {}, "DNDarray"),
         ]
     )
+
+
+def test_load_save_without_the_name_inside_the_file(folder):
+    # issue 18, item 26: the error names ht.save / ht.load and the argument, not save_hdf5()
+    x = ht.arange(4, split=0)
+    h5 = os.path.join(folder, "unnamed.h5")
+    calls = [
+        (TypeError, ht.save, (x, h5), {}, "ht.save of"),
+        (TypeError, ht.save, (x, h5), {"mode": "a"}, "needs the argument 'dataset'"),
+        (TypeError, ht.load, (h5,), {}, "ht.load of"),
+        (TypeError, ht.load, (h5,), {"split": 0}, "needs the argument 'dataset'"),
+    ]
+    if ht.supports_netcdf():
+        nc = os.path.join(folder, "unnamed.nc")
+        calls += [
+            (TypeError, ht.save, (x, nc), {}, "needs the argument 'variable'"),
+            (TypeError, ht.load, (nc,), {}, "needs the argument 'variable'"),
+        ]
+    expect_same_errors(calls)
+    collective_assert(not os.path.exists(h5), "a failed ht.save wrote the file")
+    # given positionally or by keyword, they work as before
+    ht.save(x, h5, "data")
+    ht.save(x, h5, dataset="more", mode="a")
+    check = Checks()
+    check(ht.load(h5, "data", split=0), np.arange(4), "positional")
+    check(ht.load(h5, dataset="more"), np.arange(4), "keyword")
+    check.verify()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -651,6 +758,140 @@ def test_killed_save_leaves_old_file(folder, kind):
     else:
         loaded = ht.load_zarr(path, split=0)
     np.testing.assert_array_equal(loaded.numpy(), old)
+    # the killed writer's temporary file is no data, and the next save to the target removes it
+    if kind.startswith("h5"):
+        np.testing.assert_array_equal(ht.load_multiple_hdf5(subfolder, "x").numpy(), old)
+        ht.save_hdf5(ht.array(old), path, "x")
+    elif kind == "npy":
+        ht.save_npy(ht.array(old), path)
+    else:
+        ht.save_zarr(ht.array(old), path, overwrite=True)
+    left = [n for n in os.listdir(subfolder) if n.startswith(".data.")]
+    assert not left, f"temporary files of the killed save left: {left}"
+
+
+def dead_pid() -> int:
+    """The process id of a process that has ended (on this host)."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def temporary_of(path: str, pid: int, host_tag: Optional[str] = None) -> str:
+    """The name that a save to ``path`` by process ``pid`` on the host with ``host_tag`` (default
+    this one) gives its temporary file, ``.NAME.<pid>-<host tag><random>.tmp.EXT``."""
+    host_tag = _collective_io._HOST_TAG if host_tag is None else host_tag
+    folder, name = os.path.split(path)
+    stem, extension = os.path.splitext(name)
+    return os.path.join(folder, f".{stem}.{pid}-{host_tag}{uuid.uuid4().hex[:12]}.tmp{extension}")
+
+
+def test_temporary_names():
+    path = os.path.join("some", "folder", "data.v2.npy")
+    name = os.path.basename(_collective_io._temporary_name(path))
+    tag = _collective_io._HOST_TAG
+    assert re.fullmatch(rf"\.data\.v2\.{os.getpid()}-{tag}[0-9a-f]{{12}}\.tmp\.npy", name), name
+    assert _collective_io._is_temporary_name(name)
+    assert _collective_io._is_temporary_name(name + ".old")  # a Zarr store moved aside
+    assert _collective_io._is_temporary_name(".x.17-0123456789ab.tmp.h5")  # older names
+    assert _collective_io._is_temporary_name(os.path.basename(temporary_of("store", 5)))
+    for other in ("data.npy", ".data.npy", ".data.17.tmp.npy", ".data.x-0123456789ab.tmp.npy",
+                  ".data.17-0123456789abc.tmp.npy", "data.17-0123456789ab.tmp.npy",
+                  ".data.17-0123456789ab.tmp.npy.bak"):
+        assert not _collective_io._is_temporary_name(other), other
+
+
+def test_folder_loaders_skip_temporary_files(folder):
+    """A killed save's temporary file (complete or cut short) is not read as data."""
+    check = Checks()
+    parts = os.path.join(folder, "parts-with-temporaries")
+    npy_piece, h5_piece = random_array((5, 3), np.float64, seed=1), random_array((4, 2), np.float32)
+
+    def write():
+        os.makedirs(parts)
+        np.save(os.path.join(parts, "a.npy"), npy_piece)
+        np.save(os.path.join(parts, ".a.1234-0123456789ab.tmp.npy"), np.zeros((2000, 3)))  # complete
+        np.save(temporary_of(os.path.join(parts, "a.npy"), 1234), np.zeros((2000, 3)))
+        with open(temporary_of(os.path.join(parts, "b.npy"), 99), "wb") as handle:
+            handle.write(b"\x93NUMPY")  # cut short
+        with h5py.File(os.path.join(parts, "a.h5"), "w") as handle:
+            handle["x"] = h5_piece
+        for name in (".a.1234-0123456789ab.tmp.h5", os.path.basename(temporary_of("a.h5", 1234))):
+            with h5py.File(os.path.join(parts, name), "w") as handle:
+                handle["x"] = np.zeros((700, 2), np.float32)
+        with open(temporary_of(os.path.join(parts, "b.hdf5"), 1234), "wb") as handle:
+            handle.write(b"\x89HDF")  # cut short
+        with open(temporary_of(os.path.join(parts, "c.h5"), 7) + ".old", "wb") as handle:
+            handle.write(b"\x89HDF")
+
+    on_rank0(write)
+    for split in (0, 1, None):
+        check(ht.load_npy_from_path(parts, dtype=ht.float64, split=split), npy_piece, f"npy {split}")
+        check(ht.load_multiple_hdf5(parts, "x", split=split), h5_piece, f"h5 {split}")
+    check.verify()
+
+
+def test_save_removes_stale_temporaries_of_dead_writers(folder):
+    """
+    A save removes the temporary files that earlier saves to the same target left when their
+    writer was killed (its process is gone from this host), and nothing else.
+    """
+    parts = os.path.join(folder, "stale-temporaries")
+    target = os.path.join(parts, "a.npy")
+    names = None
+    if COMM.rank == 0:
+        os.makedirs(parts)
+        dead, alive = dead_pid(), os.getpid()
+        other_host = "00000000" if _collective_io._HOST_TAG != "00000000" else "11111111"
+        stale = [temporary_of(target, dead), temporary_of(target, dead)]
+        kept = [
+            temporary_of(target, alive),  # a save to the same target that still runs
+            temporary_of(os.path.join(parts, "b.npy"), dead),  # another target
+            temporary_of(os.path.join(parts, "a.h5"), dead),  # another target (extension)
+            temporary_of(os.path.join(parts, "xa.npy"), dead),
+            temporary_of(target, dead, host_tag=other_host),  # a process id of another host
+            os.path.join(parts, f".a.{dead}-0123456789ab.tmp.npy"),  # no host tag: unknown host
+            os.path.join(parts, f".a.{dead}.tmp.npy"),  # not heat's pattern
+            os.path.join(parts, "a.npy.bak"),
+        ]
+        for name in stale + kept:
+            np.save(name, np.zeros(3)) if name.endswith(".npy") else open(name, "w").close()
+        names = ([os.path.basename(n) for n in stale], [os.path.basename(n) for n in kept])
+    stale, kept = COMM.bcast(names)
+    ht.save_npy(ht.arange(7, split=0), target)
+    present = set(os.listdir(parts))
+    problems = [f"stale {n} still there" for n in stale if n in present]
+    problems += [f"{n} removed" for n in kept if n not in present]
+    collective_assert(not problems, "; ".join(problems))
+    np.testing.assert_array_equal(np.load(target), np.arange(7))
+
+
+@zarr_missing
+def test_zarr_save_removes_stale_stores_but_not_an_only_copy(folder):
+    """
+    A Zarr save removes the stale temporary stores of its target, and the old stores moved
+    aside when the target exists; a store moved aside while the target is missing (the writer
+    died between its two renames) is the only copy of the old data and stays.
+    """
+    parts = os.path.join(folder, "stale-zarr")
+    target, other = os.path.join(parts, "a.zarr"), os.path.join(parts, "b.zarr")
+    on_rank0(os.makedirs, parts)
+    ht.save_zarr(ht.zeros(3, split=0), target)
+    names = None
+    if COMM.rank == 0:
+        dead = dead_pid()
+        temporary, aside = temporary_of(target, dead), temporary_of(target, dead) + ".old"
+        only_copy = temporary_of(other, dead) + ".old"
+        for name in (temporary, aside, only_copy):
+            os.makedirs(name)
+        names = [os.path.basename(n) for n in (temporary, aside, only_copy)]
+    temporary, aside, only_copy = COMM.bcast(names)
+    ht.save_zarr(ht.arange(5, split=0), target, overwrite=True)
+    ht.save_zarr(ht.arange(5, split=0), other)
+    present = set(os.listdir(parts))
+    problems = [f"{n} still there" for n in (temporary, aside) if n in present]
+    problems += [] if only_copy in present else ["the only copy of b.zarr was removed"]
+    collective_assert(not problems, "; ".join(problems))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -3,7 +3,7 @@ import threading
 import pytest
 import torch
 
-from heat.core import _parallel
+from heat.core import parallel as _parallel
 from tests.helpers import collective_assert
 
 

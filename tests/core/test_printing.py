@@ -2,7 +2,9 @@
 
 import io
 import math
+import subprocess
 import sys
+import time
 from contextlib import redirect_stdout
 
 import numpy as np
@@ -10,11 +12,13 @@ import pytest
 import torch
 
 import heat as ht
+from heat.core import printing
 from tests.helpers import (
     SHAPES,
     assert_raises_then_collective_works,
     collective_assert,
     combinations,
+    fresh_job_environment,
     random_array,
     splits_for,
 )
@@ -189,13 +193,13 @@ def test_unbalanced_layout():
 def test_only_shown_elements_are_communicated(monkeypatch):
     comm_class = type(ht.MPI_WORLD)
     sent = []
-    original = comm_class.allgather_tensors
+    original = comm_class.Iallgatherv
 
     def recording(self, tensor, *args, **kwargs):
         sent.append(tensor.numel())
         return original(self, tensor, *args, **kwargs)
 
-    monkeypatch.setattr(comm_class, "allgather_tensors", recording)
+    monkeypatch.setattr(comm_class, "Iallgatherv", recording)
     x = ht.arange(10**5, split=0, dtype=ht.float64)
     text = repr(x)
     y = ht.zeros((300, 400), split=1)
@@ -237,7 +241,7 @@ def test_local_printing(split):
     shape_note = f"shape={local.shape}, " if local.size == 0 else ""
     expected = f"{prefix}{text}, {shape_note}dtype=ht.int64, device={ht.get_device()}, split={split})"
     # local printing communicates nothing: only rank 0 printing must not hang
-    ok = repr(x) == expected
+    ok = repr(x) == expected and type(repr(x)) is str  # every process prints its own block
     if comm.rank == 0:
         str(ht.arange(10, split=0))
     ht.global_printing()
@@ -307,3 +311,112 @@ def test_array_repr_arguments():
     assert_raises_then_collective_works(TypeError, ht.array_repr, a)
     assert_raises_then_collective_works(ValueError, ht.array_repr, x, max_line_width=0)
     assert_raises_then_collective_works(TypeError, ht.array_str, x, suppress_small=1)
+
+
+# ---------------------------------------------------------------------------------------------
+# print(x) shows x once, from rank 0 (issue 18, item 23)
+# ---------------------------------------------------------------------------------------------
+def stdout_as_at_import(monkeypatch):
+    """A fresh stdout of this process as heat's import leaves it: filtered but on world rank 0."""
+    stream = io.StringIO()
+    shown = stream if ht.MPI_WORLD.rank == 0 else printing._PrintOnceStdout(stream)
+    monkeypatch.setattr(sys, "stdout", shown)
+    return stream
+
+
+@pytest.mark.parametrize("split", [None, 0, 1])
+def test_print_shows_an_array_once(monkeypatch, split):
+    rank = ht.MPI_WORLD.rank
+    a = random_array((7, 3), np.float32, seed=2)
+    x = ht.array(a, split=split)
+    text = expected_repr(a, x)
+    stream = stdout_as_at_import(monkeypatch)
+    print(x)
+    print("x =", x, end="!\n")
+    print("rank", rank)
+    sys.displayhook(x)  # the interactive interpreter's echo
+    print(f"{x.shape} is plain text")
+    print("no newline yet", end="")
+    sys.stdout.flush()
+    monkeypatch.undo()
+    shown = stream.getvalue()
+    if rank == 0:
+        expected = f"{text}\nx = {text}!\nrank 0\n{text}\n(7, 3) is plain text\nno newline yet"
+    else:
+        expected = f"rank {rank}\n(7, 3) is plain text\nno newline yet"
+    collective_assert(shown == expected, f"\n{shown!r}\n!=\n{expected!r}")
+    # the text itself is the same on every process
+    texts = ht.MPI_WORLD.allgather(str.__str__(repr(x)))
+    collective_assert(all(t == text for t in texts), texts)
+
+
+def test_filtered_stdout_passes_other_output():
+    stream = io.StringIO()
+    out = printing._PrintOnceStdout(stream)
+    assert out.write("a") == 1 and stream.getvalue() == ""  # a line goes on when complete
+    out.write("b\nc")
+    assert stream.getvalue() == "ab\n"
+    out.flush()  # or at flush
+    assert stream.getvalue() == "ab\nc"
+    out.writelines(["d\n", "e", printing._ShownElsewhere("DNDarray(...)"), "f\n", "g\n"])
+    assert stream.getvalue() == "ab\ncd\ng\n"  # the line with the array is dropped entirely
+    assert out.encoding == stream.encoding and out.getvalue() == stream.getvalue()  # delegated
+    marked = printing._ShownElsewhere("text")
+    assert str(marked) is marked and marked == "text" and f"{marked}" == "text"
+    assert type(f"<{marked}>") is str  # built text is plain: printed wherever it is printed
+
+
+@pytest.mark.skipif(ht.MPI_WORLD.size > 1, reason="starts its own 3-process job; runs at size 1")
+def test_print_once_in_a_job(tmp_path):
+    script = tmp_path / "show.py"
+    script.write_text(
+        "import heat as ht\n"
+        "x = ht.arange(12, split=0)\n"
+        "print(x)\n"
+        "print('rank', ht.MPI_WORLD.rank, 'says hello')\n"
+        "print('sum:', x.sum())\n"
+    )
+    done = subprocess.run(
+        ["mpiexec", "-n", "3", sys.executable, str(script)], env=fresh_job_environment(),
+        capture_output=True, text=True, timeout=110, stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    metadata = "dtype=ht.int64, device=cpu:0"
+    shown = f"DNDarray([ 0,  1,  2,  3,  4,  5,  6,  7,  8,  9, 10, 11], {metadata}, split=0)"
+    assert lines.count(shown) == 1, done.stdout
+    assert lines.count(f"sum: DNDarray(66, {metadata}, split=None)") == 1, done.stdout
+    assert sorted(line for line in lines if line.endswith("says hello")) == [
+        f"rank {r} says hello" for r in range(3)
+    ], done.stdout
+    assert len(lines) == 5, done.stdout  # nothing else, no empty lines
+
+
+@pytest.mark.skipif(ht.MPI_WORLD.size == 1, reason="needs other processes to wait for")
+@pytest.mark.parametrize("layout", ["balanced", "unbalanced"])
+def test_printing_alone_says_what_it_waits_for(monkeypatch, capsys, layout):
+    # `if rank == 0: print(x)` waits forever: after REPORT_WAIT_SECONDS the waiting process says
+    # so on stderr; here the others come late instead of never
+    comm = ht.MPI_WORLD
+    monkeypatch.setattr(printing, "REPORT_WAIT_SECONDS", 0.3)
+    if layout == "balanced":
+        x = ht.arange(20, split=0)
+    else:  # the local lengths are unknown: the first wait is for them
+        x = ht.array(np.arange(comm.rank + 1), is_split=0)
+    capsys.readouterr()
+    if comm.rank == 0:
+        text = repr(x)
+    else:
+        time.sleep(1.5)
+        text = repr(x)
+    err = capsys.readouterr().err
+    if comm.rank == 0:
+        ok = "heat has waited" in err and "`if rank == 0: print(x)` waits here forever" in err
+        ok = ok and "split=0" in err and "ht.local_printing()" in err
+    else:
+        ok = err == ""
+    collective_assert(ok, err)
+    expected = np.arange(20) if layout == "balanced" else np.concatenate(
+        [np.arange(r + 1) for r in range(comm.size)]
+    )
+    assert_text(text, expected_repr(expected, x))

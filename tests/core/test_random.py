@@ -446,6 +446,117 @@ def test_seed_resets_the_counter():
 
 
 # =============================================================================================
+# default_rng: NumPy's Generator methods on the same stream (issue 18, item 26)
+# =============================================================================================
+@pytest.mark.parametrize("shape, split", LAYOUTS)
+def test_generator_matches_oracle(shape, split):
+    n = int(np.prod(shape))
+    checks = BlockChecks()
+    ht.random.seed(99)
+    global_state = ht.random.get_state()
+    rng = ht.random.default_rng(12345)
+    # NumPy's defaults: float64
+    x = rng.random(shape, split=split)
+    checks.check("random", x, oracle_uniform(12345, 0, shape, np.float64))
+    z = rng.standard_normal(shape, split=split)
+    checks.check("standard_normal", z, oracle_normal(12345, n, shape, np.float64), 1e-12, 1e-12)
+    y = rng.normal(3.0, 0.5, size=shape, split=split)
+    expected = 3.0 + 0.5 * oracle_normal(12345, 3 * n, shape, np.float64)
+    checks.check("normal", y, expected, 1e-12, 1e-12)
+    u = rng.uniform(-2.0, 2.0, shape, split=split)
+    expected = -2.0 + 4.0 * oracle_uniform(12345, 5 * n, shape, np.float64)
+    checks.check("uniform", u, expected, 1e-12, 1e-12)
+    i = rng.integers(1, 6, size=shape, endpoint=True, split=split)
+    checks.check("integers", i, oracle_randint(12345, 6 * n, shape, 1, 7))
+    f = rng.random(shape, dtype=ht.float32, split=split)
+    checks.check("random float32", f, oracle_uniform(12345, 7 * n, shape, np.float32))
+    checks.assert_all()
+    collective_assert(rng.state == {"seed": 12345, "counter": 8 * n}, str(rng.state))
+    # the global generator is untouched
+    collective_assert(ht.random.get_state() == global_state)
+    assert x.split == (None if split is None else split % len(shape)) and x.dtype is ht.float64
+
+
+def test_generator_draws_as_the_global_generator_seeded_alike():
+    population = ht.arange(10, split=0) * 10
+    rows = ht.array(np.arange(24).reshape(8, 3), split=0)
+
+    def draws(source):
+        shuffled = ht.arange(9, split=0)
+        source.shuffle(shuffled)
+        return [
+            source.choice(population, 4, replace=False, split=0).numpy(),
+            source.choice(5, (2, 3), p=[0.1, 0.2, 0.3, 0.2, 0.2]).numpy(),
+            source.permutation(7).numpy(),
+            source.permutation(rows).numpy(),
+            shuffled.numpy(),
+        ]
+
+    ht.random.seed(7)
+
+    class GlobalAsGenerator:  # the module's functions under the Generator's names
+        choice = staticmethod(lambda a, size, replace=True, p=None, split=None: ht.random.choice(
+            a, size, replace, p, split))
+        permutation = staticmethod(ht.random.permutation)
+        shuffle = staticmethod(ht.random.shuffle)
+
+    expected = draws(GlobalAsGenerator)
+    got = draws(ht.random.default_rng(7))
+    same = all(np.array_equal(a, b) for a, b in zip(got, expected, strict=True))
+    collective_assert(same, f"{got} != {expected}")
+
+
+def test_generators_are_independent():
+    one, two = ht.random.default_rng(1), ht.random.default_rng(2)
+    interleaved = [one.random(5, split=0), two.random(5), one.integers(10, size=3), two.random(2)]
+    alone_one = ht.random.default_rng(1)
+    alone_two = ht.random.default_rng(2)
+    separate = [
+        alone_one.random(5), alone_two.random(5), alone_one.integers(10, size=3), alone_two.random(2)
+    ]
+    for a, b in zip(interleaved, separate, strict=True):
+        assert_array_equal(a, b.numpy(), rtol=0, atol=0)
+    # a Generator passes through default_rng unaltered, as in NumPy
+    assert ht.random.default_rng(one) is one
+    assert isinstance(one, ht.random.Generator) and "seed=1" in repr(one)
+    # 0-d results for size=None
+    assert one.random().shape == () and one.integers(3).shape == ()
+
+
+def test_generator_without_seed_agrees_on_all_ranks():
+    rng = ht.random.default_rng()
+    states = ht.MPI_WORLD.allgather(rng.state)
+    collective_assert(all(state == states[0] for state in states), str(states))
+    values = rng.random(6, split=0).numpy()
+    gathered = ht.MPI_WORLD.allgather(values.tobytes())
+    collective_assert(all(g == gathered[0] for g in gathered))
+
+
+def test_generator_bad_input_raises_everywhere():
+    for exception, args in ((ValueError, (-1,)), (ValueError, (2**64,)), (TypeError, (1.5,)),
+                            (TypeError, ("seed",)), (TypeError, (True,))):
+        assert_raises_then_collective_works(exception, ht.random.default_rng, *args)
+    rng = ht.random.default_rng(3)
+    calls = [
+        (ValueError, rng.choice, (5, 2), {"axis": 1}),
+        (TypeError, rng.choice, (5, 2), {"shuffle": "yes"}),
+        (ValueError, rng.permutation, (ht.arange(4),), {"axis": 1}),
+        (ValueError, rng.shuffle, (ht.arange(4),), {"axis": -1}),
+        (TypeError, rng.integers, (0, 5), {"endpoint": 1}),
+        (ValueError, rng.integers, (5, 5), {}),
+        (ValueError, rng.integers, (0, 300), {"dtype": ht.uint8}),
+        (TypeError, rng.random, (3,), {"dtype": ht.int32}),
+        (ValueError, rng.normal, (0.0, -1.0, 3), {}),
+    ]
+    for exception, function, args, kwargs in calls:
+        assert_raises_then_collective_works(exception, function, *args, **kwargs)
+    # a failed call draws nothing; the endpoint reaches the dtype's largest value
+    collective_assert(rng.state["counter"] == 0, str(rng.state))
+    top = rng.integers(250, 255, size=50, dtype=ht.uint8, endpoint=True)
+    collective_assert(int(top.max()) == 255 and int(top.min()) >= 250)
+
+
+# =============================================================================================
 # statistics
 # =============================================================================================
 def test_uniform_statistics():

@@ -10,6 +10,7 @@ import heat as ht
 from tests.helpers import (
     assert_arrays_equal,
     assert_raises_then_collective_works,
+    collective_assert,
     combinations,
     random_array,
 )
@@ -91,6 +92,36 @@ def test_aliases_and_special_values():
             checks.append((getattr(ht, name)(x), np_call(np_function, a)))
         checks.append((ht.sin(ht.array([True, False], split=split)), np.sin(np.array([True, False]))))
     assert_arrays_equal(checks)
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_arccos_special_values(dtype):
+    """
+    acos of complex values as NumPy's (C99's cacos, the array API standard's special cases),
+    signed zeros included: acos(-0 + 0j) is pi/2 - 0j (torch's complex128 kernel gives +0j on
+    the real segment [-1, 1]).
+    """
+    reals = [0.0, -0.0, 0.5, -0.5, 1.0, -1.0, 2.0, -2.0, np.inf, -np.inf, np.nan]
+    imags = [0.0, -0.0, 1.0, -1.0, np.inf, np.nan]
+    a = np.array([[complex(r, i) for i in imags] for r in reals], dtype=dtype)
+    with np.errstate(all="ignore"):
+        expected = np.arccos(a)
+    tol = tolerance(dtype)
+    problems = []
+    for split in (None, 0, 1, -1):
+        for name in ("arccos", "acos"):
+            actual = getattr(ht, name)(ht.array(a, split=split)).numpy()
+            for part in ("real", "imag"):
+                ours, theirs = getattr(actual, part), getattr(expected, part)
+                same_nan = np.isnan(ours) == np.isnan(theirs)
+                both = ~np.isnan(theirs) & ~np.isnan(ours)
+                close = np.isclose(ours, theirs, **tol) | (ours == theirs)
+                same_sign = np.signbit(ours) == np.signbit(theirs)
+                bad = ~same_nan | (both & ~(close & same_sign))
+                for index in zip(*np.nonzero(bad)):
+                    problems.append(f"split {split}: {name}({a[index]}) = {actual[index]}, "
+                                    f"NumPy {expected[index]}")
+    collective_assert(not problems, "\n".join(sorted(set(problems))[:8]))
 
 
 def test_methods_out_where():

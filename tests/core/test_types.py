@@ -165,6 +165,54 @@ def test_all():
 
 
 # ------------------------------------------------------------------------------------------------
+# comparison with NumPy's dtypes and scalar types (issue 18, item 26)
+# ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("heat_type", NUMPY_REPRESENTABLE)
+def test_equal_to_numpy_dtype_and_scalar_type(heat_type):
+    numpy_scalar = NUMPY_OF[heat_type]
+    numpy_dtype = np.dtype(numpy_scalar)
+    for other in (numpy_scalar, numpy_dtype):
+        assert heat_type == other and other == heat_type
+        assert not (heat_type != other) and not (other != heat_type)
+    # and to nothing else NumPy has
+    for other_heat, other_scalar in NUMPY_OF.items():
+        if other_heat is not heat_type:
+            assert heat_type != other_scalar and np.dtype(other_scalar) != heat_type
+    assert heat_type != np.floating and heat_type != np.generic
+    # equal objects hash alike, as far as NumPy's own do (its dtypes, not its scalar types)
+    assert hash(heat_type) == hash(numpy_dtype)
+    assert numpy_dtype in {heat_type} and heat_type in {numpy_dtype: 1}
+    # NumPy reads a heat type as its dtype
+    assert heat_type.dtype == numpy_dtype and np.dtype(heat_type) == numpy_dtype
+    assert np.zeros(2, dtype=heat_type).dtype == numpy_dtype
+    for abstract in (np.integer, np.floating, np.complexfloating, np.number):
+        assert np.issubdtype(heat_type, abstract) is np.issubdtype(numpy_scalar, abstract)
+
+
+def test_equality_among_heat_types_is_identity():
+    t = ht_types
+    for a in CONCRETE + ABSTRACT:
+        for b in CONCRETE + ABSTRACT:
+            assert (a == b) is (a is b) and (a != b) is (a is not b)
+    # bfloat16 and the abstract types have no NumPy dtype: equal only to themselves
+    assert t.bfloat16 != np.float32 and t.bfloat16 != np.dtype("float32")
+    assert not hasattr(t.bfloat16, "dtype") and not hasattr(t.floating, "dtype")
+    assert t.floating != np.floating and t.int64 != np.integer
+    # neither Python's types nor strings (NumPy's dtype compares equal to both)
+    assert t.float64 != float and t.int64 != int and t.float32 != "float32"  # noqa: E721
+    # every heat type stays a distinct dictionary key
+    assert len({c: None for c in CONCRETE + ABSTRACT}) == len(CONCRETE + ABSTRACT)
+
+
+def test_array_dtype_compares_with_numpy():
+    factories = pytest.importorskip("heat.core.factories")
+    x = factories.array([1.0, 2.0], dtype=ht_types.float64)
+    assert x.dtype == np.float64 and x.dtype == np.dtype("float64") and np.float64 == x.dtype
+    assert x.dtype != np.float32
+    assert factories.array([1, 2]).dtype == np.int64
+
+
+# ------------------------------------------------------------------------------------------------
 # calling a type builds an array
 # ------------------------------------------------------------------------------------------------
 def test_call_delegates_to_factories_array(monkeypatch):

@@ -137,6 +137,55 @@ def test_predictions_match_the_system(dtype):
             _close(chosen.numpy(), expected, dtype, "predict with a list of steps")
 
 
+@pytest.mark.parametrize("fit_type,state_type,expected", [
+    (np.float32, np.float64, np.float64),  # the case of issue 18: float32 came back
+    (np.float32, np.float32, np.float32),
+    (np.float32, np.int64, np.float64),  # integers: NumPy's promotion, as scikit-learn's
+    (np.float64, np.float32, np.float64),
+])
+def test_predictions_in_the_promoted_type(fit_type, state_type, expected):
+    """
+    A prediction has the promoted type of the model and the states and is computed in it (from
+    the fitted operators converted to it), as NumPy's products with a scikit-learn model's
+    parameters, and HeAT's predict_next, give it.
+    """
+    A, basis = _system(7, EIGENVALUES[:3], seed=4)
+    X = _series(A, basis, 12)
+    starts = np.round(_series(A, basis, 3, seed=9) * 4)  # exact in every state type
+    heat_expected = ht.types.canonical_heat_type(expected)
+    for split in SPLITS:
+        dmd = _fit(X, split, fit_type)
+        U = dmd.rom_basis_.numpy().astype(expected)
+        T = dmd.rom_transfer_matrix_.numpy().astype(expected)
+        for state_split in (None, 0):
+            batch = ht.array(starts.astype(state_type), split=state_split)
+            state = ht.array(starts[:, 0].astype(state_type), split=state_split)
+            own = starts.astype(state_type).astype(expected)
+            results = [
+                (dmd.predict_next(state, 2), U @ np.linalg.matrix_power(T, 2) @ U.T @ own[:, 0]),
+                (dmd.predict_next(batch, 1), U @ T @ U.T @ own),
+                (dmd.predict(state, 3), np.stack(
+                    [U @ np.linalg.matrix_power(T, k) @ U.T @ own[:, 0] for k in range(3)], 1)),
+                (dmd.predict(batch, [1]), (U @ T @ U.T @ own).T[:, :, None]),
+            ]
+            for result, numpy_result in results:
+                collective_assert(result.dtype is heat_expected,
+                                  f"{fit_type.__name__} fit, {state_type.__name__} states: "
+                                  f"{result.dtype.__name__}, expected {expected.__name__}")
+                _close(result.numpy(), numpy_result, expected, f"split {split}, {state_split}")
+    # DMDc: the promotion of the model, the states and the controls
+    A, B, X, C, _ = _controlled(5, 2, 20)
+    dmdc = ht.decomposition.DMDc().fit(ht.array(X.astype(fit_type), split=0),
+                                       ht.array(C.astype(fit_type), split=0))
+    for x_type, c_type in ((state_type, fit_type), (fit_type, state_type)):
+        result = dmdc.predict(ht.array(X[:, 0].astype(x_type)), ht.array(C[:, :4].astype(c_type)))
+        collective_assert(result.dtype is ht.types.canonical_heat_type(
+            np.result_type(fit_type, x_type, c_type)), f"DMDc: {result.dtype.__name__}")
+        if {np.dtype(x_type).kind, np.dtype(c_type).kind} == {"f"}:  # (integers: another path)
+            least = np.float32 if np.float32 in (fit_type, x_type, c_type) else np.float64
+            _close(result.numpy(), X[:, :4], least, "DMDc predict")
+
+
 def test_fewer_features_than_processes_and_integer_data():
     A = np.array([[0.5, 0.25], [0.0, 0.75]])
     states = [np.array([4.0, 8.0])]

@@ -172,3 +172,15 @@ def test_heat_on_mpi_engines(executed_notebook):
     assert "cluster stopped" in cell_text(code[-1]), cell_text(code[-1])
     assert not any(output["output_type"] == "error" for cell in code for output in cell.outputs)
     print(f"notebook executed in {seconds:.1f} s")
+
+
+def test_stop_cell_ends_quietly(executed_notebook):
+    # issue 18, item 27: stopping the cluster killed the engines, and ipyparallel printed the
+    # whole log of the killed MPI job (pages of engine tracebacks) into the last cell
+    notebook, _ = executed_notebook
+    stop = [cell for cell in notebook.cells if cell.cell_type == "code"][-1]
+    text = cell_text(stop)
+    assert "cluster stopped" in text, text
+    for noise in ("Traceback", "Output for", "did not exit", "BAD TERMINATION", "Error"):
+        assert noise not in text, text
+    assert len(text.splitlines()) <= 10, text

@@ -344,11 +344,14 @@ def test_fftfreq_rfftfreq():
     pairs = []
     for n, d in itertools.product((1, 2, 5, 8, 11), (1.0, 0.1, 3)):
         for split in (None, 0):
-            pairs.append((ht.fft.fftfreq(n, d, split=split), np.fft.fftfreq(n, d)))
-            pairs.append((ht.fft.rfftfreq(n, d, split=split), np.fft.rfftfreq(n, d)))
-            pairs.append((ht.fft.fftfreq(n, d, dtype=ht.float32, split=split),
-                          np.fft.fftfreq(n, d).astype(np.float32)))
+            # the default type is the namespace's default float (float32; NumPy's is float64)
+            pairs.append((ht.fft.fftfreq(n, d, split=split), np.fft.fftfreq(n, d).astype(np.float32)))
+            pairs.append((ht.fft.rfftfreq(n, d, split=split), np.fft.rfftfreq(n, d).astype(np.float32)))
+            pairs.append((ht.fft.fftfreq(n, d, dtype=ht.float64, split=split), np.fft.fftfreq(n, d)))
+            pairs.append((ht.fft.rfftfreq(n, d, dtype=ht.float64, split=split), np.fft.rfftfreq(n, d)))
     assert_arrays_equal(pairs, rtol=1e-6)
+    default = ht.__array_namespace_info__().default_dtypes()["real floating"]
+    assert ht.fft.fftfreq(4).dtype is default and ht.fft.rfftfreq(4).dtype is default
 
 
 @pytest.mark.parametrize("name", ["fftshift", "ifftshift"])

@@ -1,3 +1,3 @@
 """Fixtures of the data-parallel module tests: the same as tests/optim's."""
 
-from tests.optim.conftest import emulate_nodes, single_compute_thread  # noqa: F401
+from tests.optim.conftest import single_compute_thread  # noqa: F401

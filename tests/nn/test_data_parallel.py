@@ -78,7 +78,9 @@ def test_gradients_are_the_average_of_per_process_gradients(emulate_nodes, mode,
     ok = ok and all(torch.equal(everyone[0], g) for g in everyone)  # the same bits everywhere
     reduction = model.reducer.reduction
     sent = reduction.bytes_local + reduction.bytes_cross_node
-    ok = ok and (sent > 0) == (SIZE > 1)
+    # a hierarchical average on one node of CPU processes goes through shared memory: no bytes
+    in_memory = getattr(reduction, "shared", None) is not None and reduction.groups.num_nodes == 1
+    ok = ok and (sent > 0) == (SIZE > 1 and not in_memory)
     if compressed and SIZE > 1:  # 2 bytes per value on the wire instead of 4
         plain = ht.nn.DataParallel(
             TwoBranches(seed=RANK), **{k: v for k, v in MODES[mode].items() if k != "compression"}

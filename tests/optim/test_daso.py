@@ -478,3 +478,43 @@ def test_argument_bad_on_one_process_raises_everywhere():
     assert_one_process_error_everywhere(
         ValueError, "total_epochs (6)", ht.optim.DASO, optimizer, total_epochs=epochs
     )
+
+
+def test_receive_runs_the_tested_blend(emulate_nodes, monkeypatch):
+    """The blend DASO applies on a receive is heat.optim.averaging's (tested above by hand), with
+    the number of batches the values waited; phases of the timeline say where time went."""
+    import heat.optim.daso as daso_module
+
+    emulate_nodes(1)
+    calls = []
+    real = daso_module.blend_average_
+
+    def spy(local, average, num_nodes, batches_waited):
+        calls.append((num_nodes, batches_waited))
+        return real(local, average, num_nodes, batches_waited)
+
+    monkeypatch.setattr(daso_module, "blend_average_", spy)
+    parameter = torch.nn.Parameter(torch.zeros(6))
+    holder = torch.nn.Module()
+    holder.weight = parameter
+    daso = ht.optim.DASO(torch.optim.SGD([parameter], lr=0.1), total_epochs=1, warmup_epochs=0,
+                         cooldown_epochs=0, max_global_skips=4)
+    ht.nn.DataParallelMultiGPU(holder, daso)
+    daso.last_batch = 6
+    for _ in range(6):
+        daso.zero_grad()
+        (parameter * (RANK + 1.0)).sum().backward()
+        daso.step()
+    records = list(daso.timeline)
+    if SIZE == 1:
+        assert calls == [] and all(r.action in ("local", "blocking") for r in records)
+        return
+    # a receive is its own action, or part of the blocking average that ends the epoch
+    receives = [r for r in records if "receive" in r.phases]
+    assert calls and len(calls) == len(receives), (calls, [r.action for r in records])
+    assert all(nodes == SIZE and waited >= 1 for nodes, waited in calls)
+    assert all("receive" in r.phases for r in records if "receive" in r.action)
+    assert all("send" in r.phases for r in records if "send" in r.action)
+    assert "blocking" in records[-1].phases
+    phases = daso.timeline.summary()["phases"]
+    assert set(phases) >= {"receive", "send", "blocking"} and all(v >= 0 for v in phases.values())

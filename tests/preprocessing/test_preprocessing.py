@@ -188,7 +188,8 @@ def test_fit_transform_and_params():
 def test_errors_raise_on_every_process(name):
     x = ht.array(_data((5, 3), np.float32), split=0)
     scaler = getattr(ht.preprocessing, name)()
-    assert_raises_then_collective_works(ht.NotFittedError, scaler.transform, x)
+    if name != "Normalizer":  # stateless: transform needs no fit (test_normalizer_without_fit)
+        assert_raises_then_collective_works(ht.NotFittedError, scaler.transform, x)
     bad = _data((5, 3), np.float64)
     bad[4, 1] = np.nan  # only the last process holds it
     assert_raises_then_collective_works(ValueError, scaler.fit, ht.array(bad, split=0))
@@ -200,6 +201,31 @@ def test_errors_raise_on_every_process(name):
         )
     assert_raises_then_collective_works(ValueError, scaler.fit, ht.ones(5, split=0))
     assert_raises_then_collective_works(TypeError, scaler.fit, "x")
+
+
+@pytest.mark.parametrize("norm", ["l2", "l1", "max"])
+def test_normalizer_without_fit(norm):
+    """Normalizer is stateless: transform works unfitted, as in scikit-learn and HeAT."""
+    assert ht.is_transformer(ht.preprocessing.Normalizer())
+    ht.check_is_fitted(ht.preprocessing.Normalizer())  # counts as fitted, as scikit-learn's
+    for shape in SHAPES:
+        for dtype in DTYPES:
+            data = _data(shape, dtype)
+            data[-1] = 0  # a row of norm zero stays zero
+            expected = sklearn_preprocessing.Normalizer(norm=norm).transform(data)
+            float_type = np.float32 if dtype == np.float32 else np.float64
+            rtol, atol = _tolerance(float_type)
+            for split in (None, 0, 1, -1):
+                transformed = ht.preprocessing.Normalizer(norm=norm).transform(ht.array(data, split=split))
+                assert_array_equal(transformed, expected.astype(float_type), rtol=rtol, atol=atol)
+            local = ht.preprocessing.Normalizer(norm=norm).transform(data.astype(float_type))
+            np.testing.assert_allclose(local, expected, rtol=rtol, atol=atol)
+            assert isinstance(local, np.ndarray)
+    # once fitted, the number of features is checked; a bad norm fails either way
+    fitted = ht.preprocessing.Normalizer(norm=norm).fit(ht.ones((4, 3), split=0))
+    assert_raises_then_collective_works(ValueError, fitted.transform, ht.ones((4, 2), split=0))
+    assert_raises_then_collective_works(ValueError, ht.preprocessing.Normalizer("l3").transform,
+                                        ht.ones((4, 2), split=0))
 
 
 def test_bad_parameters():

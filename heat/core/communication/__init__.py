@@ -45,6 +45,9 @@ communicator         ``MPICommunication``, composed of the parts above (each mod
 rendezvous           where the processes meet rank 0's ``torch.distributed`` store: the candidate
                      addresses (``MASTER_ADDR``, loopback, rank 0's interfaces), agreed over MPI
 torch_groups         ``torch.distributed`` process groups from MPI communicators
+node_groups          the groups and ``torch.distributed`` collectives of data-parallel training
+                     (``NodeGroups``, ``CrossNodeSum``, ``all_reduce_async``, ``broadcast_tensors``)
+shared_memory        sums over a node's processes through one shared-memory segment (CPU tensors)
 process              the per-process setup, run once when this package is imported
 ==================== ==============================================================================
 
@@ -61,7 +64,7 @@ reductions of booleans are logical (``SUM``/``MAX`` mean "any", ``PROD``/``MIN``
 
 from mpi4py import MPI
 
-from . import verdicts
+from . import verdicts  # noqa: F401 - heat.core.communication.verdicts
 from .buffers import CUDA_AWARE_MPI
 from .communicator import (
     MPI_SELF,
@@ -97,7 +100,6 @@ __all__ = [
     "sanitize_comm",
     "torch_process_group",
     "node_process_groups",
-    "verdicts",
 ]
 
 _setup_process()

@@ -195,6 +195,19 @@ class _Collectives:
         """
         self.handle.Barrier()
 
+    def Ibarrier(self) -> Request:
+        """
+        Start a barrier without blocking; the returned request completes once every process
+        of the communicator has started it.
+
+        Examples
+        --------
+        >>> request = MPI_WORLD.Ibarrier()
+        >>> ...                 # work that needs no other process
+        >>> request.Wait()
+        """
+        return Request([self.handle.Ibarrier()])
+
     # -- gathers, scatters, all-to-all with equal blocks ------------------------------------------
 
     def Allgather(self, sendbuf, recvbuf: torch.Tensor) -> torch.Tensor:

@@ -50,9 +50,20 @@ _EXIT_REPORT_SECONDS = 30.0
 _RAISE_OPCODES = frozenset(dis.opmap[name] for name in ("RAISE_VARARGS", "RERAISE") if name in dis.opmap)
 
 
+#: the launchers' variables for the number of processes on this node (MPICH's Hydra and Intel
+#: MPI, Open MPI, MVAPICH2); other launchers (e.g. Slurm's srun): a shared-memory split
+_LOCAL_SIZE_VARIABLES = (
+    "MPI_LOCALNRANKS",
+    "OMPI_COMM_WORLD_LOCAL_SIZE",
+    "MV2_COMM_WORLD_LOCAL_SIZE",
+)
+#: how heat chose this process's torch thread count at import (``heat info`` shows it)
+THREAD_CHOICE: dict[str, object] = {"threads": None, "reason": "not configured by heat"}
+
+
 def _local_process_count() -> int:
     """Processes on this node: from the launcher's environment, else a shared-memory split."""
-    for variable in ("MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE", "MV2_COMM_WORLD_LOCAL_SIZE"):
+    for variable in _LOCAL_SIZE_VARIABLES:
         value = os.environ.get(variable, "").strip()
         if value.isdigit() and int(value) > 0:
             return int(value)
@@ -65,25 +76,93 @@ def _local_process_count() -> int:
         node.Free()
 
 
+def _usable_cpus() -> list[int]:
+    """The CPUs this process may run on (its affinity mask), else all the machine has."""
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return list(range(os.cpu_count() or 1))
+
+
+def _physical_cores(cpus: list[int]) -> int:
+    """Cores among ``cpus`` (hyper-threads of one core count once); ``len(cpus)`` if unknown."""
+    siblings = set()
+    for cpu in cpus:
+        try:
+            with open(f"/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list") as f:
+                siblings.add(f.read().strip())
+        except OSError:
+            return len(cpus)
+    return len(siblings) or len(cpus)
+
+
+def choose_threads(
+    environ: dict[str, str], current: int, torch_defaults: set[int], cpus: int, local: int
+) -> tuple[int | None, str]:
+    """
+    The torch thread count heat gives a process at import, and why (no side effects).
+
+    With ``local`` processes on a node whose processes may use ``cpus`` CPUs, each gets
+    ``max(1, cpus // local)`` threads, so that processes and threads do not oversubscribe the
+    cores, unless the user chose: ``OMP_NUM_THREADS`` or ``MKL_NUM_THREADS`` is set, or torch's
+    thread count is none of its own defaults (``torch.set_num_threads`` before heat was
+    imported). A call of ``torch.set_num_threads`` after ``import heat`` wins anyway.
+
+    Parameters
+    ----------
+    environ : mapping
+        The environment variables.
+    current : int
+        torch's thread count now.
+    torch_defaults : set of int
+        The counts torch picks itself (1 under an MPI launcher, the CPU or core count).
+    cpus : int
+        The CPUs this process may use (its affinity mask).
+    local : int
+        The processes on this node.
+
+    Returns
+    -------
+    threads : int or None
+        The count to set, None to leave torch's as it is.
+    reason : str
+        Why, for ``heat info``.
+
+    Examples
+    --------
+    >>> from heat.core.communication.process import choose_threads
+    >>> choose_threads({}, current=16, torch_defaults={1, 16}, cpus=16, local=4)
+    (4, 'heat: 16 CPUs / 4 processes on this node')
+    >>> choose_threads({"OMP_NUM_THREADS": "2"}, 2, {1, 16}, 16, 4)
+    (None, 'OMP_NUM_THREADS=2 is set: left to it')
+    """
+    for variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        if environ.get(variable, "").strip():
+            return None, f"{variable}={environ[variable].strip()} is set: left to it"
+    if current not in torch_defaults:
+        return None, f"torch.set_num_threads({current}) before heat was imported: left as set"
+    target = max(1, cpus // max(1, local))
+    processes = "process" if local == 1 else "processes"
+    return target, f"heat: {cpus} CPUs / {local} {processes} on this node"
+
+
 def _configure_threads() -> None:
     """
-    Give each process a fair share of the node's cores.
-
-    Skipped when OMP_NUM_THREADS or MKL_NUM_THREADS is set, or when torch's thread count was
-    changed to something other than one of its own defaults (1 under an MPI launcher, where MKL
-    picks 1 itself; the CPU count otherwise).
+    Give each process a fair share of the node's cores (see :func:`choose_threads`); the choice
+    and its reason are kept in ``THREAD_CHOICE``.
     """
-    if os.environ.get("OMP_NUM_THREADS") or os.environ.get("MKL_NUM_THREADS"):
-        return
-    cpus = os.cpu_count() or 1
-    try:
-        available = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        available = cpus
-    target = max(1, min(available, cpus // _local_process_count()))
     current = torch.get_num_threads()
-    if current in (1, cpus, available) and current != target:
-        torch.set_num_threads(target)
+    cpus = _usable_cpus()
+    defaults = {1, os.cpu_count() or 1, len(cpus), _physical_cores(cpus)}
+    # the user's choice is decided first: then no process count is needed (and no split)
+    threads, reason = choose_threads(os.environ, current, defaults, len(cpus), 1)
+    if threads is not None:
+        threads, reason = choose_threads(
+            os.environ, current, defaults, len(cpus), _local_process_count()
+        )
+        if threads != current:
+            torch.set_num_threads(threads)
+    THREAD_CHOICE.update(threads=torch.get_num_threads(), reason=reason)
 
 
 def _abort_on_exception_hook(previous: Callable) -> Callable:

@@ -13,6 +13,7 @@ Every collective is written once for both forms: it prepares its buffers, issues
 
 from __future__ import annotations
 
+import time
 from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 from mpi4py import MPI
@@ -81,6 +82,40 @@ class Request:
         if not self._done and MPI.Request.Testall(self._requests):
             self._complete()
         return self._done
+
+    def wait_reporting(self, report_after: float, report: Callable[[float], None]) -> Any:
+        """
+        ``Wait()``, but if the operation has not completed after ``report_after`` seconds, call
+        ``report(seconds)`` once (e.g. to say on stderr what the other processes must do for
+        it to complete) and go on waiting. Polls ``Test()`` with pauses growing from 10 us to
+        10 ms, so a process that waits long does not keep a core busy.
+
+        Parameters
+        ----------
+        report_after : float
+            Seconds.
+        report : callable
+            Called with the seconds waited so far.
+
+        Returns
+        -------
+        The result of ``Wait()``.
+
+        Examples
+        --------
+        >>> req = MPI_WORLD.Iallreduce(torch.ones(1), torch.empty(1))
+        >>> req.wait_reporting(10.0, lambda s: print(f"waited {s:.0f} s"))  # with 2 processes
+        tensor([2.])
+        """
+        began, pause, reported = time.monotonic(), 1e-5, False
+        while not self.Test():
+            waited = time.monotonic() - began
+            if not reported and waited >= report_after:
+                reported = True
+                report(waited)
+            time.sleep(pause)
+            pause = min(2 * pause, 0.01)
+        return self._result
 
     @staticmethod
     def Waitall(requests: Sequence["Request"]) -> List[Any]:

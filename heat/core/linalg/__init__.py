@@ -12,7 +12,8 @@ solvers         ``det``, ``slogdet``, ``inv``, ``matrix_power``, ``cholesky``, `
                 ``solve_triangular``, ``matrix_exp`` (``expm``), ``condest``; ``LinAlgError``
                 (a ValueError, as NumPy's)
 decompositions  ``qr`` (TSQR, block Gram-Schmidt), ``svd`` (tall-skinny via TSQR), ``svdvals``,
-                ``matrix_rank``, ``pinv``, ``eigh``, ``eigvalsh``, ``polar``
+                ``matrix_rank``, ``pinv``, ``eigh``, ``eigvalsh``, ``eig``, ``eigvals``,
+                ``polar``
 iterative       ``cg``, ``lanczos``
 randomized      ``rsvd``, ``reigh``
 svdtools        ``hsvd_rank``, ``hsvd_rtol`` (hierarchical SVD), ``isvd`` (incremental SVD)

@@ -1,5 +1,5 @@
 """
-Matrix decompositions: ``qr``, ``svd``, ``eigh`` and ``polar``.
+Matrix decompositions: ``qr``, ``svd``, ``eigh``, ``eig`` and ``polar``.
 
 * **Tall-skinny QR (TSQR)** of a matrix split along its rows: every process factors its block,
   ``A_r = Q_r R_r``; the small triangular factors (at most ``n x n`` each) are gathered on every
@@ -24,9 +24,9 @@ Matrix decompositions: ``qr``, ``svd``, ``eigh`` and ``polar``.
 
 Matrices that are neither (a distributed matrix with ``m < p n`` rows split along its rows, or
 ``m < n`` split along its columns) are gathered on every process and factored there (memory: the
-whole matrix per process); so is every distributed matrix given to ``eigh`` (the symmetric
+whole matrix per process); so is every distributed matrix given to ``eigh`` or ``eig`` (the
 eigenproblem of a dense matrix of these sizes is faster replicated than distributed over a few
-processes). Stacks of matrices split along a batch axis are factored locally.
+processes; each process then keeps its rows or columns of the eigenvectors). Stacks of matrices split along a batch axis are factored locally.
 """
 
 from __future__ import annotations
@@ -38,18 +38,20 @@ import numpy as np
 import torch
 
 from .. import types
-from .._parallel import piece_bounds, run_pieces, single_threaded_torch, worker_count
+from ..parallel import piece_bounds, run_pieces, single_threaded_torch, worker_count
 from .._redistribution import balanced_counts, displacements, resplit_tensor
 from ..dndarray import DNDarray
 from ..layout import resplit
-from ..sanitation import sanitize_in
+from ..sanitation import check_int, sanitize_in, warn_ignored
 from .products import matmul
 
-__all__ = ["eigh", "eigvalsh", "matrix_rank", "pinv", "polar", "qr", "svd", "svdvals"]
+__all__ = ["eig", "eigh", "eigvals", "eigvalsh", "matrix_rank", "pinv", "polar", "qr", "svd",
+           "svdvals"]
 
 QR = collections.namedtuple("QR", "Q, R")
 SVD = collections.namedtuple("SVD", "U, S, Vh")
 Eigh = collections.namedtuple("Eigh", "eigenvalues, eigenvectors")
+Eig = collections.namedtuple("Eig", "eigenvalues, eigenvectors")
 
 
 def _float_type(dtype, name: str):
@@ -78,7 +80,7 @@ def _blocked_qr(a: torch.Tensor, want_q: bool) -> Tuple[torch.Tensor, Callable]:
     faster. The blocks are shared among torch's threads, each factoring whole blocks
     single-threaded: a Householder QR of a narrow block is a few hundred small BLAS-2 calls,
     each a parallel region whose threads meet at a barrier, which on shared cores made the QR of
-    a 200000 x 50 matrix 20-80x slower (see :func:`heat.core._parallel.single_threaded_torch`).
+    a 200000 x 50 matrix 20-80x slower (see :func:`heat.core.parallel.single_threaded_torch`).
 
     Returns ``R`` and ``expand``: ``expand(right)`` is ``Q @ right`` (``Q`` for None), formed
     block by block in one pass, so a TSQR or an SVD applies its small factor to ``Q`` without
@@ -266,7 +268,8 @@ def qr(A: DNDarray, mode: str = "reduced", procs_to_merge: int = 2) -> QR:
         ``"reduced"``: ``Q`` of shape ``(..., m, k)`` and ``R`` of shape ``(..., k, n)``,
         ``k = min(m, n)``; ``"r"``: ``R`` only (``Q`` is None), as HeAT.
     procs_to_merge : int
-        Accepted for HeAT compatibility; TSQR merges all factors at once.
+        Accepted for HeAT compatibility; TSQR merges all factors at once (another value than 2
+        warns that it has no effect).
 
     Returns
     -------
@@ -292,8 +295,8 @@ def qr(A: DNDarray, mode: str = "reduced", procs_to_merge: int = 2) -> QR:
         raise TypeError(f"mode must be a string, but was {type(mode).__name__}")
     if mode not in ("reduced", "r"):
         raise ValueError(f"mode must be 'reduced' or 'r', but was {mode!r}")
-    if isinstance(procs_to_merge, bool) or not isinstance(procs_to_merge, int) or procs_to_merge < 0:
-        raise ValueError(f"procs_to_merge must be a non-negative integer, but was {procs_to_merge!r}")
+    check_int(procs_to_merge, "procs_to_merge", 0)
+    warn_ignored(procs_to_merge, "procs_to_merge", 2, "heat's TSQR merges all factors at once")
     dtype = _float_type(A.dtype, "A")
     torch_type = dtype.torch_type()
     want_q = mode == "reduced"
@@ -576,26 +579,130 @@ def eigh(A: DNDarray, UPLO: str = "L", r_max_zolopd: int = 8, silent: bool = Tru
     >>> w
     DNDarray([1., 3.], dtype=ht.float32, device=cpu:0, split=None)
     """
-    _check_matrix(A)
-    if A.gshape[-1] != A.gshape[-2]:
-        raise ValueError(f"eigh needs square matrices, but A has shape {A.gshape}")
     if UPLO not in ("L", "U"):
+        sanitize_in(A, "A")
         raise ValueError(f"UPLO must be 'L' or 'U', but was {UPLO!r}")
-    dtype = _float_type(A.dtype, "A")
-    real = types.real_type_of(dtype)
+    dtype, local, split = _square_matrices(A, "A", "eigh")
+    w, v = torch.linalg.eigh(local, UPLO=UPLO)
+    return Eigh(*_eigen_result(A, split, w, types.real_type_of(dtype), v, dtype))
+
+
+def _square_matrices(x: DNDarray, name: str, function: str):
+    """
+    Check that ``x`` is a square matrix or a stack of them, before any communication; then its
+    floating type and its whole matrices on this process (see :func:`_gathered_matrices`).
+    """
+    _check_matrix(x, name)
+    if x.gshape[-1] != x.gshape[-2]:
+        raise ValueError(f"{function} needs square matrices, but {name} has shape {x.gshape}")
+    dtype = _float_type(x.dtype, name)
+    return (dtype,) + _gathered_matrices(x, dtype.torch_type())
+
+
+def _eigen_result(A: DNDarray, split: Optional[int], w: torch.Tensor, w_type, v=None, v_type=None):
+    """
+    The eigenvalues ``w`` (and eigenvectors ``v``) computed from :func:`_gathered_matrices` of
+    ``A`` (split along ``split`` after the gathering) as DNDarrays: for a single distributed
+    matrix the eigenvalues replicated and the eigenvectors back in ``A``'s split (every
+    process keeps its rows or columns of them); for a stack in the stack's split.
+    """
     comm = A.comm
     n = A.gshape[-1]
-    local, split = _gathered_matrices(A, dtype.torch_type())
-    w, v = torch.linalg.eigh(local, UPLO=UPLO)
     if split is None and A.split is not None and A.ndim == 2 and comm.size > 1:
-        W = DNDarray(w, (n,), real, None, A.device, comm, True)
-        V = DNDarray(_rows_of(v, A.split, A, balanced_counts(comm, n)), A.gshape, dtype, A.split,
+        W = DNDarray(w, (n,), w_type, None, A.device, comm, True)
+        if v is None:
+            return W
+        V = DNDarray(_rows_of(v, A.split, A, balanced_counts(comm, n)), A.gshape, v_type, A.split,
                      A.device, comm, True)
-        return Eigh(W, V)
+        return W, V
     w_split = split if split is not None and split < A.ndim - 2 else None
-    W = _wrap(w, A.gshape[:-1], real, w_split, A)
-    V = _back_to_split(_wrap(v, A.gshape, dtype, split, A), A.split)
-    return Eigh(W, V)
+    W = _wrap(w, A.gshape[:-1], w_type, w_split, A)
+    if v is None:
+        return W
+    return W, _back_to_split(_wrap(v, A.gshape, v_type, split, A), A.split)
+
+
+def _complex_type(dtype):
+    """The complex type of a floating type's precision (float32 -> complex64, ...)."""
+    if types.heat_type_is_complexfloating(dtype):
+        return dtype
+    return types.complex64 if dtype is types.float32 else types.complex128
+
+
+def eig(x: DNDarray, /) -> Eig:
+    """
+    The eigenvalues and (right) eigenvectors of a general square matrix or stack, as
+    :func:`numpy.linalg.eig` and the array API standard's ``linalg.eig`` (2025.12):
+    ``x @ V = V * w``, every column of ``V`` of unit norm.
+
+    Distributed as :func:`eigh`: a single distributed matrix is gathered on every process
+    (memory: the whole matrix per process) and decomposed there; the eigenvalues are
+    replicated and the eigenvectors returned in ``x``'s split (rows or columns of ``V``).
+    Stacks are worked on in whole matrices.
+
+    Parameters
+    ----------
+    x : DNDarray
+        Shape ``(..., n, n)``.
+
+    Returns
+    -------
+    Eig
+        The named tuple ``(eigenvalues, eigenvectors)``, shapes ``(..., n)`` and
+        ``(..., n, n)``, always complex of ``x``'s precision (float32 -> complex64; integers
+        as float64 -> complex128), as the standard requires: NumPy's result is real where all
+        eigenvalues happen to be real, a type that depends on the values. The eigenvalues are
+        in LAPACK's order (unsorted, as NumPy's).
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray or is half precision.
+    ValueError
+        If ``x`` has fewer than two dimensions or its matrices are not square.
+
+    Examples
+    --------
+    >>> w, V = ht.linalg.eig(ht.array([[0.0, -1.0], [1.0, 0.0]], split=0))
+    >>> w
+    DNDarray([0.+1.j, 0.-1.j], dtype=ht.complex64, device=cpu:0, split=None)
+    """
+    dtype, local, split = _square_matrices(x, "x", "eig")
+    w, v = torch.linalg.eig(local)
+    complex_type = _complex_type(dtype)
+    return Eig(*_eigen_result(x, split, w, complex_type, v, complex_type))
+
+
+def eigvals(x: DNDarray, /) -> DNDarray:
+    """
+    The eigenvalues of a general square matrix or of each matrix of a stack, as
+    :func:`numpy.linalg.eigvals` and the array API standard's ``linalg.eigvals`` (2025.12);
+    distributed as :func:`eig`, without computing the eigenvectors.
+
+    Parameters
+    ----------
+    x : DNDarray
+        Shape ``(..., n, n)``.
+
+    Returns
+    -------
+    DNDarray
+        Shape ``(..., n)``, complex of ``x``'s precision (see :func:`eig`), in LAPACK's order.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a DNDarray or is half precision.
+    ValueError
+        If ``x`` has fewer than two dimensions or its matrices are not square.
+
+    Examples
+    --------
+    >>> ht.linalg.eigvals(ht.array([[2.0, 1.0], [0.0, 3.0]], split=1))
+    DNDarray([2.+0.j, 3.+0.j], dtype=ht.complex64, device=cpu:0, split=None)
+    """
+    dtype, local, split = _square_matrices(x, "x", "eigvals")
+    return _eigen_result(x, split, torch.linalg.eigvals(local), _complex_type(dtype))
 
 
 def polar(
@@ -832,11 +939,5 @@ def eigvalsh(x: DNDarray, /) -> DNDarray:
     >>> ht.linalg.eigvalsh(ht.array([[2.0, 1.0], [1.0, 2.0]], split=1))
     DNDarray([1., 3.], dtype=ht.float32, device=cpu:0, split=None)
     """
-    _check_matrix(x, "x")
-    if x.gshape[-1] != x.gshape[-2]:
-        raise ValueError(f"eigvalsh needs square matrices, but x has shape {x.gshape}")
-    dtype = _float_type(x.dtype, "x")
-    local, split = _gathered_matrices(x, dtype.torch_type())
-    w = torch.linalg.eigvalsh(local)
-    w_split = split if split is not None and split < x.ndim - 2 else None
-    return _wrap(w, x.gshape[:-1], types.real_type_of(dtype), w_split, x)
+    dtype, local, split = _square_matrices(x, "x", "eigvalsh")
+    return _eigen_result(x, split, torch.linalg.eigvalsh(local), types.real_type_of(dtype))

@@ -106,18 +106,25 @@ def _check_pair(x1: DNDarray, x2: DNDarray, names=("x1", "x2")) -> None:
 def _unsigned_product(function, x1: DNDarray, x2: DNDarray, out=None, **kwargs) -> DNDarray:
     """
     ``function(x1, x2, **kwargs)`` for operands of which one is uint16, uint32 or uint64, which
-    torch has no product kernels for: computed in int64 (uint64 on its int64 bits; products and
-    sums wrap modulo 2**64 alike) and returned in the promoted unsigned type, as NumPy.
+    torch has no product kernels for, in NumPy's promoted type of the two:
+
+    * an unsigned type: computed in int64 (uint64 on its int64 bits; products and sums wrap
+      modulo 2**64 alike) and returned in that type;
+    * any other type (a signed integer, floating or complex type that holds both operands'
+      values: int16 x uint16 -> int32, int64 x uint64 -> float64, float32 x uint16 ->
+      float32): both operands cast to it, as NumPy's product loops do.
     """
     target = types.promote_types(x1.dtype, x2.dtype)
-    if target not in _UNSIGNED_TYPES:
-        raise TypeError(f"{function.__name__}: no product kernel for operands of type {target}")
     if target is types.uint64:
         c1, c2 = (signed_bits(x.astype(types.uint64, copy=False)) for x in (x1, x2))
         result = unsigned_from_bits(function(c1, c2, **kwargs), types.uint64)
-    else:
+    elif target in _UNSIGNED_TYPES:
         c1, c2 = (x.astype(types.int64, copy=False) for x in (x1, x2))
         result = function(c1, c2, **kwargs).astype(target)
+    else:
+        # no operand is uint16/32/64 any more: the ordinary kernels of the target type
+        c1, c2 = (x.astype(target, copy=False) for x in (x1, x2))
+        result = function(c1, c2, **kwargs)
     return result if out is None else write_out(result, out)
 
 

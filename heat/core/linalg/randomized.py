@@ -20,20 +20,12 @@ from .. import types
 from ..complex_math import conj
 from ..dndarray import DNDarray
 from ..layout import resplit
-from ..sanitation import sanitize_in
+from ..sanitation import check_int, sanitize_in
 from .basics import matrix_transpose
 from .decompositions import qr
 from .products import matmul
 
 __all__ = ["reigh", "rsvd"]
-
-
-def _check_int(value, name: str, least: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an integer, but was {type(value).__name__}")
-    if value < least:
-        raise ValueError(f"{name} must be at least {least}, but was {value}")
-    return value
 
 
 def _adjoint(A: DNDarray) -> DNDarray:
@@ -59,18 +51,19 @@ def _range_finder(A: DNDarray, width: int, power_iter: int) -> DNDarray:
 
 
 def _prepare(A: DNDarray, rank: int, n_oversamples: int, power_iter: int, name: str):
+    """Checks; (A in an inexact type, sample width, rank and power iterations as Python ints)."""
     sanitize_in(A, "A")
     if A.ndim != 2:
         raise ValueError(f"{name} needs a 2-D matrix, but A is {A.ndim}-D")
-    _check_int(rank, "rank" if name == "rsvd" else "n_eigenvalues", 1)
-    _check_int(n_oversamples, "n_oversamples", 0)
-    _check_int(power_iter, "power_iter", 0)
+    rank = check_int(rank, "rank" if name == "rsvd" else "n_eigenvalues", 1)
+    n_oversamples = check_int(n_oversamples, "n_oversamples", 0)
+    power_iter = check_int(power_iter, "power_iter", 0)
     if A.dtype in (types.float16, types.bfloat16):
         raise TypeError(f"array type {A.dtype.__name__} of A is unsupported in linalg")
     if not types.heat_type_is_inexact(A.dtype):
         A = A.astype(types.float64)
     width = min(rank + n_oversamples, min(A.gshape))
-    return A, width
+    return A, width, rank, power_iter
 
 
 def rsvd(
@@ -119,7 +112,7 @@ def rsvd(
     >>> U.shape, S.shape, Vt.shape
     ((100, 5), (5,), (5, 20))
     """
-    A, width = _prepare(A, svd_rank, n_oversamples, power_iter, "rsvd")
+    A, width, svd_rank, power_iter = _prepare(A, svd_rank, n_oversamples, power_iter, "rsvd")
     rank = min(svd_rank, width)
     Q = _range_finder(A, width, power_iter)
     # the l x n projection Q^H A is small: every process decomposes it
@@ -177,7 +170,9 @@ def reigh(
     sanitize_in(A, "A")
     if A.ndim == 2 and A.gshape[0] != A.gshape[1]:
         raise ValueError(f"reigh needs a square matrix, but A has shape {A.gshape}")
-    A, width = _prepare(A, n_eigenvalues, n_oversamples, power_iter, "reigh")
+    A, width, n_eigenvalues, power_iter = _prepare(
+        A, n_eigenvalues, n_oversamples, power_iter, "reigh"
+    )
     count = min(n_eigenvalues, width)
     Q = _range_finder(A, width, power_iter)
     B = matmul(_adjoint(Q), matmul(A, Q))

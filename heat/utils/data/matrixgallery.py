@@ -2,8 +2,9 @@
 Test matrices of known spectrum or rank, as (split) DNDarrays: ``parter``, ``hermitian``,
 ``random_orthogonal``, ``random_known_singularvalues`` and ``random_known_rank``.
 
-The matrices come from ``random_state`` alone (NumPy's generator, the same on every process), so
-they do not depend on the number of processes; each process keeps only its block.
+The matrices come from NumPy's generator, seeded on every process alike: with ``random_state``,
+or without it from heat's global generator (:mod:`heat.random`, so ``ht.random.seed`` fixes
+them too). So they do not depend on the number of processes; each process keeps only its block.
 """
 
 from __future__ import annotations
@@ -29,6 +30,16 @@ def _size(value: Any, name: str) -> int:
     if value < 1:
         raise ValueError(f"{name} must be >= 1, got {value}")
     return int(value)
+
+
+def _generator(random_state: Optional[int], comm=None) -> np.random.Generator:
+    """
+    NumPy's generator seeded with ``random_state``, or with a number drawn from heat's global
+    generator if it is None: the same on every process, whatever their number (collective then).
+    """
+    if random_state is None:
+        random_state = int(ht.random.randint(0, 2**62, (1,), split=None, comm=comm).item())
+    return np.random.default_rng(random_state)
 
 
 def _orthonormal(rng: np.random.Generator, m: int, n: int) -> np.ndarray:
@@ -67,7 +78,8 @@ def hermitian(
 ) -> ht.DNDarray:
     """
     A random Hermitian (symmetric for a real ``dtype``) n x n matrix; with
-    ``positive_definite=True`` its eigenvalues are in [1, 2).
+    ``positive_definite=True`` its eigenvalues are in [1, 2). Without ``random_state`` it
+    comes from heat's global generator (as every matrix here; collective).
 
     Examples
     --------
@@ -76,7 +88,7 @@ def hermitian(
     (4, 4)
     """
     n = _size(n, "n")
-    rng = np.random.default_rng(random_state)
+    rng = _generator(random_state, comm)
     complex_ = (
         ht.heat_type_is_complexfloating(dtype)
         if hasattr(ht, "heat_type_is_complexfloating")
@@ -100,7 +112,8 @@ def random_orthogonal(
     random_state: Optional[int] = None,
 ) -> ht.DNDarray:
     """
-    A random m x n matrix with orthonormal columns (m >= n), Haar-distributed.
+    A random m x n matrix with orthonormal columns (m >= n), Haar-distributed; from heat's
+    global generator without ``random_state``.
 
     Examples
     --------
@@ -111,7 +124,7 @@ def random_orthogonal(
     m, n = _size(m, "m"), _size(n, "n")
     if m < n:
         raise ValueError(f"random_orthogonal needs m >= n, got m={m}, n={n}")
-    q = _orthonormal(np.random.default_rng(random_state), m, n)
+    q = _orthonormal(_generator(random_state, comm), m, n)
     return ht.array(q, dtype=dtype, split=split, device=device, comm=comm)
 
 
@@ -127,7 +140,8 @@ def random_known_singularvalues(
 ) -> Tuple[ht.DNDarray, Tuple[ht.DNDarray, ht.DNDarray, ht.DNDarray]]:
     """
     A random m x n matrix ``A = U diag(S) V^T`` with the given non-negative singular values
-    (``k <= min(m, n)`` of them; the rank is the number of non-zero ones).
+    (``k <= min(m, n)`` of them; the rank is the number of non-zero ones); from heat's global
+    generator without ``random_state``.
 
     Returns
     -------
@@ -150,7 +164,7 @@ def random_known_singularvalues(
         )
     if not np.isfinite(s).all() or (s < 0).any():
         raise ValueError("singular_values must be finite and non-negative")
-    rng = np.random.default_rng(random_state)
+    rng = _generator(random_state, comm)
     u, v = _orthonormal(rng, m, s.size), _orthonormal(rng, n, s.size)
     a = (u * s) @ v.T
     make = lambda x, sp: ht.array(x, dtype=dtype, split=sp, device=device, comm=comm)  # noqa: E731
@@ -184,7 +198,7 @@ def random_known_rank(
         raise ValueError(f"r must be <= min(m, n) = {min(m, n)}, got {r}")
     if quantile_function is not None and not callable(quantile_function):
         raise TypeError("quantile_function must be callable or None")
-    rng = np.random.default_rng(random_state)
+    rng = _generator(random_state, comm)
     samples = 1.0 - rng.random(r)  # in (0, 1]
     s = np.asarray((quantile_function or (lambda x: -np.log(x)))(samples), dtype=np.float64)
     s = np.sort(np.abs(s))[::-1]

@@ -11,6 +11,7 @@ Python reference is dropped before ``Wait``, and the large-count fallbacks.
 """
 
 import gc
+import time
 import weakref
 
 import numpy as np
@@ -367,6 +368,22 @@ def start_with_dropped_references(name, n):
         recv if isinstance(recv, list) else [recv] if recv is not None else []
     )
     return request, [weakref.ref(t) for t in handed], expected
+
+
+def test_wait_reporting():
+    # a process whose partners are late: one report after report_after seconds, then the result
+    # (printing uses it: its gather waits forever for processes that never print)
+    reports = []
+    late = RANK == SIZE - 1 and SIZE > 1
+    if late:
+        time.sleep(1.0)
+    request = WORLD.Iallreduce(torch.ones(2), torch.empty(2))
+    result = request.wait_reporting(0.2, reports.append)
+    ok = torch.equal(result, torch.full((2,), float(SIZE))) and request.done
+    # the last rank came late: everyone else waited and reported once, with the seconds so far
+    early = SIZE > 1 and not late
+    ok = ok and (len(reports) == 1 and reports[0] >= 0.2 if early else reports == [])
+    agree(ok, (reports, result))
 
 
 @pytest.mark.parametrize(

@@ -80,6 +80,108 @@ def test_uncaught_exception_aborts_job():
     assert "hooked [True, True]" in done.stdout, done.stdout
 
 
+# ---------------------------------------------------------------------------------------------
+# threads per process (issue 18, item 24)
+# ---------------------------------------------------------------------------------------------
+def test_choose_threads():
+    choose = hc.process.choose_threads
+    defaults = {1, 8, 16}
+    node = "processes on this node"
+    left, before = "is set: left to it", "before heat was imported: left as set"
+    cases = [
+        # cores / local processes, at least 1
+        (({}, 16, defaults, 16, 4), (4, f"heat: 16 CPUs / 4 {node}")),
+        (({}, 1, defaults, 16, 1), (16, "heat: 16 CPUs / 1 process on this node")),
+        (({}, 16, defaults, 2, 4), (1, f"heat: 2 CPUs / 4 {node}")),
+        # the user's choice stays
+        (({"OMP_NUM_THREADS": "2"}, 2, defaults, 16, 4), (None, f"OMP_NUM_THREADS=2 {left}")),
+        (({"MKL_NUM_THREADS": " 3 "}, 3, defaults, 16, 4), (None, f"MKL_NUM_THREADS=3 {left}")),
+        (({}, 5, defaults, 16, 4), (None, f"torch.set_num_threads(5) {before}")),
+        # an empty variable is no choice
+        (({"OMP_NUM_THREADS": ""}, 16, defaults, 16, 2), (8, f"heat: 16 CPUs / 2 {node}")),
+    ]
+    wrong = [(args, choose(*args), want) for args, want in cases if choose(*args) != want]
+    agree(not wrong, wrong)
+
+
+def test_threads_on_a_node_with_hyperthreads(monkeypatch):
+    # torch's default on a node with 2 hardware threads per core is the number of physical
+    # cores, which is neither 1 nor the CPU count: it was left as it was, and 4 processes ran
+    # 8 threads each on 16 CPUs (the oversubscription of issue 18, item 24)
+    process = hc.process
+    calls = []
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.delenv("MKL_NUM_THREADS", raising=False)
+    monkeypatch.setattr(process.torch, "get_num_threads", lambda: 8 if not calls else calls[-1])
+    monkeypatch.setattr(process.torch, "set_num_threads", calls.append)
+    monkeypatch.setattr(process.os, "cpu_count", lambda: 16)
+    monkeypatch.setattr(process, "_usable_cpus", lambda: list(range(16)))
+    monkeypatch.setattr(process, "_physical_cores", lambda cpus: len(cpus) // 2)
+    monkeypatch.setattr(process, "_local_process_count", lambda: 4)
+    monkeypatch.setattr(process, "THREAD_CHOICE", {"threads": None, "reason": ""})
+    process._configure_threads()
+    agree(calls == [4], calls)
+    wanted = {"threads": 4, "reason": "heat: 16 CPUs / 4 processes on this node"}
+    agree(process.THREAD_CHOICE == wanted, process.THREAD_CHOICE)
+    # with OMP_NUM_THREADS set, nothing is changed and no process count is needed
+    calls.clear()
+    monkeypatch.setenv("OMP_NUM_THREADS", "8")
+    monkeypatch.setattr(process, "_local_process_count", lambda: pytest.fail("counted processes"))
+    process._configure_threads()
+    agree(calls == [] and process.THREAD_CHOICE["reason"] == "OMP_NUM_THREADS=8 is set: left to it",
+          (calls, process.THREAD_CHOICE))
+
+
+def test_physical_cores_and_usable_cpus():
+    cpus = hc.process._usable_cpus()
+    cores = hc.process._physical_cores(cpus)
+    ok = cpus and set(cpus) <= set(range(os.cpu_count() or 1)) and 1 <= cores <= len(cpus)
+    agree(ok, (cpus, cores))
+
+
+THREADS_SCRIPT = """
+import torch
+{before}
+import heat
+from heat.core.communication.process import THREAD_CHOICE
+print("threads", heat.MPI_WORLD.rank, torch.get_num_threads(), THREAD_CHOICE["reason"], flush=True)
+"""
+
+
+@pytest.mark.skipif(SIZE > 1, reason="starts its own jobs; runs in the 1-process suite")
+@pytest.mark.parametrize(
+    "processes, before, environment, expected",
+    [
+        (2, "", {}, "heat: {cpus} CPUs / 2 processes on this node"),
+        (1, "", {}, "heat: {cpus} CPUs / 1 process on this node"),
+        (2, "", {"OMP_NUM_THREADS": "3"}, "OMP_NUM_THREADS=3 is set: left to it"),
+        (2, "torch.set_num_threads(7)", {},
+         "torch.set_num_threads(7) before heat was imported: left as set"),
+    ],
+)
+def test_threads_at_import(processes, before, environment, expected):
+    cpus = len(hc.process._usable_cpus())
+    env = fresh_job_environment(**environment)
+    for variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        if variable not in environment:
+            env.pop(variable, None)
+    done = subprocess.run(
+        ["mpiexec", "-n", str(processes), sys.executable, "-c",
+         THREADS_SCRIPT.format(before=before)],
+        env=env, capture_output=True, text=True, timeout=90,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = sorted(
+        line.split(" ", 3)[1:] for line in done.stdout.splitlines() if line.startswith("threads")
+    )
+    assert [(rank, reason) for rank, _, reason in lines] == [
+        (str(r), expected.format(cpus=cpus)) for r in range(processes)
+    ], done.stdout
+    if not environment:  # with OMP_NUM_THREADS, torch (and MKL) decide the count themselves
+        want = max(1, cpus // processes) if not before else 7
+        assert all(count == str(want) for _, count, _ in lines), done.stdout
+
+
 def test_abort_hook_switch(monkeypatch):
     monkeypatch.delenv("HEAT_ABORT_ON_EXCEPTION", raising=False)
     default = (hc.process._wants_abort_hook(1), hc.process._wants_abort_hook(2))

@@ -221,6 +221,60 @@ def test_eigh(shape):
     assert_raises_then_collective_works(ValueError, ht.linalg.eigh, ht.ones((3, 3)), UPLO="X")
 
 
+def _sorted_values(w):
+    """Eigenvalues in a canonical order (LAPACK's order is not specified)."""
+    w = np.asarray(w)
+    order = np.lexsort((np.round(w.imag, 4), np.round(w.real, 4)), axis=-1)
+    return np.take_along_axis(w, order, axis=-1)
+
+
+@pytest.mark.parametrize("shape", [(7, 7), (2, 2), (1, 1), (3, 5, 5)], ids=str)
+def test_eig_and_eigvals(shape):
+    """
+    The general eigenproblem, distributed as eigh: NumPy's eigenvalues (as a multiset), x V =
+    V diag(w) with unit columns, always complex of x's precision (the array API standard),
+    the eigenvectors in x's split and the eigenvalues replicated for a single matrix.
+    """
+    failures = []
+    complex_of = {np.float32: np.complex64, np.float64: np.complex128, np.complex64: np.complex64,
+                  np.int64: np.complex128}
+    for dtype in (np.float32, np.float64, np.complex64, np.int64):
+        a = random_array(shape, dtype=dtype, seed=7, low=-5, high=5)
+        w_expected = _sorted_values(np.linalg.eigvals(a.astype(np.complex128)))
+        tol = 2e-3 if dtype in (np.float32, np.complex64) else 1e-9
+        expected_type = ht.types.canonical_heat_type(complex_of[dtype])
+        for split in splits(len(shape)) + ((-1,) if len(shape) > 1 else ()):
+            x = ht.array(a, split=split)
+            w, V = ht.linalg.eig(x)
+            values = ht.linalg.eigvals(x)
+            label = f"{dtype.__name__} split {split}"
+            if (w.dtype, V.dtype, values.dtype) != (expected_type,) * 3:
+                failures.append(f"{label}: types {w.dtype}, {V.dtype}, {values.dtype}")
+                continue
+            if V.split != x.split:
+                failures.append(f"{label}: eigenvectors split {V.split}")
+            if len(shape) == 2 and (w.split is not None or values.split is not None):
+                failures.append(f"{label}: eigenvalues split {w.split}, {values.split}")
+            wn, v = w.numpy(), V.numpy()
+            for name, got in (("eig", wn), ("eigvals", values.numpy())):
+                if not np.allclose(_sorted_values(got), w_expected, atol=tol, rtol=tol):
+                    failures.append(f"{label}: {name} eigenvalues {got} != {w_expected}")
+            if not np.allclose(a @ v, v * wn[..., None, :], atol=tol * 10):
+                failures.append(f"{label}: x V != V diag(w)")
+            if not np.allclose(np.linalg.norm(v, axis=-2), 1, atol=tol):
+                failures.append(f"{label}: eigenvectors not of unit norm")
+    collective_assert(not failures, "\n".join(failures[:10]))
+
+
+def test_eig_bad_input():
+    for function in (ht.linalg.eig, ht.linalg.eigvals):
+        assert_raises_then_collective_works(ValueError, function, ht.ones((3, 4), split=0))
+        assert_raises_then_collective_works(ValueError, function, ht.ones(3, split=0))
+        assert_raises_then_collective_works(TypeError, function, ht.ones((3, 3), dtype=ht.float16))
+        assert_raises_then_collective_works(TypeError, function, np.ones((3, 3)))
+    assert ht.eig is ht.linalg.eig and ht.eigvals is ht.linalg.eigvals
+
+
 @pytest.mark.parametrize("shape", [(40, 4), (6, 6), (9, 3)], ids=str)
 def test_polar(shape):
     failures = []

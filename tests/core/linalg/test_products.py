@@ -99,6 +99,54 @@ def test_matmul_integer_overflow_wraps_as_numpy():
     assert_arrays_equal(cases)
 
 
+# mixed signed / unsigned (and unsigned / floating) operands: NumPy's promoted result type
+MIXED_PAIRS = [
+    (np.int16, np.uint16),  # int32
+    (np.int8, np.uint32),  # int64
+    (np.uint32, np.int32),  # int64
+    (np.int64, np.uint64),  # float64
+    (np.float32, np.uint16),  # float32
+    (np.uint32, np.float32),  # float64
+    (np.complex64, np.uint64),  # complex128
+    (np.bool_, np.uint16),  # uint16 (as before)
+]
+
+
+def _mixed(shape, dtype, seed):
+    """Values that make the products wrap where the result type is an integer of 32 bits."""
+    bounds = {np.int16: (-30000, 30000), np.uint16: (0, 60000), np.int8: (-100, 100)}
+    low, high = bounds.get(dtype, (-10, 10))
+    return random_array(shape, dtype=dtype, seed=seed, low=low, high=high)
+
+
+@pytest.mark.parametrize("dtypes", MIXED_PAIRS, ids=lambda d: f"{d[0].__name__}x{d[1].__name__}")
+def test_products_of_mixed_signed_and_unsigned_integers(dtypes):
+    first, second = (ht.types.canonical_heat_type(d) for d in dtypes)
+    cases = []
+    for shape_a, shape_b in (((5, 7), (7, 3)), ((2, 3), (3, 5)), ((7,), (7, 2)), ((4,), (4,))):
+        a, b, c = _mixed(shape_a, dtypes[0], 1), _mixed(shape_b, dtypes[1], 2), _mixed(shape_a, dtypes[1], 3)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # NumPy's overflow warnings of wrapping products
+            expected = (np.matmul(a, b), np.dot(a, b), np.tensordot(a, b, 1), np.matmul(b.T, a.T),
+                        np.vecdot(a, c))
+        for sa in splits(len(shape_a)):
+            for sb in splits(len(shape_b)):
+                x, y = ht.array(a, split=sa), ht.array(b, split=sb)
+                z = ht.array(c, split=sb if sb is None else min(sb, c.ndim - 1))
+                results = (ht.matmul(x, y), ht.dot(x, y), ht.tensordot(x, y, axes=1), y.T @ x.T,
+                           ht.vecdot(x, z))
+                cases += list(zip(results, expected))
+        if a.ndim == 1:
+            cases.append((ht.vdot(ht.array(a, split=0), ht.array(c)), np.vdot(a, c)))
+    assert_arrays_equal(cases, rtol=1e-6)
+    # the shapes are still checked on every rank before anything is communicated
+    x, y = ht.ones((3, 4), dtype=first, split=0), ht.ones((3, 4), dtype=second, split=1)
+    assert_raises_then_collective_works(ValueError, ht.matmul, x, y)
+    assert_raises_then_collective_works(ValueError, ht.dot, x, y)
+    assert_raises_then_collective_works(ValueError, ht.vecdot, x, ht.ones((3, 5), dtype=second))
+    assert_raises_then_collective_works(ValueError, ht.tensordot, x, y, axes=([1], [0]))
+
+
 VECTOR_PAIRS = [((7,), (7,)), ((7,), (7, 3)), ((5, 7), (7,)), ((2,), (2, 6)), ((3, 4, 5), (5,)), ((4,), (2, 4, 3))]
 
 

@@ -84,6 +84,61 @@ def test_orthogonal_and_hermitian():
     assert w.min() >= 1 - 1e-10 and w.max() < 2 and np.allclose(p, p.T)
 
 
+def _same_on_every_rank(values: np.ndarray) -> bool:
+    everyone = ht.MPI_WORLD.allgather(values)
+    return all(np.array_equal(v, everyone[0]) for v in everyone)
+
+
+@pytest.mark.parametrize("split", [None, 0, 1])
+def test_without_random_state_one_matrix_for_any_process_count(split):
+    """
+    Without ``random_state`` the generators draw from heat's global generator: every process
+    holds a block of the same matrix (not each its own), and the matrix is the one a single
+    process draws after the same ``ht.random.seed``.
+    """
+    means = [[0.0, 0.0], [5.0, 5.0]]
+
+    def draw(split, comm):
+        q = matrixgallery.random_orthogonal(20, 8, split=split, dtype=ht.float64, comm=comm)
+        a, (u, s, v) = matrixgallery.random_known_rank(9, 7, 3, split=split, dtype=ht.float64,
+                                                       comm=comm)
+        h = matrixgallery.hermitian(6, dtype=ht.complex128, split=split, comm=comm)
+        p = matrixgallery.hermitian(5, dtype=ht.float64, split=split, positive_definite=True,
+                                    comm=comm)
+        w, _ = matrixgallery.random_known_singularvalues(7, 4, [3.0, 1.0], split=split,
+                                                         dtype=ht.float64, comm=comm)
+        c = spherical.create_clusters(11, 2, 2, means, 0.5, split=split, comm=comm)
+        return [x.numpy() for x in (q, a, s, h, p, w, c)]
+
+    ht.random.seed(11)
+    q, a, s, h, p, w, c = draw(split, None)
+    ht.random.seed(11)
+    alone = draw(None, ht.MPI_SELF)
+    problems = []
+    if np.abs(q.T @ q - np.eye(8)).max() > 1e-12:
+        problems.append(f"Q^T Q - I up to {np.abs(q.T @ q - np.eye(8)).max()}")
+    if np.linalg.matrix_rank(a) != 3:
+        problems.append(f"rank {np.linalg.matrix_rank(a)}, not 3")
+    np_s = np.linalg.svd(a, compute_uv=False)[:3]
+    if not np.allclose(np_s, s, rtol=1e-10):
+        problems.append(f"singular values {np_s}, stated {s}")
+    if not np.allclose(h, h.conj().T) or not np.allclose(p, p.T):
+        problems.append("hermitian is not Hermitian")
+    elif np.linalg.eigvalsh(p).min() < 1 - 1e-10:
+        problems.append("positive definite hermitian has eigenvalues below 1")
+    if not np.allclose(np.linalg.svd(w, compute_uv=False)[:2], [3.0, 1.0]):
+        problems.append("random_known_singularvalues has other singular values")
+    for name, mine, single in zip("qashpwc", (q, a, s, h, p, w, c), alone):
+        if not np.array_equal(mine, single):
+            problems.append(f"{name} differs from the one process's draw")
+        if not _same_on_every_rank(mine):
+            problems.append(f"{name} differs between the processes")
+    collective_assert(not problems, "; ".join(problems))
+    # the global generator advanced: the next draw is another matrix
+    again = matrixgallery.random_orthogonal(20, 8, split=split, dtype=ht.float64).numpy()
+    collective_assert(not np.allclose(again, q), "two draws gave the same matrix")
+
+
 def test_generators_bad_input():
     assert_raises_then_collective_works(ValueError, spherical.create_spherical_dataset, 0)
     assert_raises_then_collective_works(

@@ -1,5 +1,6 @@
 """
-Threads for NumPy kernels on CPU blocks.
+Threads for NumPy kernels on CPU blocks (used by core's families and by heat's estimators, e.g.
+the cluster kernels; the one place that decides how many threads a process computes with).
 
 NumPy releases the GIL inside its sort and selection kernels, so independent pieces of one local
 block (row blocks, groups of lanes) can be processed by several threads at once. The number of

@@ -1,0 +1,124 @@
+"""
+Tests of heat/core/communication/shared_memory.py: sums over a node's processes through a shared
+segment equal torch's sum in slot order, bit for bit on every process of the node; rounds reuse
+the segment; nodes that cannot share memory get None everywhere; bad arguments raise alike.
+Under 1-4 processes, with nodes emulated (HEAT_RANKS_PER_NODE) or real.
+"""
+
+import os
+
+import pytest
+import torch
+
+import heat as ht
+from heat.core.communication import shared_memory
+from heat.core.communication.shared_memory import node_shared_sum
+from tests.helpers import collective_assert
+
+COMM = ht.MPI_WORLD
+
+
+@pytest.mark.parametrize("ranks_per_node", [None, 2])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+def test_sums_equal_the_slot_order_sum_on_every_process(emulate_nodes, ranks_per_node, dtype):
+    emulate_nodes(ranks_per_node)
+    node = COMM.node_topology(cached=False).node_comm
+    summer = node_shared_sum(node, 1000, dtype)
+    if node.size == 1:
+        collective_assert(summer is None, "a node of one process needs no segment")
+        return
+    ok, message = summer is not None, "no segment on a node whose processes share memory"
+    for round_ in range(3):  # the segment serves every round
+        pieces = [torch.randn(n, generator=torch.Generator().manual_seed(100 * round_ + 10 * r + n))
+                  .to(dtype) for r in range(node.size) for n in (7, 300)]
+        mine = [pieces[2 * node.rank].clone(), pieces[2 * node.rank + 1].clone()]
+        if ok:
+            summer.allreduce_(mine, average=round_ == 2)
+        for i, got in enumerate(mine):
+            expected = pieces[i].clone()
+            for r in range(1, node.size):
+                expected += pieces[2 * r + i]
+            if round_ == 2:
+                expected = torch.mul(expected, 1.0 / node.size)
+            if not torch.equal(got, expected):
+                ok, message = False, f"round {round_} piece {i}: {got[:3]} != {expected[:3]}"
+        # the same bits on every process of the node
+        digests = node.allgather(tuple(float(t.double().sum()) for t in mine))
+        ok = ok and len(set(digests)) == 1
+    collective_assert(ok, f"rank {COMM.rank}: {message}")
+
+
+
+def test_put_reduce_take_and_sharing():
+    node = COMM.node_topology(cached=False).node_comm
+    summer = node_shared_sum(node, 64, torch.float32)
+    if summer is None:
+        return
+    summer.put(10, torch.full((5,), float(node.rank + 1)))
+    summer.reduce()
+    out = summer.take(10, torch.empty(5))
+    total = node.size * (node.size + 1) / 2
+    ok = torch.equal(out, torch.full((5,), total))
+    # a gather through the common area: each process writes its own part, once every process
+    # has taken the sum it overwrites
+    summer.barrier()
+    summer.share(node.rank * 4, torch.full((4,), float(node.rank)))
+    summer.barrier()
+    gathered = summer.take(0, torch.empty(4 * node.size))
+    ok = ok and torch.equal(gathered, torch.arange(node.size).repeat_interleave(4).float())
+    collective_assert(ok, f"rank {COMM.rank}: {out} {gathered}")
+    with pytest.raises(ValueError, match="capacity"):
+        summer.put(60, torch.ones(5))
+
+
+def test_no_segment_left_behind_and_bad_arguments():
+    node = COMM.node_topology(cached=False).node_comm
+    before = set(os.listdir(shared_memory._segment_folder()))
+    summer = node_shared_sum(node, 10, torch.float32)
+    node.Barrier()
+    after = set(os.listdir(shared_memory._segment_folder()))
+    leftovers = [name for name in after - before if name.startswith("heat-node-sum-")]
+    collective_assert(not leftovers, f"segments left in the folder: {leftovers}")
+    del summer
+    with pytest.raises(ValueError, match="capacity"):
+        node_shared_sum(node, 0, torch.float32)
+    with pytest.raises(TypeError, match="floating-point"):
+        node_shared_sum(node, 10, torch.int64)
+
+
+def test_processes_that_cannot_share_get_none_everywhere(monkeypatch):
+    node = COMM.node_topology(cached=False).node_comm
+    if node.size == 1:
+        return
+    real = shared_memory._map_segment
+
+    def fails_on_the_last(path, nbytes, create):
+        if not create and node.rank == node.size - 1:
+            raise OSError("no such file: another machine")
+        return real(path, nbytes, create)
+
+    monkeypatch.setattr(shared_memory, "_map_segment", fails_on_the_last)
+    summer = node_shared_sum(node, 10, torch.float32)
+    collective_assert(summer is None, f"rank {COMM.rank}: got a segment")
+    assert COMM.allreduce(1) == COMM.size
+
+
+def test_a_fast_process_never_overwrites_a_sum_others_still_take():
+    # process 0 runs ahead into the next round while the others are slow to take the sum
+    import time
+
+    node = COMM.node_topology(cached=False).node_comm
+    summer = node_shared_sum(node, 8, torch.float64)
+    if summer is None:
+        return
+    ok, seen = True, []
+    for round_ in range(4):
+        summer.put(0, torch.full((8,), float(round_ * 10 + node.rank)))
+        summer.reduce()
+        if node.rank != 0:
+            time.sleep(0.05)
+        got = summer.take(0, torch.empty(8))
+        expected = round_ * 10 * node.size + node.size * (node.size - 1) / 2
+        ok = ok and torch.equal(got, torch.full((8,), expected))
+        seen.append(float(got[0]))
+    collective_assert(ok, f"rank {COMM.rank}: {seen}")
