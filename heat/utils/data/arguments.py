@@ -1,6 +1,7 @@
 """
 The streaming loader's arguments, checked from the arguments alone (the same on every process,
 before any communication), the states it is given to resume from, and the per-row transforms.
+Integers and flags are checked by :mod:`heat.core.sanitation`'s ``check_int`` / ``check_bool``.
 """
 
 from __future__ import annotations
@@ -12,33 +13,16 @@ from typing import Any, Callable, List, Optional, Tuple
 import numpy as np
 import torch
 
+from heat.core.sanitation import check_int
+
 from .plan import EpochPlan, derive_key
 
-__all__ = [
-    "MASK63", "STATE_FORMAT", "Transforms", "check_flag", "check_int", "check_names",
-    "check_paths", "check_state",
-]
+__all__ = ["MASK63", "STATE_FORMAT", "Transforms", "check_names", "check_paths", "check_state"]
 
 #: seeds and the keys of the transforms' generators are below 2**63 (torch takes int64 seeds)
 MASK63 = (1 << 63) - 1
 #: the format entry of the loader's states
 STATE_FORMAT = "heat.utils.data.StreamingDataLoader/1"
-
-
-def check_flag(value: Any, name: str) -> bool:
-    """``value`` as a bool (NumPy's bool too); TypeError naming ``name`` otherwise."""
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
-    return bool(value)
-
-
-def check_int(value: Any, name: str, low: int) -> int:
-    """``value`` as an int ``>= low`` (NumPy integers too); TypeError or ValueError naming ``name``."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if value < low:
-        raise ValueError(f"{name} must be >= {low}, got {value}")
-    return int(value)
 
 
 def check_paths(paths: Any) -> List[str]:

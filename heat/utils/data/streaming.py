@@ -31,9 +31,9 @@ import torch
 import heat as ht
 from heat.core.communication import verdicts
 
-from .arguments import (
-    MASK63, STATE_FORMAT, Transforms, check_flag, check_int, check_names, check_paths, check_state,
-)
+from heat.core.sanitation import check_bool, check_int
+
+from .arguments import MASK63, STATE_FORMAT, Transforms, check_names, check_paths, check_state
 from .buffers import BufferPool
 from .plan import TAIL_POLICIES, EpochPlan
 from .reader import DatasetInfo, inspect_datasets, window_rows_for
@@ -183,7 +183,7 @@ class StreamingDataLoader:
         self.paths = check_paths(paths)
         self.datasets = check_names(datasets)
         self.batch_size = check_int(batch_size, "batch_size", 1)
-        self.shuffle = check_flag(shuffle, "shuffle")
+        self.shuffle = check_bool(shuffle, "shuffle")
         self.seed = check_int(seed, "seed", 0)
         if self.seed > MASK63:
             raise ValueError(f"seed must be < 2**63, got {seed}")
@@ -191,10 +191,10 @@ class StreamingDataLoader:
         if not isinstance(tail, str) or tail not in TAIL_POLICIES:
             raise ValueError(f"tail must be one of {TAIL_POLICIES}, got {tail!r}")
         self.tail = tail
-        self.return_indices = check_flag(return_indices, "return_indices")
+        self.return_indices = check_bool(return_indices, "return_indices")
         self._transforms = Transforms(transforms, len(self.datasets))
-        self.progress = check_flag(progress, "progress")
-        self.as_dndarray = check_flag(as_dndarray, "as_dndarray")
+        self.progress = check_bool(progress, "progress")
+        self.as_dndarray = check_bool(as_dndarray, "as_dndarray")
         self.device = ht.sanitize_device(device)
         self.comm = ht.sanitize_comm(comm)
         if self.progress:
