@@ -448,6 +448,7 @@ def main() -> None:
     folder = COMM.bcast(folder)
     try:
         log(f"# {COMM.size} process(es), torch threads {torch.get_num_threads()}, load {os.getloadavg()}")
+        log(f"# heat from {os.path.dirname(ht.__file__)}")
         log(f"# heat18: {args.anchor_python or 'skipped (no --anchor-python)'}")
         records = [] if args.no_throughput else throughput(args, folder)
         if args.consumer_ms > 0:

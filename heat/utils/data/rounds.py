@@ -42,7 +42,7 @@ import torch
 from heat.core.communication import verdicts
 
 from .buffers import Buffer, BufferPool
-from .exchange import Exchanger, _row_bytes_view
+from .exchange import Exchanger, NodeRoute, _row_bytes_view, node_route
 from .plan import EpochPlan, RoundTask, Segment
 from .reader import DatasetInfo, WindowReader
 
@@ -159,8 +159,9 @@ class RoundAssembler:
     output_rows : int
         The capacity of new buffers for a round's rows (a process's share of a round is at most
         a window plus a batch of wrap padding).
-    gate : context manager, optional
-        Held while the rows of an exchange move (see :class:`RoundsAhead`).
+    node : NodeRoute, optional
+        The exchange's way to the processes of this node through shared memory
+        (:func:`~.exchange.node_route`); without, every row goes through MPI.
 
     Attributes
     ----------
@@ -176,10 +177,10 @@ class RoundAssembler:
     """
 
     def __init__(self, segment: Segment, comm, reader, pool: BufferPool, output_rows: int,
-                 gate=None):
+                 node=None):
         self.segment, self.comm, self.reader, self.pool = segment, comm, reader, pool
         self.output_rows = int(output_rows)
-        self.exchanger = Exchanger(comm, pool, poll=True, gate=gate)
+        self.exchanger = Exchanger(comm, pool, poll=True, node=node)
         self.agreement = Agreement(comm)
         self.exchange_seconds = 0.0
         self.gather_seconds = 0.0
@@ -358,12 +359,14 @@ class RoundsAhead:
     always finished (the other processes take part in its exchange); :meth:`stop` only keeps
     later rounds from starting.
 
-    Where a node has fewer cores than the consumers and these threads need (``hold``), the
-    consumer steps aside while the rows of an exchange move: MPI moves large messages between
+    Where rows go through MPI on a node with fewer cores than the consumers and these threads
+    need (``hold``), the consumer steps aside while they move: MPI moves large messages between
     the processes of a node through shared memory in a pipeline that needs both threads running
     at once, and beside busy consumers it crawled (0.5-1.5 s for a round of 9 MB between two
-    processes on 2 cores, instead of 25 ms). Everything else -- waiting for the other processes,
-    the plan, the gathers -- overlaps the consumer's work.
+    processes on 2 cores, instead of 25 ms). The node's own processes exchange through its
+    shared-memory slots instead (:class:`~.exchange.NodeRoute`), which need no hold. Everything
+    else -- waiting for the other processes, the plan, the gathers -- overlaps the consumer's
+    work.
 
     Parameters
     ----------
@@ -590,9 +593,9 @@ def spare_rows(window_rows: int, batch_size: int, processes: int, shuffle: bool)
 
 def holds_consumer(comm) -> bool:
     """
-    Whether the consumer steps aside while rows move (:class:`RoundsAhead`): where this node has
-    fewer cores than two per process of ``comm`` (the consumer's thread and the rounds'), so the
-    threads that move rows would not run beside the consumers. Collective on the first call
+    Whether the consumer steps aside while MPI moves rows (:class:`RoundsAhead`): where this node
+    has fewer cores than two per process of ``comm`` (the consumer's thread and the rounds'), so
+    the threads that move rows would not run beside the consumers. Collective on the first call
     (the node topology).
     """
     if comm.size == 1:
@@ -608,11 +611,17 @@ def start_epoch(
     window_rows: int,
     pool: BufferPool,
     layouts: dict,
+    node: Optional[NodeRoute] = None,
 ) -> RoundsAhead:
     """
     The reader, the assembler and its thread of the epoch of ``plan``, from the plan's position;
     the rounds' messages go over a duplicate of ``comm`` (collective), apart from the
     consumer's. :meth:`RoundsAhead.end` frees it.
+
+    The processes of a node exchange rows through shared memory (:func:`~.exchange.node_route`,
+    slots for the most rows a process sends in a round: its window plus wrap padding); ``node``,
+    the route of an earlier epoch of the same loader, is reused where its slots are large
+    enough (its memory is already mapped and touched). The route is ``assembler.exchanger.node``.
     """
     segment = plan.segment
     tasks = plan.tasks(comm.rank)
@@ -625,7 +634,16 @@ def start_epoch(
     if windows:
         spare = spare_rows(window_rows, plan.batch_size, comm.size, plan.shuffle)
         reader = WindowReader(infos, windows, window_rows, pool, layouts=layouts, spare_rows=spare)
-    hold = holds_consumer(comm)
     rounds_comm = comm.Dup()
-    assembler = RoundAssembler(segment, rounds_comm, reader, pool, window_rows + plan.batch_size + 1)
+    # the same on every process: the tasks list the rounds some process needs
+    if comm.size > 1 and any(not segment.is_local(t.round) for t in tasks):
+        row_bytes = sum(info.row_bytes for info in infos) + 8
+        capacity = (window_rows + comm.size * plan.batch_size) * row_bytes
+        capacity += 8 * (len(infos) + 2) * comm.size  # room to align every part
+        node = node_route(rounds_comm, capacity, node)
+    # the consumer makes room while MPI moves rows where no core is free for it
+    hold = holds_consumer(comm) and (node is None or not node.holds_everyone)
+    assembler = RoundAssembler(
+        segment, rounds_comm, reader, pool, window_rows + plan.batch_size + 1, node=node
+    )
     return RoundsAhead(assembler, tasks, plan.start_step, hold=hold)

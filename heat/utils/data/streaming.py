@@ -46,7 +46,8 @@ __all__ = ["StreamingDataLoader", "WINDOW_BUFFERS"]
 #: one being yielded and the next one, assembled ahead; the one before is free again once the
 #: consumer holds a batch of the current one), and with several processes, shuffled, the rows
 #: received in a round (behind each of the reader's windows: up to two more) and the rows a round
-#: sends (``(p - 1) / p`` of a window). One process needs only the first four.
+#: sends (``(p - 1) / p`` of a window, in the node's shared memory or a buffer for MPI). One
+#: process needs only the first four.
 WINDOW_BUFFERS = 7
 #: the background times of an iteration that :meth:`StreamingDataLoader.stats` reports
 _TIMES = ("read", "read_wait", "exchange", "gather", "round_wait")
@@ -219,6 +220,7 @@ class StreamingDataLoader:
         # the buffers of every epoch (fresh pages cost a page fault each, every epoch)
         self._pool: Optional[BufferPool] = None
         self._running: Optional[RoundsAhead] = None  # the rounds thread of the last epoch
+        self._node = None  # the node's shared memory of the exchange (exchange.NodeRoute)
         self._layouts: dict = {}  # where uncompressed datasets lie in their files (reader.py)
 
     # -- files -------------------------------------------------------------------------------------
@@ -364,8 +366,9 @@ class StreamingDataLoader:
             shapes, dtypes = zip(*((info.row_shape, info.dtype) for info in self._infos))
             self._pool = BufferPool(shapes, dtypes, pinned=cuda)
         ahead = self._running = start_epoch(
-            plan, self.comm, self._infos, self.window_rows, self._pool, self._layouts
+            plan, self.comm, self._infos, self.window_rows, self._pool, self._layouts, self._node
         )
+        self._node = ahead.assembler.exchanger.node or self._node  # its shared memory, kept
         reader = ahead.assembler.reader
         rows = RowQueue(self._pool)
         bar = None

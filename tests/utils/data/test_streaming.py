@@ -208,6 +208,29 @@ def test_rounds_whose_rows_do_not_fit_behind_the_window(data_file, monkeypatch, 
         assert any(COMM.allgather(any(fell_back)))
 
 
+@pytest.mark.parametrize("route", ["mpi", "emulated nodes"])
+def test_rows_move_through_mpi_and_across_nodes(data_file, monkeypatch, emulate_nodes, route):
+    # the default moves rows between the processes of a node through shared memory; without it
+    # (or between nodes) through MPI: the same batches either way, epoch after epoch
+    path, x, y = data_file
+    if route == "mpi":
+        monkeypatch.setenv("HEAT_NODE_SHARED_MEMORY", "0")
+    else:
+        emulate_nodes(2)
+    loader = StreamingDataLoader(path, ["x", "y"], batch_size=5, seed=3, tail="wrap",
+                                 window_bytes=small_window(16), return_indices=True)
+    for epoch in range(2):
+        batches = run_epoch(loader)
+        ok = all(np.array_equal(bx, x[r]) and np.array_equal(by, y[r]) for bx, by, r in batches)
+        plan = EpochPlan(203, 16, COMM.size, 5, seed=3, epoch=epoch, shuffle=True, tail="wrap")
+        expected = plan.simulate(COMM.rank)
+        ok &= len(expected) == len(batches)
+        ok &= all(np.array_equal(e, b[2]) for e, b in zip(expected, batches))
+        collective_assert(ok, f"batches differ from the file or the plan ({route})")
+    if route == "mpi" or COMM.node_topology().node_comm.size == 1:
+        assert loader._node is None  # no shared memory: every row through MPI
+
+
 def test_same_seed_agrees_other_epochs_differ(data_file):
     path, _, _ = data_file
     make = lambda seed: StreamingDataLoader(  # noqa: E731
