@@ -31,6 +31,15 @@ of a pass is the slowest process's:
 Targets (issue 7): off/plain >= 0.8, on/perm >= 0.8, on/torch >= 10 (samples/s); on/heat18 is
 reported beside them.
 
+A consumer that works (``--consumer-ms MS``, issue 17): the loader with shuffle on streams the same
+files to a consumer that spends ``MS`` ms of busy compute (torch matmuls, which release the GIL as
+a training step's kernels do) per 64 KiB of features -- a batch of 256 small rows; a batch of 32
+large rows (1.5 MiB) gets 24x that, work in proportion to the data. Reported per file: the loader
+wait share (``loader.stats()["wait_fraction"]``: of the epoch, the time the consumer spent inside
+the loader, the largest over the processes; target <= 5%), its mean over the processes, the epoch
+time and the loader's own times (reading, waiting for windows, exchanging, gathering, the
+consumer's wait for rounds -- where the loader has them). Median and best of ``--repeat`` epochs.
+
 Memory: the peak resident memory of one process over an epoch (VmHWM after resetting it, minus
 the resident memory before), streaming files 5x and 20x the window with shuffle on: flat; and
 HeAT 1.8's over its second epoch, with ``initial_load`` and ``load_length`` from the same budget.
@@ -227,6 +236,75 @@ def run_anchor(args, path: str, batch: int, initial_load: int, load_length: int,
     return COMM.bcast(record)
 
 
+#: features per ``--consumer-ms`` of work: a batch of 256 rows of 64 float32
+CONSUMER_UNIT_BYTES = 256 * 64 * 4
+
+
+def working_pass(loader: StreamingDataLoader, ms: float, spent: List[float]) -> Callable[[], int]:
+    """
+    An epoch to a consumer that computes ``ms`` ms per 64 KiB of features of every batch (small
+    single-threaded matmuls until the time is up); the time it computed is added to ``spent``.
+    """
+    work = torch.randn(64, 64)
+
+    def run() -> int:
+        count, computing = 0, 0.0
+        for x, _ in loader:
+            began = time.perf_counter()
+            end = began + ms / 1e3 * x.numel() * x.element_size() / CONSUMER_UNIT_BYTES
+            while time.perf_counter() < end:
+                torch.mm(work, work)
+            computing += time.perf_counter() - began
+            count += len(x)
+        spent.append(computing)
+        return count
+
+    return run
+
+
+def consumer(args, folder: str) -> List[Dict]:
+    """The loader's wait share with a working consumer (shuffle on), per file."""
+    results = []
+    threads = torch.get_num_threads()
+    # the consumer's matmuls on one thread: on a loaded machine a second OpenMP thread that is
+    # not scheduled holds up every matmul for milliseconds, and the consumer's 2 ms would be 10
+    torch.set_num_threads(1)
+    try:
+        for kind, row_shape, compression, path, rows in files(args, folder):
+            batch = args.batch if kind == "small" else max(1, args.batch // 8)
+            loader = StreamingDataLoader(path, ["x", "y"], shuffle=True, batch_size=batch,
+                                         window_bytes=int(args.window_mb * 2**20))
+            loader_pass(loader)()  # warm: the page cache, the loader's buffers
+            runs = []
+            for _ in range(args.repeat):
+                COMM.handle.Barrier()
+                began, spent = time.perf_counter(), []
+                working_pass(loader, args.consumer_ms, spent)()
+                seconds = COMM.allreduce(time.perf_counter() - began, op=ht.MPI.MAX)
+                stats = loader.stats()
+                runs.append(dict(stats, epoch_s=seconds, compute_s=COMM.allreduce(spent[0], op=ht.MPI.MAX)))
+            runs.sort(key=lambda r: r["wait_fraction"])
+            median = runs[len(runs) // 2]
+            loader_times = {k: round(median[k], 3) for k in median
+                            if k in ("read_s", "read_wait_s", "exchange_s", "gather_s", "round_wait_s")}
+            record = dict(
+                consumer=True, rows=kind, compression=compression or "none", procs=COMM.size,
+                batch=batch, consumer_ms=args.consumer_ms, window_rows=loader.window_rows,
+                epoch_s=round(median["epoch_s"], 3), compute_s=round(median["compute_s"], 3),
+                wait_share=round(median["wait_fraction"], 4),
+                wait_share_mean=round(median["wait_fraction_mean"], 4),
+                wait_share_best=round(runs[0]["wait_fraction"], 4),
+                wait_shares=[round(r["wait_fraction"], 4) for r in runs], **loader_times,
+            )
+            results.append(record)
+            log(json.dumps(record))
+            if COMM.rank == 0:
+                os.remove(path)
+    finally:
+        torch.set_num_threads(threads)
+    return results
+
+
 def timed(function: Callable[[], int]) -> float:
     """Samples per second of one pass, all processes together (the slowest process's time)."""
     COMM.handle.Barrier()
@@ -236,53 +314,60 @@ def timed(function: Callable[[], int]) -> float:
     return COMM.allreduce(count) / seconds
 
 
-def throughput(args, folder: str) -> List[Dict]:
-    results = []
-    for kind, row_shape in ROWS.items():
-        row_bytes = 4 * int(np.prod(row_shape))
-        rows = int(args.file_mb * 1e6) // row_bytes
+def files(args, folder: str):
+    """``(kind, row shape, compression, path, rows)`` of each file, written by rank 0 in turn."""
+    for kind in args.kinds.split(","):
+        row_shape = ROWS[kind]
+        rows = int(args.file_mb * 1e6) // (4 * int(np.prod(row_shape)))
         for compression in (None, "gzip"):
             path = os.path.join(folder, f"{kind}-{compression}.h5")
             if COMM.rank == 0:
                 write_file(path, rows, row_shape, compression)
             COMM.handle.Barrier()
-            batch = args.batch if kind == "small" else max(1, args.batch // 8)
-            common = dict(batch_size=batch, window_bytes=int(args.window_mb * 2**20))
-            off = StreamingDataLoader(path, ["x", "y"], shuffle=False, **common)
-            on = StreamingDataLoader(path, ["x", "y"], shuffle=True, **common)
-            window = off.window_rows
-            methods = {
-                "plain": plain_pass(path, window, permute=False),
-                "perm": plain_pass(path, window, permute=True),
-                "off": loader_pass(off),
-                "on": loader_pass(on),
-            }
-            best = {name: 0.0 for name in methods}
-            for _ in range(args.repeat):
-                for name, function in methods.items():
-                    best[name] = max(best[name], timed(function))
-            best["torch"] = timed(torch_pass(path, batch, args.torch_seconds))
-            initial_load, load_length = anchor_loads(rows, row_bytes + 8, common["window_bytes"])
-            anchor = run_anchor(args, path, batch, initial_load, load_length, args.repeat)
-            heat18 = anchor["samples_per_s"] if anchor else None
-            record = dict(
-                rows=kind, compression=compression or "none", procs=COMM.size,
-                file_mb=round(rows * (row_bytes + 8) / 1e6, 1), window_rows=window,
-                batch=batch, **{k: round(v) for k, v in best.items()},
-                off_plain=round(best["off"] / best["plain"], 2),
-                on_perm=round(best["on"] / best["perm"], 2),
-                on_torch=round(best["on"] / best["torch"], 1),
-                heat18=round(heat18) if heat18 else None,
-                on_heat18=round(best["on"] / heat18, 2) if heat18 else None,
-                heat18_run=anchor and {
-                    k: anchor[k] for k in ("samples", "rows_read", "initial_load", "load_length",
-                                           "partial", "peak_rss_mb")
-                },
-            )
-            results.append(record)
-            log(json.dumps(record))
-            if COMM.rank == 0:
-                os.remove(path)
+            yield kind, row_shape, compression, path, rows
+
+
+def throughput(args, folder: str) -> List[Dict]:
+    results = []
+    for kind, row_shape, compression, path, rows in files(args, folder):
+        row_bytes = 4 * int(np.prod(row_shape))
+        batch = args.batch if kind == "small" else max(1, args.batch // 8)
+        common = dict(batch_size=batch, window_bytes=int(args.window_mb * 2**20))
+        off = StreamingDataLoader(path, ["x", "y"], shuffle=False, **common)
+        on = StreamingDataLoader(path, ["x", "y"], shuffle=True, **common)
+        window = off.window_rows
+        methods = {
+            "plain": plain_pass(path, window, permute=False),
+            "perm": plain_pass(path, window, permute=True),
+            "off": loader_pass(off),
+            "on": loader_pass(on),
+        }
+        best = {name: 0.0 for name in methods}
+        for _ in range(args.repeat):
+            for name, function in methods.items():
+                best[name] = max(best[name], timed(function))
+        best["torch"] = timed(torch_pass(path, batch, args.torch_seconds))
+        initial_load, load_length = anchor_loads(rows, row_bytes + 8, common["window_bytes"])
+        anchor = run_anchor(args, path, batch, initial_load, load_length, args.repeat)
+        heat18 = anchor["samples_per_s"] if anchor else None
+        record = dict(
+            rows=kind, compression=compression or "none", procs=COMM.size,
+            file_mb=round(rows * (row_bytes + 8) / 1e6, 1), window_rows=window,
+            batch=batch, **{k: round(v) for k, v in best.items()},
+            off_plain=round(best["off"] / best["plain"], 2),
+            on_perm=round(best["on"] / best["perm"], 2),
+            on_torch=round(best["on"] / best["torch"], 1),
+            heat18=round(heat18) if heat18 else None,
+            on_heat18=round(best["on"] / heat18, 2) if heat18 else None,
+            heat18_run=anchor and {
+                k: anchor[k] for k in ("samples", "rows_read", "initial_load", "load_length",
+                                       "partial", "peak_rss_mb")
+            },
+        )
+        results.append(record)
+        log(json.dumps(record))
+        if COMM.rank == 0:
+            os.remove(path)
     return results
 
 
@@ -344,6 +429,11 @@ def main() -> None:
     parser.add_argument("--memory-window-mb", type=float, default=16.0,
                         help="the loader's window_bytes in the memory test, MiB")
     parser.add_argument("--no-memory", action="store_true")
+    parser.add_argument("--no-throughput", action="store_true")
+    parser.add_argument("--kinds", default="small,large", help="rows of the files: small, large or both")
+    parser.add_argument("--consumer-ms", type=float, default=0.0,
+                        help="busy compute per 64 KiB of features (a batch of 256 small rows); "
+                             "0 skips the working-consumer measurement")
     parser.add_argument(
         "--anchor-python",
         default=DEFAULT_ANCHOR_PYTHON if os.path.exists(DEFAULT_ANCHOR_PYTHON) else "",
@@ -358,8 +448,11 @@ def main() -> None:
     folder = COMM.bcast(folder)
     try:
         log(f"# {COMM.size} process(es), torch threads {torch.get_num_threads()}, load {os.getloadavg()}")
+        log(f"# heat from {os.path.dirname(ht.__file__)}")
         log(f"# heat18: {args.anchor_python or 'skipped (no --anchor-python)'}")
-        records = throughput(args, folder)
+        records = [] if args.no_throughput else throughput(args, folder)
+        if args.consumer_ms > 0:
+            records += consumer(args, folder)
         if not args.no_memory:
             records += memory(args, folder)
         log(f"# load at end {os.getloadavg()}")

@@ -48,6 +48,9 @@ torch_groups         ``torch.distributed`` process groups from MPI communicators
 node_groups          the groups and ``torch.distributed`` collectives of data-parallel training
                      (``NodeGroups``, ``CrossNodeSum``, ``all_reduce_async``, ``broadcast_tensors``)
 shared_memory        sums over a node's processes through one shared-memory segment (CPU tensors)
+node_slots           one slot per process of a node in a shared-memory segment: each writes its own,
+                     all read any after a barrier (an all-to-all inside a node without MPI moving
+                     the bytes; the streaming loader's exchange)
 process              the per-process setup, run once when this package is imported
 ==================== ==============================================================================
 

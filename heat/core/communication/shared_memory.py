@@ -39,7 +39,7 @@ import torch
 from .node_groups import slice_bounds
 from .verdicts import any_true, root_decides, wait_without_spinning
 
-__all__ = ["NodeSharedSum", "node_shared_sum"]
+__all__ = ["NodeSharedSum", "node_shared_sum", "shared_segment"]
 
 _HEADER = 64  # bytes before the slots: a token every process checks after mapping
 
@@ -195,15 +195,27 @@ def node_shared_sum(comm: Any, capacity: int, dtype: torch.dtype) -> Optional[No
         raise TypeError(f"dtype must be a floating-point type, got {dtype}")
     if comm.size == 1:
         return None
+    itemsize = torch.empty(0, dtype=dtype).element_size()
+    segment = shared_segment(comm, _HEADER + (comm.size + 1) * capacity * itemsize, "sum")
+    if segment is None:
+        return None
+    return NodeSharedSum(comm, capacity, dtype, *segment)
+
+
+def shared_segment(comm: Any, nbytes: int, purpose: str) -> Optional[Tuple[mmap.mmap, bytes]]:
+    """
+    ``(memory, token)``: a segment of ``nbytes`` mapped by every process of ``comm`` (the
+    processes of one node), whose first bytes hold ``token``; None on every process when they
+    cannot share memory or ``HEAT_NODE_SHARED_MEMORY=0`` is set (on any of them). Collective.
+    The file is unlinked once every process has mapped it. ``purpose`` names the file.
+    """
     # HEAT_NODE_SHARED_MEMORY=0 keeps the callers on their other path (agreed below: one
     # process that turned it off turns it off for its node)
     disabled = os.environ.get("HEAT_NODE_SHARED_MEMORY", "1").strip() == "0"
     if any_true(comm, disabled):
         return None
-    itemsize = torch.empty(0, dtype=dtype).element_size()
-    nbytes = _HEADER + (comm.size + 1) * capacity * itemsize
     token = uuid.uuid4().bytes
-    path = os.path.join(_segment_folder(), f"heat-node-sum-{uuid.uuid4().hex}")
+    path = os.path.join(_segment_folder(), f"heat-node-{purpose}-{uuid.uuid4().hex}")
 
     def create() -> Tuple[str, bytes]:
         memory = _map_segment(path, nbytes, create=True)
@@ -231,4 +243,4 @@ def node_shared_sum(comm: Any, capacity: int, dtype: torch.dtype) -> Optional[No
         if memory is not None:
             memory.close()
         return None
-    return NodeSharedSum(comm, capacity, dtype, memory, expected)
+    return memory, expected

@@ -29,9 +29,9 @@ import torch.utils.data as torch_data
 import heat as ht
 from heat.core.communication import verdicts
 from heat.core.dndarray import DNDarray
+from heat.core.sanitation import check_bool, check_int
 
 from .plan import KeyedPermutation, derive_key
-from .streaming import _check_flag, _check_int
 
 __all__ = [
     "Dataset",
@@ -112,9 +112,9 @@ class Dataset(torch_data.Dataset):
                 raise TypeError(f"array must be a DNDarray or torch.Tensor, got {type(a).__name__}")
             if a.ndim == 0:
                 raise ValueError("array must have at least one dimension (the samples)")
-        _check_flag(ishuffle, "ishuffle")
-        _check_flag(test_set, "test_set")
-        if _check_int(seed, "seed", 0) > _MASK63:
+        check_bool(ishuffle, "ishuffle")
+        check_bool(test_set, "test_set")
+        if check_int(seed, "seed", 0) > _MASK63:
             raise ValueError(f"seed must be < 2**63, got {seed}")
         if transforms is None or callable(transforms):
             transforms = [transforms] + [None] * (len(arrays) - 1)
@@ -232,7 +232,7 @@ def _check_attrs(dataset, attrs) -> List[List[Optional[str]]]:
 def _check_epoch(dataset, epoch) -> int:
     if epoch is None:
         return 0 if dataset.epoch is None else dataset.epoch + 1
-    return _check_int(epoch, "epoch", 0)
+    return check_int(epoch, "epoch", 0)
 
 
 def _start_shuffle(dataset: Dataset, attrs, epoch: int, blocking: bool):
@@ -448,9 +448,9 @@ class DistributedSampler(torch_data.Sampler):
             raise TypeError(
                 f"dataset must be a heat.utils.data.Dataset, got {type(dataset).__name__}"
             )
-        _check_flag(shuffle, "shuffle")
+        check_bool(shuffle, "shuffle")
         if seed is not None:
-            if _check_int(seed, "seed", 0) > _MASK63:
+            if check_int(seed, "seed", 0) > _MASK63:
                 raise ValueError(f"seed must be < 2**63, got {seed}")
             dataset.seed = int(seed)
         self.dataset = dataset
@@ -521,7 +521,7 @@ class DataLoader:
     ):
         from .partial_dataset import PartialH5Dataset
 
-        _check_int(batch_size, "batch_size", 1)
+        check_int(batch_size, "batch_size", 1)
         if not isinstance(dataset, (torch_data.Dataset, PartialH5Dataset)):
             raise TypeError(f"dataset must be a Dataset, got {type(dataset).__name__}")
         self.dataset = dataset
@@ -548,7 +548,7 @@ class DataLoader:
 
     def set_epoch(self, epoch: int) -> None:
         """Select the epoch of the next iteration."""
-        self.epoch = _check_int(epoch, "epoch", 0)
+        self.epoch = check_int(epoch, "epoch", 0)
 
     def __len__(self) -> int:
         """Batches this process yields per epoch."""

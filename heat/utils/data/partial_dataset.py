@@ -20,8 +20,9 @@ import torch
 import torch.utils.data as torch_data
 
 import heat as ht
+from heat.core.sanitation import check_bool, check_int
 
-from .streaming import StreamingDataLoader, _check_flag, _check_int
+from .streaming import StreamingDataLoader
 
 __all__ = ["PartialH5Dataset", "PartialH5DataLoaderIter"]
 
@@ -82,10 +83,10 @@ class PartialH5Dataset(torch_data.Dataset):
     ):
         if not isinstance(file, (str, os.PathLike)):
             raise TypeError(f"file must be a str or os.PathLike, got {type(file).__name__}")
-        self.use_gpu = _check_flag(use_gpu, "use_gpu")
-        self.validate_set = _check_flag(validate_set, "validate_set")
-        self.initial_load = _check_int(initial_load, "initial_load", 1)
-        self.load_length = _check_int(load_length, "load_length", 1)
+        self.use_gpu = check_bool(use_gpu, "use_gpu")
+        self.validate_set = check_bool(validate_set, "validate_set")
+        self.initial_load = check_int(initial_load, "initial_load", 1)
+        self.load_length = check_int(load_length, "load_length", 1)
         self.file = os.fspath(file)
         self.comm = ht.sanitize_comm(comm)
         self.dataset_names = (

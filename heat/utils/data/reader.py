@@ -23,8 +23,8 @@ straight into the buffer. That path releases the GIL, takes no h5py lock and ski
 per-chunk work: about twice the rate of ``read_direct`` from the page cache (23 vs 43 ms for
 128 MB here). Blocks never written (fill values) and every other layout go through h5py.
 
-A buffer still referenced by the consumer (a batch that is a view of it) is replaced by a fresh
-one instead of being overwritten.
+The buffers are leased from the loader's :class:`~.buffers.BufferPool`: a buffer the consumer
+still views (a batch that is a slice of it) is not reused, and the reader takes another one.
 
 The threads are daemons (an abandoned iterator must never keep a script from ending), but a
 daemon thread frozen by the interpreter's shutdown in the middle of a read would hold h5py's lock
@@ -40,7 +40,6 @@ import atexit
 import math
 import os
 import queue
-import sys
 import threading
 import time
 import weakref
@@ -50,6 +49,8 @@ from typing import List, Optional, Sequence, Tuple
 import h5py
 import numpy as np
 import torch
+
+from .buffers import Buffer, BufferPool
 
 __all__ = [
     "DatasetInfo", "DirectLayout", "direct_layout", "inspect_datasets", "window_rows_for", "WindowReader"
@@ -348,7 +349,7 @@ def _open(path: str, cache_bytes: int = 1 << 20) -> h5py.File:
         return h5py.File(path, "r", locking=False, **kwargs)
 
 
-_STOP = object()
+_CLOSED = object()
 
 #: readers whose thread may still run (a thread references its reader, so it stays in here)
 _RUNNING_READERS: "weakref.WeakSet[WindowReader]" = weakref.WeakSet()
@@ -367,6 +368,10 @@ class WindowReader:
     """
     Read a sequence of row ranges from several datasets (in step) on one background thread.
 
+    Each window is read into a buffer leased from ``pool`` (:mod:`.buffers`); :meth:`get` hands
+    the lease to the consumer, who gives it back with :meth:`release`. At most ``depth`` buffers
+    are leased by the reader and not yet released: one being read, the others waiting.
+
     Parameters
     ----------
     infos : sequence of DatasetInfo
@@ -374,25 +379,31 @@ class WindowReader:
         The row ranges to read, in order; each at most ``capacity`` rows.
     capacity : int
         Rows per window.
-    spare_rows : int
-        Rows more in each buffer, behind the window, which the consumer may fill (the loader
-        lands the rows other processes send in a round there).
+    pool : BufferPool, optional
+        Where the buffers come from (default: a pool of its own). The loader passes its pool, so
+        buffers are reused from epoch to epoch.
     depth : int
-        Buffers in the ring (2: one being consumed, one being read).
+        Windows read ahead of the consumer at most (2: one being consumed, one being read).
     layouts : dict, optional
         ``(path, dataset name) -> DirectLayout or None``, filled on first use: pass the same
         dict to the readers of the same files to find the layouts once.
-    buffers : list, optional
-        Ring buffers to reuse (:meth:`take_buffers` of a finished reader with the same datasets
-        and capacity): fresh pages cost a page fault each on first use, a noticeable share of a
-        pass over a file in the page cache. A buffer something else still references (a batch
-        that views it) is not reused.
+    spare_rows : int
+        Rows more in each buffer, behind the window, which the consumer may fill (the loader
+        lands the rows other processes send in a round there).
+
+    Attributes
+    ----------
+    bytes_read : int
+    read_seconds : float
+        Time the thread spent reading.
+    wait_seconds : float
+        Time :meth:`get` waited for a window.
 
     Examples
     --------
     >>> reader = WindowReader(infos, [(0, 100), (100, 200)], capacity=100)  # doctest: +SKIP
-    >>> slot, arrays = reader.get()  # the first window, one array per dataset  # doctest: +SKIP
-    >>> reader.release(slot)  # doctest: +SKIP
+    >>> buffer = reader.get()  # the first window: buffer.arrays[d][:buffer.filled]  # doctest: +SKIP
+    >>> reader.release(buffer)  # doctest: +SKIP
     >>> reader.close()  # doctest: +SKIP
     """
 
@@ -401,8 +412,8 @@ class WindowReader:
         infos: Sequence[DatasetInfo],
         windows: Sequence[Tuple[int, int]],
         capacity: int,
+        pool: Optional[BufferPool] = None,
         depth: int = 2,
-        buffers: Optional[List[List[np.ndarray]]] = None,
         layouts: Optional[dict] = None,
         spare_rows: int = 0,
     ):
@@ -411,17 +422,12 @@ class WindowReader:
         self.layouts = {} if layouts is None else layouts
         self.windows = [(int(a), int(b)) for a, b in windows]
         self.capacity = int(capacity)
+        self.pool = pool if pool is not None else BufferPool(
+            [info.row_shape for info in self.infos], [info.dtype for info in self.infos]
+        )
+        self.depth = max(1, int(depth))
         self._cache_bytes = _cache_bytes(self.infos, self.capacity)
-        reusable = [b for b in (buffers or []) if self._fits(b)]
-        self._buffers = [
-            reusable.pop() if reusable else self._allocate()
-            for _ in range(min(depth, max(1, len(self.windows))))
-        ]
-        #: buffers in the ring, and how many of them the consumer holds (got, not released)
-        self.depth, self.slots_out = len(self._buffers), 0
-        self._free: "queue.Queue" = queue.Queue()
-        for slot in range(len(self._buffers)):
-            self._free.put(slot)
+        self._permits = threading.Semaphore(self.depth)
         self._ready: "queue.Queue" = queue.Queue()
         self._stopping = threading.Event()
         self.bytes_read = 0
@@ -431,34 +437,6 @@ class WindowReader:
         self._thread = threading.Thread(target=self._run, name="heat-window-reader", daemon=True)
         _RUNNING_READERS.add(self)
         self._thread.start()
-
-    def _allocate(self) -> List[np.ndarray]:
-        return [
-            np.empty((self.capacity + self.spare_rows,) + info.row_shape, dtype=info.dtype)
-            for info in self.infos
-        ]
-
-    def _fits(self, arrays: List[np.ndarray]) -> bool:
-        """Whether a given slot's arrays can be this reader's: same layout, viewed by no one."""
-        if len(arrays) != len(self.infos):
-            return False
-        for d, info in enumerate(self.infos):
-            shape = (self.capacity + self.spare_rows,) + info.row_shape
-            if arrays[d].shape != shape or arrays[d].dtype != info.dtype:
-                return False
-            if sys.getrefcount(arrays[d]) > 2:  # the slot's list and getrefcount's argument
-                return False
-        return True
-
-    def take_buffers(self) -> List[List[np.ndarray]]:
-        """
-        The ring's buffers, for a later reader (``buffers=``); none while the thread may still
-        write into them (after ``close(wait=False)``).
-        """
-        if self._thread.is_alive():
-            return []
-        buffers, self._buffers = self._buffers, []
-        return buffers
 
     def _dataset(self, files: dict, info: DatasetInfo) -> h5py.Dataset:
         """The h5py dataset, its file opened on first use (the direct path needs none)."""
@@ -487,7 +465,7 @@ class WindowReader:
             _pread_into(descriptors[info.path], target, offset, f"{info.path!r}, {info.name!r}")
 
     def _run(self) -> None:
-        files, descriptors = {}, {}
+        files, descriptors, buffer = {}, {}, None
         try:
             layouts = []
             for info in self.infos:
@@ -498,20 +476,25 @@ class WindowReader:
                 if layouts[-1] is not None and info.path not in descriptors:
                     descriptors[info.path] = os.open(info.path, os.O_RDONLY)
             for start, stop in self.windows:
-                slot = self._free.get()
-                if slot is _STOP or self._stopping.is_set():
+                self._permits.acquire()
+                if self._stopping.is_set():
                     return
                 began = time.perf_counter()
+                buffer = self.pool.take(self.capacity + self.spare_rows)
                 count = stop - start
-                for info, layout, buffer in zip(self.infos, layouts, self._buffers[slot]):
+                for info, layout, array in zip(self.infos, layouts, buffer.arrays):
                     if count:
-                        self._read(files, descriptors, info, layout, buffer, start, stop)
+                        self._read(files, descriptors, info, layout, array, start, stop)
+                buffer.filled = count
                 self.read_seconds += time.perf_counter() - began
                 self.bytes_read += count * sum(info.row_bytes for info in self.infos)
-                self._ready.put((slot, count))
+                self._ready.put(buffer)
+                buffer = None
         except BaseException as error:  # handed to the consumer, which raises it
             self._ready.put(error)
         finally:
+            if buffer is not None:
+                self.pool.release(buffer)
             for f in files.values():
                 try:
                     f.close()
@@ -520,58 +503,55 @@ class WindowReader:
             for fd in descriptors.values():
                 os.close(fd)
             _RUNNING_READERS.discard(self)
+            self._ready.put(_CLOSED)
 
-    def get(self) -> Tuple[int, List[np.ndarray]]:
+    def get(self) -> Buffer:
         """
-        The next window: ``(slot, arrays)`` with one array of the window's rows per dataset
-        (views of the slot's buffers). Blocks until it is read; raises the reader's error.
+        The next window, in a leased buffer: ``buffer.arrays[d][:buffer.filled]`` are its rows
+        of dataset ``d``. Blocks until it is read; raises the reader's error (or RuntimeError if
+        the reader was closed).
         """
         if self._next >= len(self.windows):
             raise IndexError("the reader has no more windows")
         began = time.perf_counter()
         item = self._ready.get()
         self.wait_seconds += time.perf_counter() - began
-        if isinstance(item, BaseException):
+        if not isinstance(item, Buffer):
             self._next = len(self.windows)
+            if item is _CLOSED:
+                raise RuntimeError("the reader was closed before it read the window")
             raise item
         self._next += 1
-        self.slots_out += 1
-        slot, count = item
-        return slot, [buffer[:count] for buffer in self._buffers[slot]]
+        return item
 
-    def full(self, slot: int) -> List[np.ndarray]:
-        """The slot's whole buffers (``capacity + spare_rows`` rows), for the consumer's use."""
-        return list(self._buffers[slot])
-
-    def in_use(self, slot: int) -> bool:
-        """Whether a buffer of the slot is still referenced elsewhere (a batch that views it)."""
-        buffers = self._buffers[slot]
-        # references: the list and getrefcount's argument; more means someone holds a view
-        return any(sys.getrefcount(buffers[d]) > 2 for d in range(len(buffers)))
-
-    def release(self, slot: int) -> None:
-        """
-        Give a slot back for the next window. Call it after dropping every own reference to the
-        slot's arrays; a buffer still referenced elsewhere (a batch that views it) is replaced.
-        """
-        buffers = self._buffers[slot]
-        for d in range(len(buffers)):
-            if sys.getrefcount(buffers[d]) > 2:
-                buffers[d] = np.empty_like(buffers[d])
-        self.slots_out -= 1
-        self._free.put(slot)
+    def release(self, buffer: Optional[Buffer]) -> None:
+        """Give back a buffer from :meth:`get` (None: nothing); the reader may read the next window."""
+        if buffer is not None:
+            self.pool.release(buffer)
+            self._permits.release()
 
     def close(self, wait: bool = True, timeout: Optional[float] = None) -> None:
         """
-        Stop the thread (at the latest after the window being read); ``wait`` for it to end, at
-        most ``timeout`` seconds (None: as long as it takes).
+        Stop the thread (at the latest after the window being read), give back the windows read
+        and not taken; ``wait`` for it to end, at most ``timeout`` seconds (None: as long as it
+        takes).
 
         Do not wait where the caller may hold h5py's lock (a finaliser can run inside any h5py
         call): the thread needs that lock to close its files.
         """
         self._stopping.set()
-        self._free.put(_STOP)
+        self._permits.release()
         if wait:
             self._thread.join(timeout)
             if not self._thread.is_alive():
                 _RUNNING_READERS.discard(self)
+        while True:
+            try:
+                item = self._ready.get_nowait()
+            except queue.Empty:
+                break
+            if isinstance(item, Buffer):
+                self.pool.release(item)
+            elif item is _CLOSED:
+                self._ready.put(_CLOSED)  # a later get() must not wait
+                break

@@ -1,6 +1,6 @@
 """
 Tests of heat.utils.data.reader: inspecting HDF5 datasets, the window size, and the background
-reader (windows in order, buffers reused, a buffer still viewed replaced, failures handed over),
+reader (windows in order, pool buffers reused only when free, failures handed over),
 and its direct path (uncompressed rows read with os.preadv) against HDF5 on every storage layout.
 
 The oracle is the file's data read in one piece with h5py. The reader itself is per process; the
@@ -12,9 +12,9 @@ import os
 import h5py
 import numpy as np
 import pytest
-import torch
 
 import heat as ht
+from heat.utils.data.buffers import BufferPool
 from heat.utils.data.reader import (
     DatasetInfo,
     DirectLayout,
@@ -85,51 +85,80 @@ def test_reader_reads_windows_in_order_and_reuses_buffers(files):
     infos = inspect_datasets([a, b], ["x", "y", "images"])
     windows = [(0, 30), (30, 60), (90, 100), (60, 90), (0, 0)]
     reader = WindowReader(infos, windows, capacity=30)
-    ok, slots = True, set()
+    ok, buffers = True, set()
     for start, stop in windows:
-        slot, arrays = reader.get()
-        slots.add(slot)
+        buffer = reader.get()
+        buffers.add(id(buffer))
+        arrays = [array[: buffer.filled] for array in buffer.arrays]
         ok &= all(len(arr) == stop - start for arr in arrays)
         ok &= np.array_equal(arrays[0], x[start:stop]) and np.array_equal(arrays[1], y[start:stop])
         ok &= np.array_equal(arrays[2], images[start:stop])
-        del arrays
-        reader.release(slot)
-    assert slots == {0, 1}  # a ring of two buffers
+        reader.release(buffer)
+    assert len(buffers) == 2 and reader.pool.allocated == 2  # a ring of two buffers
     assert reader.bytes_read == 100 * (16 + 8 + 18)
+    assert reader.read_seconds > 0 and reader.wait_seconds >= 0
     with pytest.raises(IndexError):
         reader.get()
     reader.close()
     collective_assert(ok)
 
 
-def test_reader_replaces_a_buffer_still_viewed(files):
+def test_reader_takes_another_buffer_while_one_is_viewed(files):
     a, _, x, _, _ = files
     infos = inspect_datasets([a], ["x"])
     reader = WindowReader(infos, [(0, 10), (10, 20), (20, 30), (30, 40)], capacity=10)
     kept = []
     for i in range(4):
-        slot, arrays = reader.get()
-        kept.append(torch.from_numpy(arrays[0])[2:5])  # a batch that views the buffer
-        del arrays
-        reader.release(slot)
+        buffer = reader.get()
+        kept.append(buffer.view(buffer.filled)[0][2:5])  # a batch that views the buffer
+        reader.release(buffer)
     reader.close()
     ok = all(np.array_equal(t.numpy(), x[10 * i + 2 : 10 * i + 5]) for i, t in enumerate(kept))
     collective_assert(ok, "a viewed buffer was overwritten")
+    assert reader.pool.allocated == 4  # every window viewed: none reused
+    del kept
+    assert reader.pool.counts() == (0, 4)  # all free again
+
+
+def test_readers_share_a_pool_and_reuse_only_free_buffers(files):
+    a, _, x, _, _ = files
+    infos = inspect_datasets([a], ["x"])
+    pool = BufferPool([info.row_shape for info in infos], [info.dtype for info in infos])
+    windows = [(0, 10), (10, 20), (20, 25)]
+    first = WindowReader(infos, windows, capacity=10, pool=pool)
+    for i in range(len(windows)):
+        buffer = first.get()
+        if i == 2:
+            held = buffer.view(buffer.filled)[0][:3]  # a batch of the last window, kept
+        first.release(buffer)
+    first.close()
+    assert pool.allocated == 2 and pool.counts() == (1, 1)
+    second = WindowReader(infos, windows, capacity=10, pool=pool)  # the next epoch
+    rows = []
+    for _ in windows:
+        buffer = second.get()
+        rows.append(buffer.arrays[0][: buffer.filled].copy())
+        second.release(buffer)
+    second.close()
+    assert np.array_equal(np.concatenate(rows), x[:25])
+    assert pool.allocated == 3  # the free buffer reused, a fresh one beside the viewed one
+    assert np.array_equal(held.numpy(), x[20:23])  # the kept batch is intact
 
 
 def test_reader_hands_over_failures(files):
     a, _, _, _, _ = files
     infos = inspect_datasets([a], ["x"])
     reader = WindowReader(infos, [(0, 10), (95, 120)], capacity=30)  # past the end of the rows
-    slot, arrays = reader.get()
-    del arrays
-    reader.release(slot)
-    with pytest.raises(Exception):
+    reader.release(reader.get())
+    with pytest.raises(IndexError):
         reader.get()
     reader.close()
     early = WindowReader(infos, [(0, 10)] * 5, capacity=10)
-    early.close()  # before reading everything: the thread ends
+    early.close()  # before reading everything: the thread ends, the windows read go back
     assert not early._thread.is_alive()
+    assert early.pool.counts()[0] == 0
+    with pytest.raises(RuntimeError, match="closed"):
+        early.get()
 
 
 # -- the direct path: uncompressed rows read with os.preadv, bypassing HDF5 -----------------------
@@ -220,11 +249,10 @@ def test_reader_direct_and_hdf5_paths_read_the_same(layouts):
         shared = {}
         reader = WindowReader([info], windows, capacity=rows, layouts=shared)
         for start, stop in windows:
-            slot, arrays = reader.get()
-            if not np.array_equal(arrays[0], data[start:stop]):
+            buffer = reader.get()
+            if not np.array_equal(buffer.arrays[0][: buffer.filled], data[start:stop]):
                 ok, wrong = False, wrong + [(name, start, stop)]
-            del arrays
-            reader.release(slot)
+            reader.release(buffer)
         reader.close()
         if (shared[(info.path, "d")] is not None) != (name in DIRECT):
             ok, wrong = False, wrong + [(name, "path")]

@@ -182,13 +182,15 @@ def test_rounds_whose_rows_do_not_fit_behind_the_window(data_file, monkeypatch, 
     from heat.utils.data.exchange import Exchanger
 
     path, x, y = data_file
-    monkeypatch.setattr(StreamingDataLoader, "_spare_rows", lambda self: spare)
+    import heat.utils.data.rounds as rounds_module
+
+    monkeypatch.setattr(rounds_module, "spare_rows", lambda *args: spare)
     fell_back = []
     original = Exchanger.exchange
 
     def exchange(self, *args, **kwargs):
         received = original(self, *args, **kwargs)
-        fell_back.append(kwargs.get("land") is not None and received.buffers is not None)
+        fell_back.append(kwargs.get("land") is not None and received.buffer is not None)
         return received
 
     monkeypatch.setattr(Exchanger, "exchange", exchange)
@@ -204,6 +206,29 @@ def test_rounds_whose_rows_do_not_fit_behind_the_window(data_file, monkeypatch, 
     check_counts(np.bincount(gathered_rows(batches), minlength=203), loader)
     if COMM.size > 1:  # some process had a window whose received rows did not fit behind it
         assert any(COMM.allgather(any(fell_back)))
+
+
+@pytest.mark.parametrize("route", ["mpi", "emulated nodes"])
+def test_rows_move_through_mpi_and_across_nodes(data_file, monkeypatch, emulate_nodes, route):
+    # the default moves rows between the processes of a node through shared memory; without it
+    # (or between nodes) through MPI: the same batches either way, epoch after epoch
+    path, x, y = data_file
+    if route == "mpi":
+        monkeypatch.setenv("HEAT_NODE_SHARED_MEMORY", "0")
+    else:
+        emulate_nodes(2)
+    loader = StreamingDataLoader(path, ["x", "y"], batch_size=5, seed=3, tail="wrap",
+                                 window_bytes=small_window(16), return_indices=True)
+    for epoch in range(2):
+        batches = run_epoch(loader)
+        ok = all(np.array_equal(bx, x[r]) and np.array_equal(by, y[r]) for bx, by, r in batches)
+        plan = EpochPlan(203, 16, COMM.size, 5, seed=3, epoch=epoch, shuffle=True, tail="wrap")
+        expected = plan.simulate(COMM.rank)
+        ok &= len(expected) == len(batches)
+        ok &= all(np.array_equal(e, b[2]) for e, b in zip(expected, batches))
+        collective_assert(ok, f"batches differ from the file or the plan ({route})")
+    if route == "mpi" or COMM.node_topology().node_comm.size == 1:
+        assert loader._node is None  # no shared memory: every row through MPI
 
 
 def test_same_seed_agrees_other_epochs_differ(data_file):
@@ -514,40 +539,6 @@ def test_buffers_kept_across_epochs_never_overwrite_kept_batches(data_file, shuf
     mine = np.concatenate(head + [b[2] for b in rest]) if head or rest else np.zeros(0, np.int64)
     seen = np.concatenate(COMM.allgather(mine))
     collective_assert((np.bincount(seen, minlength=len(x)) == 1).all())
-
-
-def test_reader_reuses_given_buffers_only_when_free(data_file):
-    from heat.utils.data.reader import WindowReader, inspect_datasets
-
-    path, x, _ = data_file
-    infos = inspect_datasets([path], ["x", "y"])
-    windows = [(0, 10), (10, 20), (20, 25)]
-    first = WindowReader(infos, windows, capacity=10)
-    for _ in windows:
-        slot, arrays = first.get()
-        del arrays
-        first.release(slot)
-    first.close()
-    ring = first.take_buffers()
-    assert len(ring) == 2 and first.take_buffers() == []
-    ids = {id(a) for slot in ring for a in slot}
-    held = ring[0][0][:3]  # a view of one buffer: that slot must not be reused
-    second = WindowReader(infos, windows, capacity=10, buffers=ring)
-    reused = {id(a) for slot in second._buffers for a in slot}
-    rows = []
-    for _ in windows:
-        slot, arrays = second.get()
-        rows.append(arrays[0].copy())
-        del arrays
-        second.release(slot)
-    second.close()
-    assert np.array_equal(np.concatenate(rows), x[:25])
-    assert len(reused & ids) == 2 and id(ring[0][0]) not in reused  # one slot of two reused
-    assert np.array_equal(held, x[20:23])  # the held slot kept the last window it read
-    given = second.take_buffers()
-    other = WindowReader(infos, windows, capacity=12, buffers=given)  # other capacity: fresh
-    assert not any(a is b for mine in other._buffers for a in mine for old in given for b in old)
-    other.close()
 
 
 def test_transforms_get_keyed_generators(data_file):
