@@ -47,6 +47,7 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent
 LOG_TAIL_LINES = 80
 _TIMEOUT_BANNER = "+ Timeout +"  # pytest-timeout's banner when it ends a process
+_FAULTHANDLER_HEADER = "(most recent call first)"  # faulthandler's line above each stack
 KILL_GRACE_S = 10.0
 
 
@@ -211,6 +212,38 @@ def _is_worker(pid: int) -> bool:
         return False
 
 
+def dump_stacks_on_first_timeout(
+    process: subprocess.Popen, log_dir: Path, rank0_lines: list[str], finished: threading.Event
+) -> None:
+    """
+    When one rank reports a test timeout (pytest-timeout's banner, on rank 0's output or in a
+    rank's log), make every other rank dump its stacks at once (SIGUSR1, faulthandler): the
+    timed-out rank leaves the job, and mpiexec ends the rest without a word about where they were.
+    """
+    offsets: dict[Path, int] = {}
+
+    def banner_seen() -> bool:
+        if any(_TIMEOUT_BANNER in line for line in rank0_lines[-50:]):
+            return True
+        for log in log_dir.glob("rank*.log"):
+            try:
+                with open(log, "rb") as handle:
+                    handle.seek(max(0, offsets.get(log, 0) - len(_TIMEOUT_BANNER)))
+                    chunk = handle.read()
+                    offsets[log] = handle.tell()
+            except OSError:
+                continue
+            if _TIMEOUT_BANNER.encode() in chunk:
+                return True
+        return False
+
+    while not finished.wait(0.5):
+        if banner_seen():
+            tree = _process_tree(process.pid) if sys.platform.startswith("linux") else []
+            _signal_pids([pid for pid in tree if _is_worker(pid)], signal.SIGUSR1)
+            return
+
+
 def kill_job(process: subprocess.Popen, dump_stacks: bool = False) -> None:
     """End mpiexec and every process it started (hydra puts ranks in their own sessions)."""
     tree = _process_tree(process.pid) if sys.platform.startswith("linux") else [process.pid]
@@ -306,6 +339,12 @@ def run_once(
 
     reader = threading.Thread(target=pump, daemon=True)
     reader.start()
+    finished = threading.Event()
+    watcher = threading.Thread(
+        target=dump_stacks_on_first_timeout, args=(process, log_dir, output_lines, finished),
+        daemon=True,
+    )
+    watcher.start()
     try:
         process.wait(timeout=overall_timeout)
     except subprocess.TimeoutExpired:
@@ -318,6 +357,7 @@ def run_once(
     except BaseException:
         kill_job(process)
         raise
+    finished.set()
     reader.join(timeout=KILL_GRACE_S)
     result.wall_s = time.monotonic() - start
     result.returncode = process.returncode
@@ -330,7 +370,50 @@ def run_once(
             _TIMEOUT_BANNER in log.read_text(errors="replace") for log in log_dir.glob("rank*.log")
         )
         show_rank_logs(log_dir, procs)
+        if result.test_timed_out:
+            show_timeout_stacks(log_dir, procs, output_lines)
     return result
+
+
+def own_frames(lines: list[str]) -> list[str]:
+    """The frames of a stack dump in heat's and the tests' files, each with its source line."""
+    kept = []
+    for i, line in enumerate(lines):
+        if "Stack of" in line or _FAULTHANDLER_HEADER in line:
+            kept.append(line.strip("~ "))
+        elif line.lstrip().startswith("File ") and ("/heat/" in line or "/tests/" in line):
+            kept.append(line)
+            if i + 1 < len(lines) and not lines[i + 1].lstrip().startswith("File "):
+                kept.append(lines[i + 1])
+    return kept
+
+
+def show_timeout_stacks(log_dir: Path, procs: int, rank0_lines: list[str]) -> None:
+    """
+    Where every rank was when a test timed out: the heat and test frames of each rank's last
+    stack dump (ranks that ended alike are not shown by :func:`show_rank_logs`, but a hang is
+    only understood from all of them: which rank skipped which collective).
+    """
+    print(f"\n{'-' * 20} where each rank was at the timeout {'-' * 20}")
+    for rank in range(procs):
+        try:
+            text = (
+                "\n".join(rank0_lines)
+                if rank == 0
+                else (log_dir / f"rank{rank}.log").read_text(errors="replace")
+            )
+        except OSError:
+            text = ""
+        # pytest-timeout's dump (between two banners, oldest call first) or faulthandler's
+        # (after SIGUSR1, most recent call first)
+        starts = [i for i in (text.find(_TIMEOUT_BANNER), text.find(_FAULTHANDLER_HEADER)) if i >= 0]
+        if not starts:
+            print(f"rank {rank}: no stack dump")
+            continue
+        frames = own_frames(text[min(starts):].splitlines())
+        print(f"rank {rank}:")
+        print("\n".join(frames[-LOG_TAIL_LINES // 2 :]) or "  (no heat or test frames)")
+    print("-" * 78, flush=True)
 
 
 def show_rank_logs(log_dir: Path, procs: int) -> None:
