@@ -115,6 +115,7 @@ __all__ = [
     "unsignedinteger",
     "floating",
     "complexfloating",
+    "flexible",
     # concrete types
     "bool",
     "uint8",
@@ -347,6 +348,21 @@ class floating(number):
 
 class complexfloating(number):
     """Abstract base class of the complex floating point types."""
+
+
+class flexible(datatype):
+    """
+    Abstract base class of the flexible-size types (NumPy's ``np.flexible``: strings and
+    ``void``). heat has no such type, so no heat type derives from it; it exists for type tests
+    that name it (HeAT 1.8 had it as a placeholder, too).
+
+    Examples
+    --------
+    >>> ht.issubdtype(ht.float32, ht.flexible)
+    False
+    >>> ht.issubdtype(ht.flexible, ht.number)
+    False
+    """
 
 
 class uint8(unsignedinteger):
@@ -1040,6 +1056,7 @@ _NUMPY_ABSTRACT = {
     np.inexact: (floating, complexfloating),
     np.floating: floating,
     np.complexfloating: complexfloating,
+    np.flexible: flexible,
 }
 
 

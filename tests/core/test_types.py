@@ -35,6 +35,7 @@ CONCRETE = [
 NUMPY_REPRESENTABLE = [t for t in CONCRETE if t is not ht_types.bfloat16]
 ABSTRACT = [
     ht_types.datatype,
+    ht_types.flexible,
     ht_types.number,
     ht_types.integer,
     ht_types.signedinteger,
@@ -774,3 +775,16 @@ def test_complex_and_real_types():
         if heat_type is not t.bfloat16:
             real_numpy = np.zeros(1, NUMPY_OF[heat_type]).real.dtype
             assert t.real_type_of(heat_type) is as_heat(real_numpy)
+
+
+def test_flexible_is_numpys_abstract_flexible():
+    # HeAT 1.8's ht.flexible (issue 18, item 18): NumPy's abstract base of strings and void,
+    # of which no heat type is a subtype
+    t = ht_types
+    assert heat.core.flexible is t.flexible and issubclass(t.flexible, t.datatype)
+    assert not issubclass(t.flexible, t.number)
+    for concrete in CONCRETE:
+        assert not t.issubdtype(concrete, t.flexible)
+        if concrete is not t.bfloat16:
+            assert not np.issubdtype(concrete.numpy_type(), np.flexible)
+    assert t.issubdtype(t.flexible, np.flexible) and t.issubdtype(t.flexible, t.datatype)

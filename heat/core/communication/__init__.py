@@ -88,6 +88,13 @@ from .torch_groups import _torch_process_group_method
 # must not import it back); installed here, where both are complete
 MPICommunication.torch_process_group = _torch_process_group_method
 
+#: HeAT's name of :class:`Request` (its ``MPIRequest`` wrapped the pending mpi4py request)
+MPIRequest = Request
+#: HeAT's ``ht.comm``: the communicator of all processes (there the bare ``MPI.COMM_WORLD``;
+#: heat's :class:`MPICommunication` answers ``rank``, ``size``, ``Barrier()``, ``allreduce()`` ...
+#: and passes every other mpi4py method on to ``MPI.COMM_WORLD``)
+comm = MPI_WORLD
+
 __all__ = [
     "MPI",
     "Communication",
@@ -97,6 +104,8 @@ __all__ = [
     "NodeTopology",
     "NodeProcessGroups",
     "Request",
+    "MPIRequest",
+    "comm",
     "CUDA_AWARE_MPI",
     "get_comm",
     "use_comm",

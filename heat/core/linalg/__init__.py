@@ -16,7 +16,7 @@ decompositions  ``qr`` (TSQR, block Gram-Schmidt), ``svd`` (tall-skinny via TSQR
                 ``polar``
 iterative       ``cg``, ``lanczos``
 randomized      ``rsvd``, ``reigh``
-svdtools        ``hsvd_rank``, ``hsvd_rtol`` (hierarchical SVD), ``isvd`` (incremental SVD)
+svdtools        ``hsvd``, ``hsvd_rank``, ``hsvd_rtol`` (hierarchical SVD), ``isvd`` (incremental SVD)
 ==============  ==================================================================================
 
 ``transpose`` (:func:`heat.transpose`) is here too, as in HeAT's ``linalg`` namespace.

@@ -1,5 +1,5 @@
 """
-Truncated and updatable SVDs: the hierarchical SVD ``hsvd_rank`` / ``hsvd_rtol`` (Iwen and Ong,
+Truncated and updatable SVDs: the hierarchical SVD ``hsvd_rank`` / ``hsvd_rtol`` / ``hsvd`` (Iwen and Ong,
 2016; Himpe, Leibner and Rave, 2018) and the incremental SVD ``isvd`` (Brand, 2006).
 
 Hierarchical SVD of a matrix split along its columns: every process computes the truncated SVD
@@ -21,12 +21,12 @@ from ..communication import MPI
 from .. import types
 from ..dndarray import DNDarray
 from ..layout import resplit
-from ..sanitation import sanitize_in
+from ..sanitation import check_bool, check_int, sanitize_in, warn_ignored
 from .basics import matrix_transpose
 from .decompositions import qr
 from .products import matmul
 
-__all__ = ["hsvd_rank", "hsvd_rtol", "isvd"]
+__all__ = ["hsvd", "hsvd_rank", "hsvd_rtol", "isvd"]
 
 
 def _real_matrix(x: DNDarray, name: str, ndim: int = 2) -> DNDarray:
@@ -97,6 +97,97 @@ def _hsvd(A: DNDarray, maxrank: Optional[int], rtol: Optional[float], safetyshif
     if not compute_sv:
         return U, error
     return U, sigma, Vt, error
+
+
+def hsvd(
+    A: DNDarray,
+    maxrank: Optional[int] = None,
+    maxmergedim: Optional[int] = None,
+    rtol: Optional[float] = None,
+    safetyshift: int = 0,
+    no_of_merges: Optional[int] = 2,
+    compute_sv: bool = False,
+    silent: bool = True,
+    warnings_off: bool = False,
+) -> Union[Tuple[DNDarray, DNDarray, DNDarray, float], Tuple[DNDarray, float]]:
+    """
+    Hierarchical truncated SVD with both truncation criteria (HeAT's low-level ``hsvd``): at most
+    ``maxrank`` singular triplets, and (with ``rtol``) the fewest for which
+    ``||A - U diag(S) Vt||_F <= rtol ||A||_F``. :func:`hsvd_rank` and :func:`hsvd_rtol` are the
+    same with one criterion each; see the module docstring for the algorithm.
+
+    Parameters
+    ----------
+    A : DNDarray
+        A 2-D real matrix (integers are taken as float64).
+    maxrank : int, optional
+        The largest rank kept (at least 1).
+    maxmergedim : int, optional
+        HeAT's bound on the size of one merge; heat merges all local factors at once, so a value
+        other than None warns that it has no effect.
+    rtol : float, optional
+        The relative error bound, ``0 <= rtol < 1``. At least one of ``maxrank`` and ``rtol``
+        must be given.
+    safetyshift : int
+        Extra columns kept in the local truncations (HeAT's default here is 0; the high-level
+        functions use 5).
+    no_of_merges : int, optional
+        HeAT's number of factors merged at one step; a value other than 2 or None warns that it
+        has no effect, as for ``maxmergedim``.
+    compute_sv : bool
+        Also return the singular values and ``V^T``.
+    silent : bool
+        False: process 0 prints the rank found and the error estimate.
+    warnings_off : bool
+        True: no warning about ``maxmergedim`` and ``no_of_merges``.
+
+    Returns
+    -------
+    tuple
+        ``(U, S, Vt, error)`` with ``compute_sv``, else ``(U, error)``; ``error`` estimates
+        ``||A - U diag(S) Vt||_F / ||A||_F`` from the discarded singular values (a float).
+
+    Raises
+    ------
+    TypeError
+        If ``A`` is not a real DNDarray or a parameter has the wrong type.
+    ValueError
+        If ``A`` is not 2-D, neither ``maxrank`` nor ``rtol`` is given, or a parameter is out
+        of range.
+
+    Examples
+    --------
+    >>> A = ht.random.randn(40, 120, split=1)
+    >>> U, S, Vt, error = ht.linalg.hsvd(A, maxrank=4, compute_sv=True)
+    >>> U.shape, S.shape, Vt.shape
+    ((40, 4), (4,), (4, 120))
+    >>> U, error = ht.hsvd(A, rtol=0.9)
+    >>> error <= 0.9
+    True
+    """
+    maxrank = check_int(maxrank, "maxrank", 1, allow_none=True)
+    if rtol is not None:
+        if isinstance(rtol, bool) or not isinstance(rtol, (int, float)):
+            raise TypeError(f"rtol must be None or a float, got {type(rtol).__name__}")
+        if not 0 <= rtol < 1:
+            raise ValueError(f"rtol must be in [0, 1), got {rtol!r}")
+    if maxrank is None and rtol is None:
+        raise ValueError("hsvd needs maxrank or rtol (or both): the truncation criteria")
+    safetyshift = check_int(safetyshift, "safetyshift", 0)
+    check_int(maxmergedim, "maxmergedim", 1, allow_none=True)
+    check_int(no_of_merges, "no_of_merges", 2, allow_none=True)
+    compute_sv = check_bool(compute_sv, "compute_sv")
+    silent = check_bool(silent, "silent")
+    if not check_bool(warnings_off, "warnings_off"):
+        reason = "heat merges the local factors of all processes at once"
+        warn_ignored(maxmergedim, "maxmergedim", None, reason)
+        if no_of_merges is not None:
+            warn_ignored(no_of_merges, "no_of_merges", 2, reason)
+    result = _hsvd(A, maxrank, None if rtol is None else float(rtol), safetyshift, compute_sv)
+    if not silent and A.comm.rank == 0:
+        rank = result[1].shape[0] if compute_sv else result[0].shape[1]
+        print(f"hsvd: rank {rank}, relative error estimate {result[-1]:.3e}")
+    return result
 
 
 def hsvd_rank(

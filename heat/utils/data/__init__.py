@@ -17,7 +17,9 @@ from . import matrixgallery, spherical  # noqa: F401
 from .datatools import (  # noqa: F401
     DataLoader,
     Dataset,
+    DistributedDataset,
     DistributedSampler,
+    create_train_val_split,
     dataset_irecv,
     dataset_ishuffle,
     dataset_shuffle,

@@ -19,8 +19,9 @@ from -- the all-to-all needs no count exchange.
 from __future__ import annotations
 
 import atexit
+import secrets
 import weakref
-from typing import Any, Callable, Iterator, List, Optional, Sequence, Union
+from typing import Any, Callable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
@@ -29,14 +30,16 @@ import torch.utils.data as torch_data
 import heat as ht
 from heat.core.communication import verdicts
 from heat.core.dndarray import DNDarray
-from heat.core.sanitation import check_bool, check_int
+from heat.core.sanitation import check_bool, check_choice, check_int, check_type
 
 from .plan import KeyedPermutation, derive_key
 
 __all__ = [
     "Dataset",
     "DataLoader",
+    "DistributedDataset",
     "DistributedSampler",
+    "create_train_val_split",
     "dataset_shuffle",
     "dataset_ishuffle",
     "dataset_irecv",
@@ -415,23 +418,134 @@ def _complete_pending() -> None:  # registered after mpi4py's own exit hook, so 
 # -- sampler and loader ---------------------------------------------------------------------------
 
 
-class DistributedSampler(torch_data.Sampler):
+class DistributedDataset(torch_data.Dataset):
     """
-    A torch sampler over a heat :class:`Dataset` whose shuffle is global: ``set_epoch(e)``
-    selects the epoch, and iterating moves the samples between processes into the layout of
-    epoch ``e`` (one all-to-all; :func:`dataset_shuffle`) and yields the local indices.
-
-    Unlike torch's DistributedSampler it never pads with duplicated samples nor drops any: every
-    sample is yielded exactly once per epoch by exactly one process; processes may yield one
-    sample more or less than others.
+    HeAT's map-style torch Dataset over the local rows of a split-0 DNDarray: item ``i`` is row
+    ``i`` of this process's block (``dndarray.larray[i]``), so a torch DataLoader on every process
+    sees that process's samples. Meant for :class:`DistributedSampler`, which shuffles the rows
+    (between processes, or within each).
 
     Parameters
     ----------
-    dataset : Dataset
-    shuffle : bool
-        Shuffle globally per epoch (ignored for a test set).
+    dndarray : DNDarray
+        The samples along axis 0; split along axis 0.
+    transforms : callable, optional
+        Applied to every item.
+
+    Attributes
+    ----------
+    dndarray : DNDarray
+        The array itself (not a copy: a global shuffle by the sampler reorders its rows).
+
+    Raises
+    ------
+    TypeError
+        If ``dndarray`` is not a DNDarray or ``transforms`` not callable.
+    ValueError
+        If ``dndarray`` is not split along axis 0.
+
+    Examples
+    --------
+    >>> x = ht.arange(10, split=0)
+    >>> ds = ht.utils.data.DistributedDataset(x)
+    >>> len(ds) == x.lshape[0]
+    True
+    """
+
+    def __init__(self, dndarray: DNDarray, transforms: Optional[Callable] = None):
+        check_type(dndarray, "dndarray", DNDarray, "a DNDarray")
+        if dndarray.split != 0:
+            raise ValueError(f"dndarray must be split along axis 0, got split={dndarray.split}")
+        if transforms is not None and not callable(transforms):
+            raise TypeError(f"transforms must be None or callable, got {type(transforms).__name__}")
+        self.dndarray = dndarray
+        self.transforms = transforms
+
+    def __len__(self) -> int:
+        return int(self.dndarray.lshape[0])
+
+    def __getitem__(self, index):
+        item = self.dndarray.larray[index]
+        return item if self.transforms is None else self.transforms(item)
+
+    def __getitems__(self, indices: Sequence[int]):
+        # torch's batched fetch: one item per index, as __getitem__
+        return [self[index] for index in indices]
+
+
+def _agreed_seed(comm, seed: Optional[int]) -> int:
+    """``seed``, or (None) a fresh random one drawn on process 0 and broadcast."""
+    if seed is not None:
+        return seed
+    return int(comm.bcast(secrets.randbits(63) if comm.rank == 0 else None, root=0))
+
+
+def _check_seed(seed: Optional[int]) -> Optional[int]:
+    seed = check_int(seed, "seed", 0, allow_none=True)
+    if seed is not None and seed > _MASK63:
+        raise ValueError(f"seed must be < 2**63, got {seed}")
+    return seed
+
+
+def _global_permutation(n: int, seed: int, draw: int) -> np.ndarray:
+    """Row ``i`` of the shuffled array is row ``perm[i]`` of the array before: the same on
+    every process and for every process count."""
+    return np.random.default_rng([seed, draw]).permutation(n)
+
+
+class DistributedSampler(torch_data.Sampler):
+    """
+    A torch sampler over this process's samples, for heat's :class:`Dataset` (heat's global
+    shuffle per epoch) and for HeAT's :class:`DistributedDataset` (HeAT's shuffle of the array
+    itself). It yields local indices, so a torch DataLoader on every process reads that
+    process's samples.
+
+    **With a heat Dataset**, ``set_epoch(e)`` selects the epoch, and iterating moves the samples
+    between processes into the layout of epoch ``e`` (one all-to-all; :func:`dataset_shuffle`)
+    and yields the local indices in order. Unlike torch's DistributedSampler it never pads with
+    duplicated samples nor drops any: every sample is yielded exactly once per epoch by exactly
+    one process; processes may yield one sample more or less than others.
+
+    **With a DistributedDataset** (HeAT's semantics): with ``shuffle=True`` the rows of the
+    dataset's DNDarray are shuffled at construction and at every :meth:`set_seed`:
+
+    - ``shuffle_type="global"``: a random permutation of all rows, the same on every process;
+      every process keeps its number of rows, and row ``i`` of the shuffled array is row
+      ``perm[i]`` of the array before. The indices are then yielded in order;
+    - ``shuffle_type="local"``: every process permutes its own rows, and every iteration yields
+      them in a new random order.
+
+    The permutations derive from ``seed`` (and the process for "local"): a seeded run repeats
+    whatever the number of processes (for "global"); torch's global random state is left alone.
+
+    Parameters
+    ----------
+    dataset : Dataset or DistributedDataset
+    shuffle : bool, optional
+        Shuffle (default: True for a heat Dataset, ignored for a test set; False for a
+        DistributedDataset, as HeAT).
     seed : int, optional
-        Replaces the dataset's seed.
+        Replaces a heat Dataset's seed; for a DistributedDataset, the key of the shuffles
+        (None: a random one, the same on every process).
+    shuffle_type : {"global", "local"}
+        For a DistributedDataset (see above); a heat Dataset shuffles globally.
+    correction : bool
+        HeAT's switch that put the rows of a global shuffle into the permutation's order instead
+        of grouped by the process they came from; heat always applies the exact permutation, so
+        it has no effect.
+
+    Attributes
+    ----------
+    linked_sampler : DistributedSampler or None
+        The sampler that :meth:`link` ties to this one.
+
+    Raises
+    ------
+    TypeError
+        If ``dataset`` is neither, or an argument has the wrong type.
+    ValueError
+        If ``seed`` is negative or ``shuffle_type`` unknown; a heat Dataset takes only
+        ``shuffle_type="global"``.
 
     Examples
     --------
@@ -441,27 +555,130 @@ class DistributedSampler(torch_data.Sampler):
     ...     sampler.set_epoch(epoch)
     ...     for batch in loader:
     ...         pass
+
+    HeAT's form, features and labels shuffled alike:
+
+    >>> x, y = ht.random.randn(100, 3, split=0), ht.arange(100, split=0)
+    >>> sx = ht.utils.data.DistributedSampler(ht.utils.data.DistributedDataset(x), shuffle=True, seed=1)
+    >>> sy = ht.utils.data.DistributedSampler(ht.utils.data.DistributedDataset(y), shuffle=True, seed=1)
     """
 
-    def __init__(self, dataset: Dataset, shuffle: bool = True, seed: Optional[int] = None):
-        if not isinstance(dataset, Dataset):
+    def __init__(
+        self,
+        dataset: Union[Dataset, DistributedDataset],
+        shuffle: Optional[bool] = None,
+        seed: Optional[int] = None,
+        shuffle_type: str = "global",
+        correction: bool = False,
+    ):
+        if not isinstance(dataset, (Dataset, DistributedDataset)):
             raise TypeError(
-                f"dataset must be a heat.utils.data.Dataset, got {type(dataset).__name__}"
+                "dataset must be a heat.utils.data.Dataset or DistributedDataset, got "
+                f"{type(dataset).__name__}"
             )
-        check_bool(shuffle, "shuffle")
-        if seed is not None:
-            if check_int(seed, "seed", 0) > _MASK63:
-                raise ValueError(f"seed must be < 2**63, got {seed}")
-            dataset.seed = int(seed)
+        heat_dataset = isinstance(dataset, Dataset)
+        shuffle = heat_dataset if shuffle is None else check_bool(shuffle, "shuffle")
+        seed = _check_seed(seed)
+        check_type(shuffle_type, "shuffle_type", str, "a string")
+        check_choice(shuffle_type, "shuffle_type", ("global", "local"))
+        check_bool(correction, "correction")
+        if heat_dataset and shuffle_type != "global":
+            raise ValueError("a heat Dataset shuffles globally: shuffle_type must be 'global'")
         self.dataset = dataset
-        self.shuffle = bool(shuffle)
+        self.shuffle = shuffle
+        self.correction = bool(correction)
         self.epoch = 0
+        self.linked_sampler: Optional["DistributedSampler"] = None
+        if heat_dataset:
+            if seed is not None:
+                dataset.seed = seed
+            return
+        self.dndarray = dataset.dndarray
+        self.shuffle_type = shuffle_type
+        self._draws = 0  # shuffles so far: each set_seed draws a new permutation
+        self.set_seed(seed)
 
+    # -- HeAT's interface (DistributedDataset) --------------------------------------------------
+    def _heat_dataset_only(self, name: str) -> None:
+        if isinstance(self.dataset, Dataset):
+            raise TypeError(f"{name} is for a DistributedDataset; a heat Dataset uses set_epoch")
+
+    def set_seed(self, value: Optional[int]) -> None:
+        """
+        Set the key of the shuffles and, with ``shuffle``, shuffle the rows now (collective for
+        a global shuffle); passed on to a linked sampler.
+
+        Parameters
+        ----------
+        value : int, optional
+            Non-negative; None draws a random one (the same on every process).
+        """
+        self._heat_dataset_only("set_seed")
+        value = _check_seed(value)
+        self._seed = value
+        seed = _agreed_seed(self.dndarray.comm, value) if self.shuffle_type == "global" else value
+        self._key = seed if seed is not None else secrets.randbits(63)
+        if self.shuffle:
+            self._shuffle()
+        if self.linked_sampler is not None:
+            self.linked_sampler.set_seed(value)
+
+    def set_shuffle_type(self, shuffle_type: str) -> None:
+        """
+        Choose "global" or "local" shuffling for the next :meth:`set_seed`; passed on to a
+        linked sampler.
+        """
+        self._heat_dataset_only("set_shuffle_type")
+        check_type(shuffle_type, "shuffle_type", str, "a string")
+        self.shuffle_type = check_choice(shuffle_type, "shuffle_type", ("global", "local"))
+        if self.linked_sampler is not None:
+            self.linked_sampler.set_shuffle_type(shuffle_type)
+
+    def link(self, sampler: "DistributedSampler") -> None:
+        """Tie ``sampler`` (e.g. of the labels) to this one: later seeds and shuffle types
+        set here are set there too, so both keep shuffling alike."""
+        if not isinstance(sampler, DistributedSampler):
+            raise TypeError(f"sampler must be a DistributedSampler, got {type(sampler).__name__}")
+        self.linked_sampler = sampler
+
+    def unlink(self) -> None:
+        """Undo :meth:`link`."""
+        self.linked_sampler = None
+
+    def _shuffle(self) -> None:
+        array = self.dndarray
+        self._draws += 1
+        if self.shuffle_type == "local":
+            rng = np.random.default_rng([self._key, self._draws, array.comm.rank])
+            order = torch.from_numpy(rng.permutation(array.lshape[0])).to(array.larray.device)
+            array.larray = array.larray[order]
+            return
+        counts = array.lshape_map[:, 0].clone()
+        shuffled = array[_global_permutation(array.gshape[0], self._key, self._draws)]
+        if not torch.equal(shuffled.lshape_map[:, 0], counts):  # keep every process's count
+            target = shuffled.lshape_map.clone()
+            target[:, 0] = counts
+            shuffled.redistribute_(lshape_map=shuffled.lshape_map, target_map=target)
+        array.larray = shuffled.larray
+
+    # -- torch's interface ----------------------------------------------------------------------
     def set_epoch(self, epoch: int) -> None:
         """Select the epoch of the next iteration (as torch's sampler)."""
-        self.epoch = _check_epoch(self.dataset, epoch)
+        if isinstance(self.dataset, Dataset):
+            self.epoch = _check_epoch(self.dataset, epoch)
+        else:
+            self.epoch = check_int(epoch, "epoch", 0)
 
     def __iter__(self) -> Iterator[int]:
+        if isinstance(self.dataset, DistributedDataset):
+            count = len(self.dataset)
+            if self.shuffle and self.shuffle_type == "local":
+                self._draws += 1
+                rng = np.random.default_rng(
+                    [self._key, self._draws, self.epoch, self.dndarray.comm.rank]
+                )
+                return iter(rng.permutation(count).tolist())
+            return iter(range(count))
         if self.shuffle and not self.dataset.test_set:
             dataset_irecv(self.dataset)
             if self.dataset.epoch != self.epoch:
@@ -470,6 +687,69 @@ class DistributedSampler(torch_data.Sampler):
 
     def __len__(self) -> int:
         return len(self.dataset)
+
+
+def create_train_val_split(
+    X: DNDarray, y: DNDarray, p: float = 0.95, seed: Optional[int] = None
+) -> Tuple[DNDarray, DNDarray, DNDarray, DNDarray]:
+    """
+    Split samples and labels at random into a training and a validation set (HeAT's helper).
+
+    The rows are shuffled by one random permutation, the same for ``X`` and ``y`` (so the pairs
+    stay together); the first ``floor(p * n)`` rows of the shuffled data form the training set,
+    the rest the validation set. The permutation derives from ``seed`` alone, so a seeded split is
+    the same for any number of processes (HeAT 1.8 split every process's block by itself, so its
+    set sizes depended on the number of processes). ``X`` and ``y`` are not changed (HeAT 1.8
+    shuffled them in place).
+
+    Parameters
+    ----------
+    X : DNDarray
+        The samples along axis 0.
+    y : DNDarray
+        The labels, as many as samples.
+    p : float
+        The fraction of the samples that goes into the training set, in ``[0, 1]``.
+    seed : int, optional
+        Key of the permutation, non-negative; None: a random one (the same on every process).
+
+    Returns
+    -------
+    (DNDarray, DNDarray, DNDarray, DNDarray)
+        ``(X_train, y_train, X_val, y_val)``, laid out as ``X`` and ``y`` (balanced).
+
+    Raises
+    ------
+    TypeError
+        If ``X`` or ``y`` is not a DNDarray, ``p`` not a real number or ``seed`` not an int.
+    ValueError
+        If ``X`` or ``y`` is 0-d, their numbers of samples differ, ``p`` is outside ``[0, 1]``
+        or ``seed`` is negative.
+
+    Examples
+    --------
+    >>> X, y = ht.random.randn(100, 4, split=0), ht.arange(100, split=0)
+    >>> X_train, y_train, X_val, y_val = ht.utils.data.create_train_val_split(X, y, p=0.8, seed=1)
+    >>> X_train.shape, y_val.shape
+    ((80, 4), (20,))
+    """
+    check_type(X, "X", DNDarray, "a DNDarray")
+    check_type(y, "y", DNDarray, "a DNDarray")
+    if X.ndim == 0 or y.ndim == 0:
+        raise ValueError("X and y must have at least one dimension (the samples)")
+    if X.gshape[0] != y.gshape[0]:
+        raise ValueError(
+            f"X and y must hold as many samples, got {X.gshape[0]} and {y.gshape[0]}"
+        )
+    if isinstance(p, (bool, np.bool_)) or not isinstance(p, (int, float, np.floating, np.integer)):
+        raise TypeError(f"p must be a float, got {type(p).__name__}")
+    if not 0.0 <= float(p) <= 1.0:
+        raise ValueError(f"p must be in [0, 1], got {p}")
+    seed = _agreed_seed(X.comm, _check_seed(seed))
+    n = X.gshape[0]
+    order = _global_permutation(n, seed, 0)
+    train, val = order[: int(n * float(p))], order[int(n * float(p)) :]
+    return X[train], y[train], X[val], y[val]
 
 
 class DataLoader:

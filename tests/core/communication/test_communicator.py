@@ -148,3 +148,19 @@ def test_lowercase_object_collectives():
     ok = ok and WORLD.alltoall([(RANK, q) for q in range(SIZE)]) == [(q, RANK) for q in range(SIZE)]
     WORLD.Barrier()
     agree(ok)
+
+
+def test_heat_names_mpirequest_and_comm():
+    # HeAT 1.8's ht.MPIRequest and ht.comm (issue 18, item 18): the pending-request class and the
+    # world communicator under their old names
+    import heat as ht
+
+    assert ht.MPIRequest is hc.Request and hc.MPIRequest is hc.Request
+    assert ht.comm is hc.MPI_WORLD and ht.comm.rank == RANK and ht.comm.size == SIZE
+    request = ht.comm.Iallreduce(torch.ones(2), torch.empty(2))
+    agree(isinstance(request, ht.MPIRequest), "Iallreduce returns an MPIRequest")
+    result = request.Wait()
+    agree(result.tolist() == [float(SIZE)] * 2, f"result {result}")
+    # mpi4py's methods pass through, as on HeAT's bare MPI.COMM_WORLD
+    agree(ht.comm.Get_rank() == RANK and ht.comm.allreduce(1) == SIZE, "pass-through")
+    ht.comm.Barrier()

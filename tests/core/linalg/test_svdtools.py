@@ -57,6 +57,50 @@ def test_hsvd_rtol():
     assert_raises_then_collective_works(TypeError, ht.linalg.hsvd_rank, ht.ones((4, 5), split=1), 2.0)
 
 
+def test_hsvd_low_level():
+    # HeAT 1.8's ht.hsvd (issue 18, item 18): both criteria, HeAT's defaults and return shapes
+    a = data(30, 40, seed=2)
+    s_expected = np.linalg.svd(a, compute_uv=False)
+    failures = []
+    for split in (None, 0, 1):
+        x = ht.array(a, split=split)
+        U, S, Vt, error = ht.hsvd(x, maxrank=3, compute_sv=True, safetyshift=2)
+        if (U.shape, S.shape, Vt.shape) != ((30, 3), (3,), (3, 40)):
+            failures.append(f"split {split}: shapes {U.shape} {S.shape} {Vt.shape}")
+            continue
+        if not np.allclose(S.numpy(), s_expected[:3], rtol=1e-3):
+            failures.append(f"split {split}: S {S.numpy()} != {s_expected[:3]}")
+        true_error = np.linalg.norm(a - (U.numpy() * S.numpy()) @ Vt.numpy()) / np.linalg.norm(a)
+        if not true_error <= error * (1 + 1e-6) + 1e-12:
+            failures.append(f"split {split}: estimate {error} below the true error {true_error}")
+        U_only, error_only = ht.linalg.hsvd(x, rtol=0.05)
+        true_rank = int(np.argmax(np.sqrt(np.cumsum(s_expected[::-1] ** 2))[::-1] <= 0.05 * np.linalg.norm(a)))
+        if error_only > 0.05 or U_only.shape[1] < true_rank:
+            failures.append(f"split {split}: rtol 0.05 gave rank {U_only.shape[1]}, error {error_only}")
+        # HeAT's default safetyshift=0: no extra local columns, the estimate still bounds
+        U0, S0, Vt0, error0 = ht.hsvd(x, maxrank=3, compute_sv=True)
+        true_error0 = np.linalg.norm(a - (U0.numpy() * S0.numpy()) @ Vt0.numpy()) / np.linalg.norm(a)
+        if not true_error0 <= error0 * (1 + 1e-6) + 1e-12:
+            failures.append(f"split {split}: safetyshift 0: estimate {error0} < {true_error0}")
+        _, both_error = ht.hsvd(x, maxrank=1, rtol=0.05)
+        if both_error <= 0.05:  # rank 1 cannot reach 5 %: maxrank wins
+            failures.append(f"split {split}: maxrank=1 ignored ({both_error})")
+    collective_assert(not failures, "\n".join(failures))
+    x = ht.array(a, split=1)
+    with pytest.warns(UserWarning, match="maxmergedim=10 has no effect"):
+        ht.hsvd(x, maxrank=2, maxmergedim=10)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ht.hsvd(x, maxrank=2, maxmergedim=10, no_of_merges=4, warnings_off=True)
+    assert_raises_then_collective_works(ValueError, ht.hsvd, x)
+    assert_raises_then_collective_works(ValueError, ht.hsvd, x, maxrank=0)
+    assert_raises_then_collective_works(ValueError, ht.hsvd, x, rtol=1.0)
+    assert_raises_then_collective_works(TypeError, ht.hsvd, x, maxrank=2.0)
+    assert_raises_then_collective_works(TypeError, ht.hsvd, x, maxrank=2, compute_sv="yes")
+
+
 def test_isvd():
     a = data(30, 12, seed=2)
     new = np.random.default_rng(5).standard_normal((30, 4))

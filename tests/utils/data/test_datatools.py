@@ -195,3 +195,139 @@ def test_bad_input_raises_everywhere():
     assert_raises_then_collective_works(TypeError, dataset_ishuffle, x)
     assert_raises_then_collective_works(ValueError, DataLoader, ds, batch_size=0)
     assert_raises_then_collective_works(TypeError, DistributedSampler, x)
+
+
+# ------------------------------------------------------------------------------------------------
+# HeAT's DistributedDataset, its DistributedSampler semantics and create_train_val_split
+# (issue 18, item 18)
+# ------------------------------------------------------------------------------------------------
+def numbered(n, features=2):
+    """Row i holds i in every column, float32, split 0."""
+    return ht.array(np.repeat(np.arange(n, dtype=np.float32)[:, None], features, 1), split=0)
+
+
+def test_distributed_dataset_items_are_local_rows():
+    from heat.utils.data import DistributedDataset
+
+    x = numbered(7)
+    ds = DistributedDataset(x, transforms=lambda row: row * 2)
+    assert len(ds) == x.lshape[0]
+    items = [ds[i] for i in range(len(ds))]
+    collective_assert(all(torch.equal(item, x.larray[i] * 2) for i, item in enumerate(items)), "items")
+    batch = torch.utils.data.default_collate(ds.__getitems__(list(range(len(ds))))) if len(ds) else None
+    collective_assert(batch is None or torch.equal(batch, x.larray * 2), "__getitems__")
+    loader = torch.utils.data.DataLoader(DistributedDataset(x), batch_size=3)
+    rows = [b[:, 0] for b in loader]
+    ids = gathered(torch.cat(rows) if rows else torch.zeros(0))
+    collective_assert(np.array_equal(ids, np.arange(7)), f"loader rows {ids}")
+    assert_raises_then_collective_works(TypeError, DistributedDataset, np.zeros((3, 2)))
+    assert_raises_then_collective_works(ValueError, DistributedDataset, ht.zeros((4, 4), split=1))
+    assert_raises_then_collective_works(ValueError, DistributedDataset, ht.zeros((4, 4)))
+    assert_raises_then_collective_works(TypeError, DistributedDataset, x, transforms=3)
+
+
+@pytest.mark.parametrize("n", [2, 11, 40])
+def test_distributed_sampler_global_shuffle(n):
+    from heat.utils.data import DistributedDataset
+
+    x, y = numbered(n), ht.arange(n, split=0) * 10
+    counts = COMM.allgather(x.lshape[0])
+    sx = DistributedSampler(DistributedDataset(x), shuffle=True, seed=5)
+    sy = DistributedSampler(DistributedDataset(y), shuffle=True, seed=5)
+    ids = gathered(x.larray[:, 0])
+    # a permutation of all rows, the same for both arrays, each process keeps its count, and
+    # the same permutation for every process count (it depends on the seed alone)
+    collective_assert(np.array_equal(np.sort(ids), np.arange(n)), f"not a permutation {ids}")
+    collective_assert(np.array_equal(gathered(y.larray), ids * 10), "features and labels unpaired")
+    collective_assert(COMM.allgather(x.lshape[0]) == counts, "counts changed")
+    expected = np.random.default_rng([5, 1]).permutation(n)
+    collective_assert(np.array_equal(ids, expected), f"{ids} is not the seed's permutation")
+    if n >= 11:
+        collective_assert(not np.array_equal(ids, np.arange(n)), "not shuffled")
+    assert list(sx) == list(range(x.lshape[0])) and len(sx) == x.lshape[0]
+    # set_seed shuffles again; a linked sampler follows
+    sx.link(sy)
+    sx.set_seed(9)
+    collective_assert(np.array_equal(gathered(y.larray), gathered(x.larray[:, 0]) * 10), "link")
+    sx.unlink()
+    assert sx.linked_sampler is None
+    # shuffle=False (HeAT's default) leaves the array as it is
+    z = numbered(n)
+    DistributedSampler(DistributedDataset(z), seed=5)
+    collective_assert(np.array_equal(gathered(z.larray[:, 0]), np.arange(n)), "shuffled by default")
+
+
+def test_distributed_sampler_local_shuffle():
+    from heat.utils.data import DistributedDataset
+
+    n = 24
+    x = numbered(n)
+    before = x.larray[:, 0].clone()
+    sampler = DistributedSampler(DistributedDataset(x), shuffle=True, seed=2, shuffle_type="local")
+    # every process permuted its own rows, nothing moved between processes
+    collective_assert(
+        torch.equal(torch.sort(x.larray[:, 0]).values, torch.sort(before).values), "rows moved"
+    )
+    first, second = list(sampler), list(sampler)
+    collective_assert(sorted(first) == list(range(x.lshape[0])) == sorted(second), "indices")
+    if x.lshape[0] > 4:
+        collective_assert(first != second, "the same order in every iteration")
+    again = numbered(n)
+    DistributedSampler(DistributedDataset(again), shuffle=True, seed=2, shuffle_type="local")
+    collective_assert(torch.equal(again.larray, x.larray), "a seeded local shuffle repeats")
+    sampler.set_shuffle_type("global")
+    assert sampler.shuffle_type == "global"
+
+
+def test_distributed_sampler_bad_input():
+    from heat.utils.data import DistributedDataset
+
+    ds = DistributedDataset(numbered(5))
+    assert_raises_then_collective_works(TypeError, DistributedSampler, ds, shuffle=1)
+    assert_raises_then_collective_works(TypeError, DistributedSampler, ds, seed=1.5)
+    assert_raises_then_collective_works(ValueError, DistributedSampler, ds, seed=-1)
+    assert_raises_then_collective_works(ValueError, DistributedSampler, ds, shuffle_type="both")
+    assert_raises_then_collective_works(TypeError, DistributedSampler, ds, shuffle_type=1)
+    assert_raises_then_collective_works(TypeError, DistributedSampler, ds, correction="no")
+    assert_raises_then_collective_works(
+        ValueError, DistributedSampler, make_dataset(5), shuffle_type="local"
+    )
+    sampler = DistributedSampler(ds)
+    assert_raises_then_collective_works(TypeError, sampler.link, ds)
+    assert_raises_then_collective_works(ValueError, sampler.set_shuffle_type, "nope")
+
+
+@pytest.mark.parametrize("n,p", [(20, 0.8), (11, 0.95), (3, 0.5), (5, 0.0), (5, 1.0)])
+def test_create_train_val_split(n, p):
+    from heat.utils.data import create_train_val_split
+
+    x, y = numbered(n, 3), ht.arange(n, split=0) * 10
+    x_before = x.numpy()
+    x_train, y_train, x_val, y_val = create_train_val_split(x, y, p=p, seed=4)
+    n_train = int(n * p)
+    assert x_train.shape == (n_train, 3) and y_train.shape == (n_train,)
+    assert x_val.shape == (n - n_train, 3) and y_val.shape == (n - n_train,)
+    order = np.random.default_rng([4, 0]).permutation(n)
+    ok = (
+        np.array_equal(x_train.numpy()[:, 0], order[:n_train])
+        and np.array_equal(x_val.numpy()[:, 0], order[n_train:])
+        and np.array_equal(y_train.numpy(), order[:n_train] * 10)
+        and np.array_equal(y_val.numpy(), order[n_train:] * 10)
+    )
+    collective_assert(ok, "not the seed's split, or features and labels unpaired")
+    collective_assert(np.array_equal(x.numpy(), x_before), "the input changed")
+    assert x_train.split == 0 and x_train.balanced and y_val.split == 0
+
+
+def test_create_train_val_split_bad_input():
+    from heat.utils.data import create_train_val_split
+
+    x, y = numbered(6), ht.arange(6, split=0)
+    assert_raises_then_collective_works(TypeError, create_train_val_split, x.numpy(), y)
+    assert_raises_then_collective_works(ValueError, create_train_val_split, x, ht.arange(5, split=0))
+    assert_raises_then_collective_works(ValueError, create_train_val_split, x, y, p=1.5)
+    assert_raises_then_collective_works(TypeError, create_train_val_split, x, y, p="0.5")
+    assert_raises_then_collective_works(ValueError, create_train_val_split, x, y, seed=-3)
+    # without a seed every process agrees on one split
+    a, b, _, _ = create_train_val_split(x, y, p=0.5)
+    collective_assert(np.array_equal(a.numpy()[:, 0], b.numpy()), "unpaired without a seed")
