@@ -24,6 +24,8 @@ setup(
     author="heat developers",
     license="MIT",
     packages=find_packages(include=["heat", "heat.*"]),
+    # the sample data of heat.datasets (iris, diabetes), loaded by path in tutorials
+    package_data={"heat.datasets": ["*.csv", "*.h5", "*.nc"]},
     python_requires=">=3.10",
     install_requires=[
         # torch is pinned below the next minor release: with torch absent, a range admitting a

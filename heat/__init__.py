@@ -20,6 +20,7 @@ from . import fft  # noqa: F401,E402
 from . import signal  # noqa: F401,E402
 from . import sparse  # noqa: F401,E402
 from . import graph  # noqa: F401,E402
+from . import datasets  # noqa: F401,E402
 from .signal import convolve, convolve2d  # noqa: F401,E402  (HeAT and NumPy have them in the main namespace)
 
 

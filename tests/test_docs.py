@@ -47,6 +47,7 @@ NAMESPACES = {
     "heat.classification": ht.classification,
     "heat.spatial": ht.spatial,
     "heat.graph": ht.graph,
+    "heat.datasets": ht.datasets,
     "heat.preprocessing": ht.preprocessing,
     "heat.utils.data": ht.utils.data,
     "heat.nn": ht.nn,
