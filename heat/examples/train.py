@@ -50,7 +50,7 @@ import heat as ht
 
 # the atomic save and the verdicts of process 0 of heat's file I/O: the example writes its files
 # (and decides about them) exactly as ht.save does
-from heat.core._collective_io import _atomic_save
+from heat.core.io._collective import _atomic_save
 from heat.core.communication.node_groups import ring_allreduce_bytes
 from heat.core.communication.verdicts import root_decides as _root_decides
 

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 import heat as ht
-from heat.core import _collective_io
+from heat.core.io import _collective as _collective_io
 from tests.helpers import (
     SHAPES,
     Checks,
@@ -696,7 +696,7 @@ def test_failed_hdf5_save_bad_arguments(folder):
 KILLED_SAVE = """
 import os, signal, sys
 import heat as ht
-import heat.core._collective_io as machinery
+import heat.core.io._collective as machinery
 
 def die(format_name, rank):
     if rank == 1:  # the second process dies while it has the temporary file open

@@ -31,10 +31,10 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple
 import numpy as np
 import torch
 
-from . import types
-from .communication import MPICommunication, verdicts
-from .devices import Device
-from .dndarray import DNDarray
+from .. import types
+from ..communication import MPICommunication, verdicts
+from ..devices import Device
+from ..dndarray import DNDarray
 
 # Test hook: called as ``_during_write(format_name, rank)`` while a process has the temporary
 # file of a save open and has written its block (tests kill a process there).
