@@ -20,12 +20,22 @@ from typing import Optional, Tuple, Union
 
 import numpy as np
 import torch
-from .communication import MPI
 
-from . import types
-from ._operations import _PYTHON_SCALARS, binary_op, cum_op, local_op, reduce_op
-from ._operations import _UNSIGNED_COMPUTE, compute_tensor, register_unsigned, storage_tensor
-from ._operations import uint64_floor_divide, uint64_remainder
+from . import _docstrings, types
+from ._operations import (
+    _PYTHON_SCALARS,
+    _UNSIGNED_COMPUTE,
+    binary_op,
+    compute_tensor,
+    cum_op,
+    local_op,
+    reduce_op,
+    register_unsigned,
+    storage_tensor,
+    uint64_floor_divide,
+    uint64_remainder,
+)
+from .communication import MPI
 from .dndarray import DNDarray
 from .manipulations import flatten, pad
 from .sanitation import sanitize_axis, sanitize_in
@@ -311,28 +321,14 @@ def subtract(
 sub = subtract  # HeAT's name
 
 
+@_docstrings.sections(_docstrings.PRODUCT_QUOTIENT)
 def multiply(
     t1: _ScalarOrArray, t2: _ScalarOrArray, out: Optional[DNDarray] = None, where=None
 ) -> DNDarray:
     """
     Elementwise product ``t1 * t2``, with broadcasting and NumPy's type promotion.
 
-    Parameters
-    ----------
-    t1, t2 : DNDarray, scalar or array-like
-    out : DNDarray, optional
-        See :func:`add`.
-    where : DNDarray or array-like of bool, optional
-        See :func:`add`.
-
-    Returns
-    -------
-    DNDarray
-
-    Raises
-    ------
-    ValueError
-        If the shapes cannot be broadcast together.
+    {parameters}
 
     Examples
     --------
@@ -345,6 +341,7 @@ def multiply(
 mul = multiply  # HeAT's name
 
 
+@_docstrings.sections(_docstrings.PRODUCT_QUOTIENT)
 def divide(
     t1: _ScalarOrArray, t2: _ScalarOrArray, out: Optional[DNDarray] = None, where=None
 ) -> DNDarray:
@@ -354,22 +351,7 @@ def divide(
     As in NumPy, integer and boolean operands give float64; division by zero gives ``inf``
     or ``nan``.
 
-    Parameters
-    ----------
-    t1, t2 : DNDarray, scalar or array-like
-    out : DNDarray, optional
-        See :func:`add`.
-    where : DNDarray or array-like of bool, optional
-        See :func:`add`.
-
-    Returns
-    -------
-    DNDarray
-
-    Raises
-    ------
-    ValueError
-        If the shapes cannot be broadcast together.
+    {parameters}
 
     Examples
     --------
@@ -386,6 +368,7 @@ true_divide = divide
 div = divide  # HeAT's name
 
 
+@_docstrings.sections(_docstrings.INTEGER_DIVISION)
 def floor_divide(
     t1: _ScalarOrArray, t2: _ScalarOrArray, out: Optional[DNDarray] = None, where=None
 ) -> DNDarray:
@@ -395,24 +378,7 @@ def floor_divide(
     Integer division by zero gives 0, as in NumPy (which also warns); float division by zero
     gives ``inf``, ``-inf`` or ``nan``. Boolean operands are computed as int8, as in NumPy.
 
-    Parameters
-    ----------
-    t1, t2 : DNDarray, scalar or array-like
-    out : DNDarray, optional
-        See :func:`add`.
-    where : DNDarray or array-like of bool, optional
-        See :func:`add`.
-
-    Returns
-    -------
-    DNDarray
-
-    Raises
-    ------
-    TypeError
-        If an operand is complex.
-    ValueError
-        If the shapes cannot be broadcast together.
+    {parameters}
 
     Examples
     --------
@@ -430,6 +396,7 @@ def floor_divide(
 floordiv = floor_divide  # HeAT's name
 
 
+@_docstrings.sections(_docstrings.INTEGER_DIVISION)
 def remainder(
     t1: _ScalarOrArray, t2: _ScalarOrArray, out: Optional[DNDarray] = None, where=None
 ) -> DNDarray:
@@ -439,24 +406,7 @@ def remainder(
 
     Integer division by zero gives 0, as in NumPy; float division by zero gives ``nan``.
 
-    Parameters
-    ----------
-    t1, t2 : DNDarray, scalar or array-like
-    out : DNDarray, optional
-        See :func:`add`.
-    where : DNDarray or array-like of bool, optional
-        See :func:`add`.
-
-    Returns
-    -------
-    DNDarray
-
-    Raises
-    ------
-    TypeError
-        If an operand is complex.
-    ValueError
-        If the shapes cannot be broadcast together.
+    {parameters}
 
     Examples
     --------
@@ -529,6 +479,7 @@ def divmod(
     )
 
 
+@_docstrings.sections(_docstrings.INTEGER_DIVISION)
 def fmod(t1: _ScalarOrArray, t2: _ScalarOrArray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     """
     Elementwise remainder of truncated division (C's ``fmod``): the result has the sign of the
@@ -536,24 +487,7 @@ def fmod(t1: _ScalarOrArray, t2: _ScalarOrArray, out: Optional[DNDarray] = None,
 
     Integer division by zero gives 0, as in NumPy; float division by zero gives ``nan``.
 
-    Parameters
-    ----------
-    t1, t2 : DNDarray, scalar or array-like
-    out : DNDarray, optional
-        See :func:`add`.
-    where : DNDarray or array-like of bool, optional
-        See :func:`add`.
-
-    Returns
-    -------
-    DNDarray
-
-    Raises
-    ------
-    TypeError
-        If an operand is complex.
-    ValueError
-        If the shapes cannot be broadcast together.
+    {parameters}
 
     Examples
     --------
@@ -807,31 +741,14 @@ def _bitwise_type(t1, t2, name: str, shift: bool = False):
     return types.int8 if shift and rt is types.bool else rt
 
 
+@_docstrings.sections(_docstrings.BITWISE)
 def bitwise_and(
     t1: _ScalarOrArray, t2: _ScalarOrArray, out: Optional[DNDarray] = None, where=None
 ) -> DNDarray:
     """
     Elementwise bitwise AND ``t1 & t2`` of integer or boolean operands (logical AND for bools).
 
-    Parameters
-    ----------
-    t1, t2 : DNDarray, scalar or array-like
-        Integer or boolean operands.
-    out : DNDarray, optional
-        See :func:`add`.
-    where : DNDarray or array-like of bool, optional
-        See :func:`add`.
-
-    Returns
-    -------
-    DNDarray
-
-    Raises
-    ------
-    TypeError
-        If an operand is a floating point or complex type.
-    ValueError
-        If the shapes cannot be broadcast together.
+    {parameters}
 
     Examples
     --------
@@ -842,31 +759,14 @@ def bitwise_and(
     return _binary(torch.bitwise_and, t1, t2, out, where, "bitwise_and", result_type=rt)
 
 
+@_docstrings.sections(_docstrings.BITWISE)
 def bitwise_or(
     t1: _ScalarOrArray, t2: _ScalarOrArray, out: Optional[DNDarray] = None, where=None
 ) -> DNDarray:
     """
     Elementwise bitwise OR ``t1 | t2`` of integer or boolean operands.
 
-    Parameters
-    ----------
-    t1, t2 : DNDarray, scalar or array-like
-        Integer or boolean operands.
-    out : DNDarray, optional
-        See :func:`add`.
-    where : DNDarray or array-like of bool, optional
-        See :func:`add`.
-
-    Returns
-    -------
-    DNDarray
-
-    Raises
-    ------
-    TypeError
-        If an operand is a floating point or complex type.
-    ValueError
-        If the shapes cannot be broadcast together.
+    {parameters}
 
     Examples
     --------
@@ -877,31 +777,14 @@ def bitwise_or(
     return _binary(torch.bitwise_or, t1, t2, out, where, "bitwise_or", result_type=rt)
 
 
+@_docstrings.sections(_docstrings.BITWISE)
 def bitwise_xor(
     t1: _ScalarOrArray, t2: _ScalarOrArray, out: Optional[DNDarray] = None, where=None
 ) -> DNDarray:
     """
     Elementwise bitwise XOR ``t1 ^ t2`` of integer or boolean operands.
 
-    Parameters
-    ----------
-    t1, t2 : DNDarray, scalar or array-like
-        Integer or boolean operands.
-    out : DNDarray, optional
-        See :func:`add`.
-    where : DNDarray or array-like of bool, optional
-        See :func:`add`.
-
-    Returns
-    -------
-    DNDarray
-
-    Raises
-    ------
-    TypeError
-        If an operand is a floating point or complex type.
-    ValueError
-        If the shapes cannot be broadcast together.
+    {parameters}
 
     Examples
     --------
@@ -951,6 +834,7 @@ invert = bitwise_not
 bitwise_invert = bitwise_not  # the array API standard's name
 
 
+@_docstrings.sections(_docstrings.BITWISE)
 def left_shift(
     t1: _ScalarOrArray, t2: _ScalarOrArray, out: Optional[DNDarray] = None, where=None
 ) -> DNDarray:
@@ -959,25 +843,7 @@ def left_shift(
 
     Boolean operands are computed as int8, as in NumPy.
 
-    Parameters
-    ----------
-    t1, t2 : DNDarray, scalar or array-like
-        Integer or boolean operands.
-    out : DNDarray, optional
-        See :func:`add`.
-    where : DNDarray or array-like of bool, optional
-        See :func:`add`.
-
-    Returns
-    -------
-    DNDarray
-
-    Raises
-    ------
-    TypeError
-        If an operand is a floating point or complex type.
-    ValueError
-        If the shapes cannot be broadcast together.
+    {parameters}
 
     Examples
     --------
@@ -990,31 +856,14 @@ def left_shift(
                    operand_type=operand_type, result_type=rt)
 
 
+@_docstrings.sections(_docstrings.BITWISE)
 def right_shift(
     t1: _ScalarOrArray, t2: _ScalarOrArray, out: Optional[DNDarray] = None, where=None
 ) -> DNDarray:
     """
     Shift the bits of ``t1`` to the right by ``t2`` (``t1 >> t2``, arithmetic shift).
 
-    Parameters
-    ----------
-    t1, t2 : DNDarray, scalar or array-like
-        Integer or boolean operands.
-    out : DNDarray, optional
-        See :func:`add`.
-    where : DNDarray or array-like of bool, optional
-        See :func:`add`.
-
-    Returns
-    -------
-    DNDarray
-
-    Raises
-    ------
-    TypeError
-        If an operand is a floating point or complex type.
-    ValueError
-        If the shapes cannot be broadcast together.
+    {parameters}
 
     Examples
     --------
@@ -1179,29 +1028,12 @@ def _integer_binary(operation, t1, t2, out, where, name: str) -> DNDarray:
     return _binary(operation, t1, t2, out, where, name, result_type=rt)
 
 
+@_docstrings.sections(_docstrings.GCD_LCM)
 def gcd(t1: _ScalarOrArray, t2: _ScalarOrArray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     """
     Elementwise greatest common divisor of ``|t1|`` and ``|t2|`` (``gcd(0, 0) = 0``).
 
-    Parameters
-    ----------
-    t1, t2 : DNDarray, scalar or array-like
-        Integer operands.
-    out : DNDarray, optional
-        See :func:`add`.
-    where : DNDarray or array-like of bool, optional
-        See :func:`add`.
-
-    Returns
-    -------
-    DNDarray
-
-    Raises
-    ------
-    TypeError
-        If an operand is not an integer type.
-    ValueError
-        If the shapes cannot be broadcast together.
+    {parameters}
 
     Examples
     --------
@@ -1211,29 +1043,12 @@ def gcd(t1: _ScalarOrArray, t2: _ScalarOrArray, out: Optional[DNDarray] = None, 
     return _integer_binary(torch.gcd, t1, t2, out, where, "gcd")
 
 
+@_docstrings.sections(_docstrings.GCD_LCM)
 def lcm(t1: _ScalarOrArray, t2: _ScalarOrArray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     """
     Elementwise least common multiple of ``|t1|`` and ``|t2|`` (0 if either is 0).
 
-    Parameters
-    ----------
-    t1, t2 : DNDarray, scalar or array-like
-        Integer operands.
-    out : DNDarray, optional
-        See :func:`add`.
-    where : DNDarray or array-like of bool, optional
-        See :func:`add`.
-
-    Returns
-    -------
-    DNDarray
-
-    Raises
-    ------
-    TypeError
-        If an operand is not an integer type.
-    ValueError
-        If the shapes cannot be broadcast together.
+    {parameters}
 
     Examples
     --------

@@ -11,7 +11,7 @@ from typing import Optional
 
 import torch
 
-from . import types
+from . import _docstrings, types
 from ._operations import local_op
 from .arithmetics import _unary
 from .dndarray import DNDarray
@@ -24,6 +24,7 @@ def _is_complex(x: DNDarray) -> bool:
     return issubclass(x.dtype, types.complexfloating)
 
 
+@_docstrings.sections(_docstrings.COMPLEX_PART)
 def real(x: DNDarray) -> DNDarray:
     """
     The real part of ``x``.
@@ -31,18 +32,7 @@ def real(x: DNDarray) -> DNDarray:
     For a complex array this is a view sharing memory with ``x`` (as in NumPy), of the
     corresponding real type; a real array is returned itself.
 
-    Parameters
-    ----------
-    x : DNDarray
-
-    Returns
-    -------
-    DNDarray
-
-    Raises
-    ------
-    TypeError
-        If ``x`` is not a DNDarray.
+    {parameters}
 
     Examples
     --------
@@ -55,6 +45,7 @@ def real(x: DNDarray) -> DNDarray:
     return local_op(torch.real, x, no_cast=True)
 
 
+@_docstrings.sections(_docstrings.COMPLEX_PART)
 def imag(x: DNDarray) -> DNDarray:
     """
     The imaginary part of ``x``.
@@ -62,18 +53,7 @@ def imag(x: DNDarray) -> DNDarray:
     For a complex array this is a view sharing memory with ``x`` (as in NumPy), of the
     corresponding real type; for a real array it is an array of zeros of ``x``'s dtype.
 
-    Parameters
-    ----------
-    x : DNDarray
-
-    Returns
-    -------
-    DNDarray
-
-    Raises
-    ------
-    TypeError
-        If ``x`` is not a DNDarray.
+    {parameters}
 
     Examples
     --------
@@ -185,25 +165,14 @@ def _zero_imag(tensor: torch.Tensor) -> torch.Tensor:
     return tensor.imag == 0
 
 
+@_docstrings.sections(_docstrings.COMPLEX_PREDICATE)
 def iscomplex(x: DNDarray) -> DNDarray:
     """
     Elementwise: whether each element has a non-zero imaginary part, as :func:`numpy.iscomplex`
     (a complex array's ``1+0j`` is not complex; a real array is False everywhere).
     No communication.
 
-    Parameters
-    ----------
-    x : DNDarray
-
-    Returns
-    -------
-    DNDarray
-        Of dtype bool, with ``x``'s shape and layout.
-
-    Raises
-    ------
-    TypeError
-        If ``x`` is not a DNDarray.
+    {parameters}
 
     Examples
     --------
@@ -216,24 +185,13 @@ def iscomplex(x: DNDarray) -> DNDarray:
     return local_op(_nonzero_imag, x, no_cast=True)
 
 
+@_docstrings.sections(_docstrings.COMPLEX_PREDICATE)
 def isreal(x: DNDarray) -> DNDarray:
     """
     Elementwise: whether each element has a zero imaginary part, as :func:`numpy.isreal`
     (a real array is True everywhere). No communication.
 
-    Parameters
-    ----------
-    x : DNDarray
-
-    Returns
-    -------
-    DNDarray
-        Of dtype bool, with ``x``'s shape and layout.
-
-    Raises
-    ------
-    TypeError
-        If ``x`` is not a DNDarray.
+    {parameters}
 
     Examples
     --------

@@ -12,7 +12,7 @@ from typing import Optional
 
 import torch
 
-from . import types
+from . import _docstrings, types
 from .arithmetics import _real_float_binary, _unary
 from .dndarray import DNDarray
 from .sanitation import sanitize_in
@@ -32,6 +32,7 @@ __all__ = [
 ]
 
 
+@_docstrings.sections(_docstrings.UNARY)
 def exp(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     """
     Elementwise exponential ``e**x``.
@@ -39,25 +40,7 @@ def exp(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     Integer and boolean inputs give floats as in NumPy (int32/int64 -> float64,
     int16 -> float32, int8/uint8/bool -> float16).
 
-    Parameters
-    ----------
-    x : DNDarray
-        Input array.
-    out : DNDarray, optional
-        Where to store the result (same shape, any layout; the result must cast to its dtype
-        under ``'same_kind'`` casting).
-    where : DNDarray or array-like of bool, optional
-        Compute only where True; elsewhere ``out`` keeps its value (zeros without ``out``).
-
-    Returns
-    -------
-    DNDarray
-        Same shape and layout as ``x``.
-
-    Raises
-    ------
-    TypeError
-        If ``x`` is not a DNDarray, or the result cannot be cast to ``out``'s dtype.
+    {parameters}
 
     Examples
     --------
@@ -67,6 +50,7 @@ def exp(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     return _unary(torch.exp, x, out, where, "exp", no_cast=False)
 
 
+@_docstrings.sections(_docstrings.UNARY)
 def expm1(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     """
     Elementwise ``exp(x) - 1``, accurate for small ``x``.
@@ -74,25 +58,7 @@ def expm1(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     Integer and boolean inputs give floats as in NumPy (int32/int64 -> float64,
     int16 -> float32, int8/uint8/bool -> float16).
 
-    Parameters
-    ----------
-    x : DNDarray
-        Input array.
-    out : DNDarray, optional
-        Where to store the result (same shape, any layout; the result must cast to its dtype
-        under ``'same_kind'`` casting).
-    where : DNDarray or array-like of bool, optional
-        Compute only where True; elsewhere ``out`` keeps its value (zeros without ``out``).
-
-    Returns
-    -------
-    DNDarray
-        Same shape and layout as ``x``.
-
-    Raises
-    ------
-    TypeError
-        If ``x`` is not a DNDarray, or the result cannot be cast to ``out``'s dtype.
+    {parameters}
 
     Examples
     --------
@@ -102,6 +68,7 @@ def expm1(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     return _unary(torch.expm1, x, out, where, "expm1", no_cast=False)
 
 
+@_docstrings.sections(_docstrings.UNARY)
 def exp2(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     """
     Elementwise ``2**x``.
@@ -109,25 +76,7 @@ def exp2(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     Integer and boolean inputs give floats as in NumPy (int32/int64 -> float64,
     int16 -> float32, int8/uint8/bool -> float16).
 
-    Parameters
-    ----------
-    x : DNDarray
-        Input array.
-    out : DNDarray, optional
-        Where to store the result (same shape, any layout; the result must cast to its dtype
-        under ``'same_kind'`` casting).
-    where : DNDarray or array-like of bool, optional
-        Compute only where True; elsewhere ``out`` keeps its value (zeros without ``out``).
-
-    Returns
-    -------
-    DNDarray
-        Same shape and layout as ``x``.
-
-    Raises
-    ------
-    TypeError
-        If ``x`` is not a DNDarray, or the result cannot be cast to ``out``'s dtype.
+    {parameters}
 
     Examples
     --------
@@ -137,6 +86,7 @@ def exp2(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     return _unary(torch.exp2, x, out, where, "exp2", no_cast=False)
 
 
+@_docstrings.sections(_docstrings.UNARY)
 def log(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     """
     Elementwise natural logarithm (``-inf`` at 0, ``nan`` for negative reals).
@@ -144,25 +94,7 @@ def log(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     Integer and boolean inputs give floats as in NumPy (int32/int64 -> float64,
     int16 -> float32, int8/uint8/bool -> float16).
 
-    Parameters
-    ----------
-    x : DNDarray
-        Input array.
-    out : DNDarray, optional
-        Where to store the result (same shape, any layout; the result must cast to its dtype
-        under ``'same_kind'`` casting).
-    where : DNDarray or array-like of bool, optional
-        Compute only where True; elsewhere ``out`` keeps its value (zeros without ``out``).
-
-    Returns
-    -------
-    DNDarray
-        Same shape and layout as ``x``.
-
-    Raises
-    ------
-    TypeError
-        If ``x`` is not a DNDarray, or the result cannot be cast to ``out``'s dtype.
+    {parameters}
 
     Examples
     --------
@@ -172,6 +104,7 @@ def log(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     return _unary(torch.log, x, out, where, "log", no_cast=False)
 
 
+@_docstrings.sections(_docstrings.UNARY)
 def log2(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     """
     Elementwise base-2 logarithm.
@@ -179,25 +112,7 @@ def log2(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     Integer and boolean inputs give floats as in NumPy (int32/int64 -> float64,
     int16 -> float32, int8/uint8/bool -> float16).
 
-    Parameters
-    ----------
-    x : DNDarray
-        Input array.
-    out : DNDarray, optional
-        Where to store the result (same shape, any layout; the result must cast to its dtype
-        under ``'same_kind'`` casting).
-    where : DNDarray or array-like of bool, optional
-        Compute only where True; elsewhere ``out`` keeps its value (zeros without ``out``).
-
-    Returns
-    -------
-    DNDarray
-        Same shape and layout as ``x``.
-
-    Raises
-    ------
-    TypeError
-        If ``x`` is not a DNDarray, or the result cannot be cast to ``out``'s dtype.
+    {parameters}
 
     Examples
     --------
@@ -207,6 +122,7 @@ def log2(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     return _unary(torch.log2, x, out, where, "log2", no_cast=False)
 
 
+@_docstrings.sections(_docstrings.UNARY)
 def log10(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     """
     Elementwise base-10 logarithm.
@@ -214,25 +130,7 @@ def log10(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     Integer and boolean inputs give floats as in NumPy (int32/int64 -> float64,
     int16 -> float32, int8/uint8/bool -> float16).
 
-    Parameters
-    ----------
-    x : DNDarray
-        Input array.
-    out : DNDarray, optional
-        Where to store the result (same shape, any layout; the result must cast to its dtype
-        under ``'same_kind'`` casting).
-    where : DNDarray or array-like of bool, optional
-        Compute only where True; elsewhere ``out`` keeps its value (zeros without ``out``).
-
-    Returns
-    -------
-    DNDarray
-        Same shape and layout as ``x``.
-
-    Raises
-    ------
-    TypeError
-        If ``x`` is not a DNDarray, or the result cannot be cast to ``out``'s dtype.
+    {parameters}
 
     Examples
     --------
@@ -242,6 +140,7 @@ def log10(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     return _unary(torch.log10, x, out, where, "log10", no_cast=False)
 
 
+@_docstrings.sections(_docstrings.UNARY)
 def log1p(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     """
     Elementwise ``log(1 + x)``, accurate for small ``x``.
@@ -249,25 +148,7 @@ def log1p(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     Integer and boolean inputs give floats as in NumPy (int32/int64 -> float64,
     int16 -> float32, int8/uint8/bool -> float16).
 
-    Parameters
-    ----------
-    x : DNDarray
-        Input array.
-    out : DNDarray, optional
-        Where to store the result (same shape, any layout; the result must cast to its dtype
-        under ``'same_kind'`` casting).
-    where : DNDarray or array-like of bool, optional
-        Compute only where True; elsewhere ``out`` keeps its value (zeros without ``out``).
-
-    Returns
-    -------
-    DNDarray
-        Same shape and layout as ``x``.
-
-    Raises
-    ------
-    TypeError
-        If ``x`` is not a DNDarray, or the result cannot be cast to ``out``'s dtype.
+    {parameters}
 
     Examples
     --------
@@ -290,6 +171,7 @@ def _log1p_tensor(tensor: torch.Tensor) -> torch.Tensor:
     return result
 
 
+@_docstrings.sections(_docstrings.UNARY)
 def sqrt(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     """
     Elementwise non-negative square root (``nan`` for negative reals).
@@ -297,25 +179,7 @@ def sqrt(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     Integer and boolean inputs give floats as in NumPy (int32/int64 -> float64,
     int16 -> float32, int8/uint8/bool -> float16).
 
-    Parameters
-    ----------
-    x : DNDarray
-        Input array.
-    out : DNDarray, optional
-        Where to store the result (same shape, any layout; the result must cast to its dtype
-        under ``'same_kind'`` casting).
-    where : DNDarray or array-like of bool, optional
-        Compute only where True; elsewhere ``out`` keeps its value (zeros without ``out``).
-
-    Returns
-    -------
-    DNDarray
-        Same shape and layout as ``x``.
-
-    Raises
-    ------
-    TypeError
-        If ``x`` is not a DNDarray, or the result cannot be cast to ``out``'s dtype.
+    {parameters}
 
     Examples
     --------
@@ -325,31 +189,14 @@ def sqrt(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     return _unary(torch.sqrt, x, out, where, "sqrt", no_cast=False)
 
 
+@_docstrings.sections(_docstrings.LOG_ADD_EXP)
 def logaddexp(x1, x2, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     """
     Elementwise ``log(exp(x1) + exp(x2))``, computed without overflow.
 
     Integer and boolean operands give floats as in NumPy.
 
-    Parameters
-    ----------
-    x1, x2 : DNDarray, scalar or array-like
-        Operands; broadcast together, distributed layouts are aligned.
-    out : DNDarray, optional
-        Where to store the result.
-    where : DNDarray or array-like of bool, optional
-        Compute only where True; elsewhere ``out`` keeps its value (zeros without ``out``).
-
-    Returns
-    -------
-    DNDarray
-
-    Raises
-    ------
-    TypeError
-        If an operand is complex or not numeric.
-    ValueError
-        If the shapes cannot be broadcast together.
+    {parameters}
 
     Examples
     --------
@@ -359,31 +206,14 @@ def logaddexp(x1, x2, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     return _real_float_binary(torch.logaddexp, x1, x2, out, where, "logaddexp")
 
 
+@_docstrings.sections(_docstrings.LOG_ADD_EXP)
 def logaddexp2(x1, x2, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     """
     Elementwise ``log2(2**x1 + 2**x2)``, computed without overflow.
 
     Integer and boolean operands give floats as in NumPy.
 
-    Parameters
-    ----------
-    x1, x2 : DNDarray, scalar or array-like
-        Operands; broadcast together, distributed layouts are aligned.
-    out : DNDarray, optional
-        Where to store the result.
-    where : DNDarray or array-like of bool, optional
-        Compute only where True; elsewhere ``out`` keeps its value (zeros without ``out``).
-
-    Returns
-    -------
-    DNDarray
-
-    Raises
-    ------
-    TypeError
-        If an operand is complex or not numeric.
-    ValueError
-        If the shapes cannot be broadcast together.
+    {parameters}
 
     Examples
     --------

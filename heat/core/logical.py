@@ -14,11 +14,11 @@ from typing import Optional, Tuple, Union
 
 import numpy as np
 import torch
-from .communication import MPI
 
-from . import types
+from . import _docstrings, types
 from ._operations import binary_op, reduce_op
 from .arithmetics import _binary, _is_complex, _operand_result_type, _unary, _unwrap_out
+from .communication import MPI
 from .dndarray import DNDarray
 from .sanitation import broadcast_shapes, sanitize_in
 
@@ -62,6 +62,7 @@ def _logical_reduction(x, partial, op, axis, out, keepdims, neutral) -> DNDarray
                      neutral=neutral, dtype=types.bool)
 
 
+@_docstrings.sections(_docstrings.TRUTH_REDUCTION)
 def all(
     x: DNDarray,
     axis: Union[None, int, Tuple[int, ...]] = None,
@@ -74,27 +75,7 @@ def all(
     A local test, then one Allreduce (logical AND) if the split axis is reduced; processes
     without rows contribute True, and an empty reduction is True.
 
-    Parameters
-    ----------
-    x : DNDarray
-    axis : None, int or tuple of int, optional
-        Axes to reduce; None reduces all.
-    out : DNDarray, optional
-        Where to store the result (cast to its dtype).
-    keepdims : bool, optional
-        Keep the reduced axes with length 1.
-
-    Returns
-    -------
-    DNDarray
-        Boolean array.
-
-    Raises
-    ------
-    TypeError
-        If ``x`` is not a DNDarray or ``axis`` has the wrong type.
-    ValueError
-        If an axis is out of range or repeated, or ``out`` has the wrong shape.
+    {parameters}
 
     Examples
     --------
@@ -104,6 +85,7 @@ def all(
     return _logical_reduction(x, _all_partial, MPI.LAND, axis, out, keepdims, True)
 
 
+@_docstrings.sections(_docstrings.TRUTH_REDUCTION)
 def any(
     x: DNDarray,
     axis: Union[None, int, Tuple[int, ...]] = None,
@@ -116,27 +98,7 @@ def any(
     A local test, then one Allreduce (logical OR) if the split axis is reduced; processes
     without rows contribute False, and an empty reduction is False.
 
-    Parameters
-    ----------
-    x : DNDarray
-    axis : None, int or tuple of int, optional
-        Axes to reduce; None reduces all.
-    out : DNDarray, optional
-        Where to store the result (cast to its dtype).
-    keepdims : bool, optional
-        Keep the reduced axes with length 1.
-
-    Returns
-    -------
-    DNDarray
-        Boolean array.
-
-    Raises
-    ------
-    TypeError
-        If ``x`` is not a DNDarray or ``axis`` has the wrong type.
-    ValueError
-        If an axis is out of range or repeated, or ``out`` has the wrong shape.
+    {parameters}
 
     Examples
     --------
@@ -344,27 +306,12 @@ def _isfinite_tensor(tensor: torch.Tensor) -> torch.Tensor:
     return torch.ones(tensor.shape, dtype=torch.bool, device=tensor.device)
 
 
+@_docstrings.sections(_docstrings.FLOAT_PREDICATE)
 def isnan(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     """
     Elementwise test for NaN (for complex values: either part is NaN).
 
-    Parameters
-    ----------
-    x : DNDarray
-    out : DNDarray, optional
-        Where to store the result.
-    where : DNDarray or array-like of bool, optional
-        Test only where True; elsewhere ``out`` keeps its value (False without ``out``).
-
-    Returns
-    -------
-    DNDarray
-        Boolean array, same shape and layout as ``x``.
-
-    Raises
-    ------
-    TypeError
-        If ``x`` is not a DNDarray.
+    {parameters}
 
     Examples
     --------
@@ -374,27 +321,12 @@ def isnan(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     return _unary(_isnan_tensor, x, out, where, "isnan", no_cast=True, result_type=types.bool)
 
 
+@_docstrings.sections(_docstrings.FLOAT_PREDICATE)
 def isinf(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     """
     Elementwise test for positive or negative infinity (for complex values: either part).
 
-    Parameters
-    ----------
-    x : DNDarray
-    out : DNDarray, optional
-        Where to store the result.
-    where : DNDarray or array-like of bool, optional
-        Test only where True; elsewhere ``out`` keeps its value (False without ``out``).
-
-    Returns
-    -------
-    DNDarray
-        Boolean array, same shape and layout as ``x``.
-
-    Raises
-    ------
-    TypeError
-        If ``x`` is not a DNDarray.
+    {parameters}
 
     Examples
     --------
@@ -404,27 +336,12 @@ def isinf(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     return _unary(_isinf_tensor, x, out, where, "isinf", no_cast=True, result_type=types.bool)
 
 
+@_docstrings.sections(_docstrings.FLOAT_PREDICATE)
 def isfinite(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     """
     Elementwise test for finiteness (neither infinity nor NaN).
 
-    Parameters
-    ----------
-    x : DNDarray
-    out : DNDarray, optional
-        Where to store the result.
-    where : DNDarray or array-like of bool, optional
-        Test only where True; elsewhere ``out`` keeps its value (False without ``out``).
-
-    Returns
-    -------
-    DNDarray
-        Boolean array, same shape and layout as ``x``.
-
-    Raises
-    ------
-    TypeError
-        If ``x`` is not a DNDarray.
+    {parameters}
 
     Examples
     --------
@@ -448,26 +365,12 @@ def _isneginf_tensor(tensor: torch.Tensor) -> torch.Tensor:
     return torch.isneginf(tensor) if tensor.is_floating_point() else _false_like(tensor)
 
 
+@_docstrings.sections(_docstrings.INFINITY_PREDICATE)
 def isposinf(x: DNDarray, out: Optional[DNDarray] = None) -> DNDarray:
     """
     Elementwise test for positive infinity.
 
-    Parameters
-    ----------
-    x : DNDarray
-        Real input array.
-    out : DNDarray, optional
-        Where to store the result.
-
-    Returns
-    -------
-    DNDarray
-        Boolean array.
-
-    Raises
-    ------
-    TypeError
-        If ``x`` is not a DNDarray or is complex (ambiguous, as NumPy).
+    {parameters}
 
     Examples
     --------
@@ -478,26 +381,12 @@ def isposinf(x: DNDarray, out: Optional[DNDarray] = None) -> DNDarray:
     return _unary(_isposinf_tensor, x, out, None, "isposinf", no_cast=True, result_type=types.bool)
 
 
+@_docstrings.sections(_docstrings.INFINITY_PREDICATE)
 def isneginf(x: DNDarray, out: Optional[DNDarray] = None) -> DNDarray:
     """
     Elementwise test for negative infinity.
 
-    Parameters
-    ----------
-    x : DNDarray
-        Real input array.
-    out : DNDarray, optional
-        Where to store the result.
-
-    Returns
-    -------
-    DNDarray
-        Boolean array.
-
-    Raises
-    ------
-    TypeError
-        If ``x`` is not a DNDarray or is complex (ambiguous, as NumPy).
+    {parameters}
 
     Examples
     --------
@@ -549,30 +438,12 @@ def signbit(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray
 # ---------------------------------------------------------------------------------------------
 # logical operations
 # ---------------------------------------------------------------------------------------------
+@_docstrings.sections(_docstrings.LOGICAL_BINARY)
 def logical_and(x1, x2, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     """
     Elementwise logical AND of the truth values of ``x1`` and ``x2`` (non-zero is True).
 
-    Parameters
-    ----------
-    x1, x2 : DNDarray, scalar or array-like
-        Operands, broadcast together; differently distributed operands are aligned.
-    out : DNDarray, optional
-        Where to store the result.
-    where : DNDarray or array-like of bool, optional
-        Compute only where True; elsewhere ``out`` keeps its value (False without ``out``).
-
-    Returns
-    -------
-    DNDarray
-        Boolean array.
-
-    Raises
-    ------
-    TypeError
-        If an operand is not numeric.
-    ValueError
-        If the shapes cannot be broadcast together.
+    {parameters}
 
     Examples
     --------
@@ -583,30 +454,12 @@ def logical_and(x1, x2, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     return _binary(torch.logical_and, x1, x2, out, where, "logical_and", result_type=types.bool)
 
 
+@_docstrings.sections(_docstrings.LOGICAL_BINARY)
 def logical_or(x1, x2, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     """
     Elementwise logical OR of the truth values of ``x1`` and ``x2`` (non-zero is True).
 
-    Parameters
-    ----------
-    x1, x2 : DNDarray, scalar or array-like
-        Operands, broadcast together; differently distributed operands are aligned.
-    out : DNDarray, optional
-        Where to store the result.
-    where : DNDarray or array-like of bool, optional
-        Compute only where True; elsewhere ``out`` keeps its value (False without ``out``).
-
-    Returns
-    -------
-    DNDarray
-        Boolean array.
-
-    Raises
-    ------
-    TypeError
-        If an operand is not numeric.
-    ValueError
-        If the shapes cannot be broadcast together.
+    {parameters}
 
     Examples
     --------
@@ -617,30 +470,12 @@ def logical_or(x1, x2, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     return _binary(torch.logical_or, x1, x2, out, where, "logical_or", result_type=types.bool)
 
 
+@_docstrings.sections(_docstrings.LOGICAL_BINARY)
 def logical_xor(x1, x2, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     """
     Elementwise logical XOR of the truth values of ``x1`` and ``x2`` (non-zero is True).
 
-    Parameters
-    ----------
-    x1, x2 : DNDarray, scalar or array-like
-        Operands, broadcast together; differently distributed operands are aligned.
-    out : DNDarray, optional
-        Where to store the result.
-    where : DNDarray or array-like of bool, optional
-        Compute only where True; elsewhere ``out`` keeps its value (False without ``out``).
-
-    Returns
-    -------
-    DNDarray
-        Boolean array.
-
-    Raises
-    ------
-    TypeError
-        If an operand is not numeric.
-    ValueError
-        If the shapes cannot be broadcast together.
+    {parameters}
 
     Examples
     --------

@@ -14,7 +14,7 @@ from typing import Optional
 import numpy as np
 import torch
 
-from . import types
+from . import _docstrings, types
 from ._operations import local_op, register_unsigned
 from .arithmetics import _binary, _operand_result_type
 from .dndarray import DNDarray
@@ -183,30 +183,12 @@ def ne(x, y, out: Optional[DNDarray] = None, where=None) -> DNDarray:
 not_equal = ne
 
 
+@_docstrings.sections(_docstrings.ORDER_COMPARISON)
 def lt(x, y, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     """
     Elementwise ``x < y`` (complex values are ordered lexicographically, as NumPy).
 
-    Parameters
-    ----------
-    x, y : DNDarray, scalar or array-like
-        Operands; promoted to a common type and broadcast together.
-    out : DNDarray, optional
-        Where to store the result.
-    where : DNDarray or array-like of bool, optional
-        Compare only where True; elsewhere ``out`` keeps its value (False without ``out``).
-
-    Returns
-    -------
-    DNDarray
-        Boolean array.
-
-    Raises
-    ------
-    TypeError
-        If an operand is not numeric.
-    ValueError
-        If the shapes cannot be broadcast together.
+    {parameters}
 
     Examples
     --------
@@ -219,30 +201,12 @@ def lt(x, y, out: Optional[DNDarray] = None, where=None) -> DNDarray:
 less = lt
 
 
+@_docstrings.sections(_docstrings.ORDER_COMPARISON)
 def le(x, y, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     """
     Elementwise ``x <= y`` (complex values are ordered lexicographically, as NumPy).
 
-    Parameters
-    ----------
-    x, y : DNDarray, scalar or array-like
-        Operands; promoted to a common type and broadcast together.
-    out : DNDarray, optional
-        Where to store the result.
-    where : DNDarray or array-like of bool, optional
-        Compare only where True; elsewhere ``out`` keeps its value (False without ``out``).
-
-    Returns
-    -------
-    DNDarray
-        Boolean array.
-
-    Raises
-    ------
-    TypeError
-        If an operand is not numeric.
-    ValueError
-        If the shapes cannot be broadcast together.
+    {parameters}
 
     Examples
     --------
@@ -255,30 +219,12 @@ def le(x, y, out: Optional[DNDarray] = None, where=None) -> DNDarray:
 less_equal = le
 
 
+@_docstrings.sections(_docstrings.ORDER_COMPARISON)
 def gt(x, y, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     """
     Elementwise ``x > y`` (complex values are ordered lexicographically, as NumPy).
 
-    Parameters
-    ----------
-    x, y : DNDarray, scalar or array-like
-        Operands; promoted to a common type and broadcast together.
-    out : DNDarray, optional
-        Where to store the result.
-    where : DNDarray or array-like of bool, optional
-        Compare only where True; elsewhere ``out`` keeps its value (False without ``out``).
-
-    Returns
-    -------
-    DNDarray
-        Boolean array.
-
-    Raises
-    ------
-    TypeError
-        If an operand is not numeric.
-    ValueError
-        If the shapes cannot be broadcast together.
+    {parameters}
 
     Examples
     --------
@@ -291,30 +237,12 @@ def gt(x, y, out: Optional[DNDarray] = None, where=None) -> DNDarray:
 greater = gt
 
 
+@_docstrings.sections(_docstrings.ORDER_COMPARISON)
 def ge(x, y, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     """
     Elementwise ``x >= y`` (complex values are ordered lexicographically, as NumPy).
 
-    Parameters
-    ----------
-    x, y : DNDarray, scalar or array-like
-        Operands; promoted to a common type and broadcast together.
-    out : DNDarray, optional
-        Where to store the result.
-    where : DNDarray or array-like of bool, optional
-        Compare only where True; elsewhere ``out`` keeps its value (False without ``out``).
-
-    Returns
-    -------
-    DNDarray
-        Boolean array.
-
-    Raises
-    ------
-    TypeError
-        If an operand is not numeric.
-    ValueError
-        If the shapes cannot be broadcast together.
+    {parameters}
 
     Examples
     --------

@@ -13,7 +13,7 @@ from typing import Optional, Tuple
 
 import torch
 
-from . import types
+from . import _docstrings, types
 from ._operations import _UNSIGNED_TYPES, binary_op, local_op, register_unsigned
 from .arithmetics import _check_out_cast, _is_complex, _is_exact, _unary, _unwrap_out
 from .dndarray import DNDarray
@@ -134,28 +134,13 @@ def _integral(operation, x, out, where, name: str) -> DNDarray:
     return _unary(operation, x, out, where, name, no_cast=True)
 
 
+@_docstrings.sections(_docstrings.ROUNDING)
 def ceil(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     """
     Elementwise ceiling: the smallest integral value ``>= x``. Integer and boolean arrays keep
     their dtype (NumPy 2).
 
-    Parameters
-    ----------
-    x : DNDarray
-        Real input array.
-    out : DNDarray, optional
-        See :func:`abs`.
-    where : DNDarray or array-like of bool, optional
-        See :func:`abs`.
-
-    Returns
-    -------
-    DNDarray
-
-    Raises
-    ------
-    TypeError
-        If ``x`` is not a DNDarray or is complex.
+    {parameters}
 
     Examples
     --------
@@ -165,28 +150,13 @@ def ceil(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     return _integral(torch.ceil, x, out, where, "ceil")
 
 
+@_docstrings.sections(_docstrings.ROUNDING)
 def floor(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     """
     Elementwise floor: the largest integral value ``<= x``. Integer and boolean arrays keep
     their dtype (NumPy 2).
 
-    Parameters
-    ----------
-    x : DNDarray
-        Real input array.
-    out : DNDarray, optional
-        See :func:`abs`.
-    where : DNDarray or array-like of bool, optional
-        See :func:`abs`.
-
-    Returns
-    -------
-    DNDarray
-
-    Raises
-    ------
-    TypeError
-        If ``x`` is not a DNDarray or is complex.
+    {parameters}
 
     Examples
     --------
@@ -196,27 +166,12 @@ def floor(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     return _integral(torch.floor, x, out, where, "floor")
 
 
+@_docstrings.sections(_docstrings.ROUNDING)
 def trunc(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     """
     Elementwise truncation towards zero. Integer and boolean arrays keep their dtype (NumPy 2).
 
-    Parameters
-    ----------
-    x : DNDarray
-        Real input array.
-    out : DNDarray, optional
-        See :func:`abs`.
-    where : DNDarray or array-like of bool, optional
-        See :func:`abs`.
-
-    Returns
-    -------
-    DNDarray
-
-    Raises
-    ------
-    TypeError
-        If ``x`` is not a DNDarray or is complex.
+    {parameters}
 
     Examples
     --------

@@ -12,7 +12,7 @@ from typing import Optional
 
 import torch
 
-from . import types
+from . import _docstrings, types
 from .arithmetics import _real_float_binary, _unary
 from .dndarray import DNDarray
 from .sanitation import sanitize_in
@@ -66,6 +66,7 @@ def _reject_complex(x: DNDarray, name: str) -> None:
         raise TypeError(f"{name} is not supported for complex arrays")
 
 
+@_docstrings.sections(_docstrings.UNARY)
 def sin(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     """
     Elementwise sine (argument in radians).
@@ -73,25 +74,7 @@ def sin(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     Integer and boolean inputs give floats as in NumPy (int32/int64 -> float64,
     int16 -> float32, int8/uint8/bool -> float16).
 
-    Parameters
-    ----------
-    x : DNDarray
-        Input array.
-    out : DNDarray, optional
-        Where to store the result (same shape, any layout; the result must cast to its dtype
-        under ``'same_kind'`` casting).
-    where : DNDarray or array-like of bool, optional
-        Compute only where True; elsewhere ``out`` keeps its value (zeros without ``out``).
-
-    Returns
-    -------
-    DNDarray
-        Same shape and layout as ``x``.
-
-    Raises
-    ------
-    TypeError
-        If ``x`` is not a DNDarray, or the result cannot be cast to ``out``'s dtype.
+    {parameters}
 
     Examples
     --------
@@ -101,6 +84,7 @@ def sin(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     return _unary(torch.sin, x, out, where, "sin", no_cast=False)
 
 
+@_docstrings.sections(_docstrings.UNARY)
 def cos(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     """
     Elementwise cosine (argument in radians).
@@ -108,25 +92,7 @@ def cos(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     Integer and boolean inputs give floats as in NumPy (int32/int64 -> float64,
     int16 -> float32, int8/uint8/bool -> float16).
 
-    Parameters
-    ----------
-    x : DNDarray
-        Input array.
-    out : DNDarray, optional
-        Where to store the result (same shape, any layout; the result must cast to its dtype
-        under ``'same_kind'`` casting).
-    where : DNDarray or array-like of bool, optional
-        Compute only where True; elsewhere ``out`` keeps its value (zeros without ``out``).
-
-    Returns
-    -------
-    DNDarray
-        Same shape and layout as ``x``.
-
-    Raises
-    ------
-    TypeError
-        If ``x`` is not a DNDarray, or the result cannot be cast to ``out``'s dtype.
+    {parameters}
 
     Examples
     --------
@@ -136,6 +102,7 @@ def cos(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     return _unary(torch.cos, x, out, where, "cos", no_cast=False)
 
 
+@_docstrings.sections(_docstrings.UNARY)
 def tan(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     """
     Elementwise tangent (argument in radians).
@@ -143,25 +110,7 @@ def tan(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     Integer and boolean inputs give floats as in NumPy (int32/int64 -> float64,
     int16 -> float32, int8/uint8/bool -> float16).
 
-    Parameters
-    ----------
-    x : DNDarray
-        Input array.
-    out : DNDarray, optional
-        Where to store the result (same shape, any layout; the result must cast to its dtype
-        under ``'same_kind'`` casting).
-    where : DNDarray or array-like of bool, optional
-        Compute only where True; elsewhere ``out`` keeps its value (zeros without ``out``).
-
-    Returns
-    -------
-    DNDarray
-        Same shape and layout as ``x``.
-
-    Raises
-    ------
-    TypeError
-        If ``x`` is not a DNDarray, or the result cannot be cast to ``out``'s dtype.
+    {parameters}
 
     Examples
     --------
@@ -171,6 +120,7 @@ def tan(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     return _unary(torch.tan, x, out, where, "tan", no_cast=False)
 
 
+@_docstrings.sections(_docstrings.UNARY)
 def arcsin(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     """
     Elementwise inverse sine, in radians in ``[-pi/2, pi/2]`` (``nan`` outside ``[-1, 1]`` for reals).
@@ -178,25 +128,7 @@ def arcsin(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     Integer and boolean inputs give floats as in NumPy (int32/int64 -> float64,
     int16 -> float32, int8/uint8/bool -> float16).
 
-    Parameters
-    ----------
-    x : DNDarray
-        Input array.
-    out : DNDarray, optional
-        Where to store the result (same shape, any layout; the result must cast to its dtype
-        under ``'same_kind'`` casting).
-    where : DNDarray or array-like of bool, optional
-        Compute only where True; elsewhere ``out`` keeps its value (zeros without ``out``).
-
-    Returns
-    -------
-    DNDarray
-        Same shape and layout as ``x``.
-
-    Raises
-    ------
-    TypeError
-        If ``x`` is not a DNDarray, or the result cannot be cast to ``out``'s dtype.
+    {parameters}
 
     Examples
     --------
@@ -206,6 +138,7 @@ def arcsin(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     return _unary(torch.arcsin, x, out, where, "arcsin", no_cast=False)
 
 
+@_docstrings.sections(_docstrings.UNARY)
 def arccos(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     """
     Elementwise inverse cosine, in radians in ``[0, pi]`` (``nan`` outside ``[-1, 1]`` for reals).
@@ -215,25 +148,7 @@ def arccos(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     NumPy and the array API standard), signed zeros included: ``acos(-0 + 0j)`` is
     ``pi/2 - 0j``.
 
-    Parameters
-    ----------
-    x : DNDarray
-        Input array.
-    out : DNDarray, optional
-        Where to store the result (same shape, any layout; the result must cast to its dtype
-        under ``'same_kind'`` casting).
-    where : DNDarray or array-like of bool, optional
-        Compute only where True; elsewhere ``out`` keeps its value (zeros without ``out``).
-
-    Returns
-    -------
-    DNDarray
-        Same shape and layout as ``x``.
-
-    Raises
-    ------
-    TypeError
-        If ``x`` is not a DNDarray, or the result cannot be cast to ``out``'s dtype.
+    {parameters}
 
     Examples
     --------
@@ -243,6 +158,7 @@ def arccos(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     return _unary(_arccos, x, out, where, "arccos", no_cast=False)
 
 
+@_docstrings.sections(_docstrings.UNARY)
 def arctan(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     """
     Elementwise inverse tangent, in radians in ``(-pi/2, pi/2)``.
@@ -250,25 +166,7 @@ def arctan(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     Integer and boolean inputs give floats as in NumPy (int32/int64 -> float64,
     int16 -> float32, int8/uint8/bool -> float16).
 
-    Parameters
-    ----------
-    x : DNDarray
-        Input array.
-    out : DNDarray, optional
-        Where to store the result (same shape, any layout; the result must cast to its dtype
-        under ``'same_kind'`` casting).
-    where : DNDarray or array-like of bool, optional
-        Compute only where True; elsewhere ``out`` keeps its value (zeros without ``out``).
-
-    Returns
-    -------
-    DNDarray
-        Same shape and layout as ``x``.
-
-    Raises
-    ------
-    TypeError
-        If ``x`` is not a DNDarray, or the result cannot be cast to ``out``'s dtype.
+    {parameters}
 
     Examples
     --------
@@ -278,6 +176,7 @@ def arctan(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     return _unary(torch.arctan, x, out, where, "arctan", no_cast=False)
 
 
+@_docstrings.sections(_docstrings.UNARY)
 def sinh(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     """
     Elementwise hyperbolic sine.
@@ -285,25 +184,7 @@ def sinh(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     Integer and boolean inputs give floats as in NumPy (int32/int64 -> float64,
     int16 -> float32, int8/uint8/bool -> float16).
 
-    Parameters
-    ----------
-    x : DNDarray
-        Input array.
-    out : DNDarray, optional
-        Where to store the result (same shape, any layout; the result must cast to its dtype
-        under ``'same_kind'`` casting).
-    where : DNDarray or array-like of bool, optional
-        Compute only where True; elsewhere ``out`` keeps its value (zeros without ``out``).
-
-    Returns
-    -------
-    DNDarray
-        Same shape and layout as ``x``.
-
-    Raises
-    ------
-    TypeError
-        If ``x`` is not a DNDarray, or the result cannot be cast to ``out``'s dtype.
+    {parameters}
 
     Examples
     --------
@@ -313,6 +194,7 @@ def sinh(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     return _unary(torch.sinh, x, out, where, "sinh", no_cast=False)
 
 
+@_docstrings.sections(_docstrings.UNARY)
 def cosh(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     """
     Elementwise hyperbolic cosine.
@@ -320,25 +202,7 @@ def cosh(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     Integer and boolean inputs give floats as in NumPy (int32/int64 -> float64,
     int16 -> float32, int8/uint8/bool -> float16).
 
-    Parameters
-    ----------
-    x : DNDarray
-        Input array.
-    out : DNDarray, optional
-        Where to store the result (same shape, any layout; the result must cast to its dtype
-        under ``'same_kind'`` casting).
-    where : DNDarray or array-like of bool, optional
-        Compute only where True; elsewhere ``out`` keeps its value (zeros without ``out``).
-
-    Returns
-    -------
-    DNDarray
-        Same shape and layout as ``x``.
-
-    Raises
-    ------
-    TypeError
-        If ``x`` is not a DNDarray, or the result cannot be cast to ``out``'s dtype.
+    {parameters}
 
     Examples
     --------
@@ -348,6 +212,7 @@ def cosh(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     return _unary(torch.cosh, x, out, where, "cosh", no_cast=False)
 
 
+@_docstrings.sections(_docstrings.UNARY)
 def tanh(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     """
     Elementwise hyperbolic tangent.
@@ -355,25 +220,7 @@ def tanh(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     Integer and boolean inputs give floats as in NumPy (int32/int64 -> float64,
     int16 -> float32, int8/uint8/bool -> float16).
 
-    Parameters
-    ----------
-    x : DNDarray
-        Input array.
-    out : DNDarray, optional
-        Where to store the result (same shape, any layout; the result must cast to its dtype
-        under ``'same_kind'`` casting).
-    where : DNDarray or array-like of bool, optional
-        Compute only where True; elsewhere ``out`` keeps its value (zeros without ``out``).
-
-    Returns
-    -------
-    DNDarray
-        Same shape and layout as ``x``.
-
-    Raises
-    ------
-    TypeError
-        If ``x`` is not a DNDarray, or the result cannot be cast to ``out``'s dtype.
+    {parameters}
 
     Examples
     --------
@@ -383,6 +230,7 @@ def tanh(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     return _unary(torch.tanh, x, out, where, "tanh", no_cast=False)
 
 
+@_docstrings.sections(_docstrings.UNARY)
 def arcsinh(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     """
     Elementwise inverse hyperbolic sine.
@@ -390,25 +238,7 @@ def arcsinh(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray
     Integer and boolean inputs give floats as in NumPy (int32/int64 -> float64,
     int16 -> float32, int8/uint8/bool -> float16).
 
-    Parameters
-    ----------
-    x : DNDarray
-        Input array.
-    out : DNDarray, optional
-        Where to store the result (same shape, any layout; the result must cast to its dtype
-        under ``'same_kind'`` casting).
-    where : DNDarray or array-like of bool, optional
-        Compute only where True; elsewhere ``out`` keeps its value (zeros without ``out``).
-
-    Returns
-    -------
-    DNDarray
-        Same shape and layout as ``x``.
-
-    Raises
-    ------
-    TypeError
-        If ``x`` is not a DNDarray, or the result cannot be cast to ``out``'s dtype.
+    {parameters}
 
     Examples
     --------
@@ -418,6 +248,7 @@ def arcsinh(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray
     return _unary(torch.arcsinh, x, out, where, "arcsinh", no_cast=False)
 
 
+@_docstrings.sections(_docstrings.UNARY)
 def arccosh(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     """
     Elementwise inverse hyperbolic cosine (``nan`` below 1 for reals).
@@ -425,25 +256,7 @@ def arccosh(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray
     Integer and boolean inputs give floats as in NumPy (int32/int64 -> float64,
     int16 -> float32, int8/uint8/bool -> float16).
 
-    Parameters
-    ----------
-    x : DNDarray
-        Input array.
-    out : DNDarray, optional
-        Where to store the result (same shape, any layout; the result must cast to its dtype
-        under ``'same_kind'`` casting).
-    where : DNDarray or array-like of bool, optional
-        Compute only where True; elsewhere ``out`` keeps its value (zeros without ``out``).
-
-    Returns
-    -------
-    DNDarray
-        Same shape and layout as ``x``.
-
-    Raises
-    ------
-    TypeError
-        If ``x`` is not a DNDarray, or the result cannot be cast to ``out``'s dtype.
+    {parameters}
 
     Examples
     --------
@@ -453,6 +266,7 @@ def arccosh(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray
     return _unary(torch.arccosh, x, out, where, "arccosh", no_cast=False)
 
 
+@_docstrings.sections(_docstrings.UNARY)
 def arctanh(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     """
     Elementwise inverse hyperbolic tangent (``+-inf`` at ``+-1``, ``nan`` beyond for reals).
@@ -460,25 +274,7 @@ def arctanh(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray
     Integer and boolean inputs give floats as in NumPy (int32/int64 -> float64,
     int16 -> float32, int8/uint8/bool -> float16).
 
-    Parameters
-    ----------
-    x : DNDarray
-        Input array.
-    out : DNDarray, optional
-        Where to store the result (same shape, any layout; the result must cast to its dtype
-        under ``'same_kind'`` casting).
-    where : DNDarray or array-like of bool, optional
-        Compute only where True; elsewhere ``out`` keeps its value (zeros without ``out``).
-
-    Returns
-    -------
-    DNDarray
-        Same shape and layout as ``x``.
-
-    Raises
-    ------
-    TypeError
-        If ``x`` is not a DNDarray, or the result cannot be cast to ``out``'s dtype.
+    {parameters}
 
     Examples
     --------
@@ -488,6 +284,7 @@ def arctanh(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray
     return _unary(torch.arctanh, x, out, where, "arctanh", no_cast=False)
 
 
+@_docstrings.sections(_docstrings.ANGLE_CONVERSION)
 def deg2rad(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     """
     Convert angles from degrees to radians, elementwise.
@@ -495,25 +292,7 @@ def deg2rad(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray
     Integer and boolean inputs give floats as in NumPy (int32/int64 -> float64,
     int16 -> float32, int8/uint8/bool -> float16).
 
-    Parameters
-    ----------
-    x : DNDarray
-        Input array.
-    out : DNDarray, optional
-        Where to store the result (same shape, any layout; the result must cast to its dtype
-        under ``'same_kind'`` casting).
-    where : DNDarray or array-like of bool, optional
-        Compute only where True; elsewhere ``out`` keeps its value (zeros without ``out``).
-
-    Returns
-    -------
-    DNDarray
-        Same shape and layout as ``x``.
-
-    Raises
-    ------
-    TypeError
-        If ``x`` is not a DNDarray or is complex, or the result cannot be cast to ``out``'s dtype.
+    {parameters}
 
     Examples
     --------
@@ -524,6 +303,7 @@ def deg2rad(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray
     return _unary(torch.deg2rad, x, out, where, "deg2rad", no_cast=False)
 
 
+@_docstrings.sections(_docstrings.ANGLE_CONVERSION)
 def rad2deg(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
     """
     Convert angles from radians to degrees, elementwise.
@@ -531,25 +311,7 @@ def rad2deg(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray
     Integer and boolean inputs give floats as in NumPy (int32/int64 -> float64,
     int16 -> float32, int8/uint8/bool -> float16).
 
-    Parameters
-    ----------
-    x : DNDarray
-        Input array.
-    out : DNDarray, optional
-        Where to store the result (same shape, any layout; the result must cast to its dtype
-        under ``'same_kind'`` casting).
-    where : DNDarray or array-like of bool, optional
-        Compute only where True; elsewhere ``out`` keeps its value (zeros without ``out``).
-
-    Returns
-    -------
-    DNDarray
-        Same shape and layout as ``x``.
-
-    Raises
-    ------
-    TypeError
-        If ``x`` is not a DNDarray or is complex, or the result cannot be cast to ``out``'s dtype.
+    {parameters}
 
     Examples
     --------
