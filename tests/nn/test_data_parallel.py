@@ -158,8 +158,22 @@ def test_no_sync_accumulates_locally():
     collective_assert(ok, f"rank {RANK}: accumulated gradients wrong")
 
 
+def test_heat_nn_functional_is_an_importable_module():
+    # HeAT's heat.nn.functional: a module (import heat.nn.functional as F) forwarding to torch's
+    import heat.nn.functional as F
+    from heat.nn.functional import cross_entropy
+
+    ok = F is ht.nn.functional and cross_entropy is torch.nn.functional.cross_entropy
+    ok = ok and all(getattr(F, name) is getattr(torch.nn.functional, name)
+                    for name in ("relu", "softmax", "conv2d", "mse_loss"))
+    ok = ok and "log_softmax" in dir(F)
+    collective_assert(ok, "heat.nn.functional does not forward torch.nn.functional")
+    with pytest.raises(AttributeError, match="heat.nn.functional"):
+        F.no_such_function
+
+
 def test_torch_names_and_errors():
-    ok = ht.nn.Linear is torch.nn.Linear and ht.nn.functional is torch.nn.functional
+    ok = ht.nn.Linear is torch.nn.Linear and ht.nn.functional.relu is torch.nn.functional.relu
     ok = (
         ok
         and ht.optim.Adam is torch.optim.Adam
