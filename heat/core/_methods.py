@@ -47,7 +47,7 @@ _METHOD_NAMES = (
     "flatten flip max mean median min nonzero prod ptp ravel repeat reshape round sort argsort "
     "squeeze std sum swapaxes tril triu unique var average abs absolute exp log sqrt ceil floor "
     "trunc square sin cos tan tanh nan_to_num fill_diagonal moveaxis roll rot90 tile pad "
-    "percentile quantile isnan isinf isfinite angle trace"
+    "percentile quantile isnan isinf isfinite angle trace save"
 ).split()
 
 _COMPLEX = frozenset((types.complex64, types.complex128))

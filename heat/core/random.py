@@ -28,6 +28,12 @@ From words to values
 - integers in ``[low, high)`` (``r = high - low``): 63 random bits ``u`` give ``low + u mod r``.
   The modulo bias is at most ``r / 2**63`` in relative terms (below 5e-10 for ``r <= 2**32``);
   ranges wider than ``2**63`` (only possible for int64) use all 64 bits, reduced once.
+- complex (``rand`` and ``randn`` with complex64 / complex128, and the functions that share their
+  path): the real and imaginary parts of element ``i`` are the real values of flat indices
+  ``2 i`` and ``2 i + 1`` of a real draw of shape ``shape + (2,)`` in the component type
+  (float32 / float64), so the layout is the same for any split and process count. ``rand`` gives
+  parts uniform in [0, 1); ``randn`` scales both normal parts by ``sqrt(1/2)`` (total variance 1,
+  torch's convention). A complex draw of ``n`` elements advances the counter as ``2 n`` reals.
 - permutations: every element gets a random 63-bit key and the elements are sorted by key with
   the distributed sample sort of :mod:`heat.core.sorting` (ties keep the index order), so the
   permutation is the same for any number of processes.
@@ -352,6 +358,32 @@ def _float_type(dtype, function: str):
     return heat_type
 
 
+def _float_or_complex_type(dtype, function: str):
+    """A real or complex floating heat type (``rand``, ``randn`` and their aliases)."""
+    heat_type = types.canonical_heat_type(dtype)
+    if not (types.heat_type_is_realfloating(heat_type) or types.heat_type_is_complexfloating(heat_type)):
+        raise TypeError(
+            f"dtype must be a floating point or complex type for {function}, but was {heat_type.__name__}"
+        )
+    return heat_type
+
+
+def _generate_values(gshape, split, comm, device, heat_type, transform_for, counters_for) -> torch.Tensor:
+    """
+    This process's block of a float or complex random array. ``transform_for(torch_type)`` and
+    ``counters_for(torch_type)`` give the transform and the counters per value of a real type;
+    a complex array is a real draw of shape ``gshape + (2,)`` in the component type, the last
+    axis read as (real, imaginary), so the layout does not depend on the split or process count.
+    """
+    if not types.heat_type_is_complexfloating(heat_type):
+        torch_type = heat_type.torch_type()
+        return _generate(gshape, split, comm, device, counters_for(torch_type), transform_for(torch_type), torch_type)
+    part_type = types.real_type_of(heat_type).torch_type()
+    pairs = _generate(tuple(gshape) + (2,), split, comm, device, counters_for(part_type),
+                      transform_for(part_type), part_type)
+    return torch.view_as_complex(pairs.contiguous())
+
+
 def _setup(gshape, split, device, comm):
     split = sanitize_split(gshape, split)
     return split, sanitize_device(device), sanitize_comm(comm)
@@ -483,10 +515,9 @@ def set_state(state: Sequence) -> None:
 # uniform floats
 # =============================================================================================
 def _uniform_array(gshape, dtype, split, device, comm, function: str) -> DNDarray:
-    heat_type = _float_type(dtype, function)
+    heat_type = _float_or_complex_type(dtype, function)
     split, device, comm = _setup(gshape, split, device, comm)
-    torch_type = heat_type.torch_type()
-    local = _generate(gshape, split, comm, device, 1, _uniform_transform(torch_type), torch_type)
+    local = _generate_values(gshape, split, comm, device, heat_type, _uniform_transform, lambda _: 1)
     return _wrap(local, gshape, heat_type, split, device, comm)
 
 
@@ -505,8 +536,9 @@ def rand(
     *d : int
         The shape (``rand(2, 3)``; a single sequence ``rand((2, 3))`` works too). No argument
         gives a 0-d array.
-    dtype : floating heat type
-        float32 (default), float64, float16 or bfloat16.
+    dtype : floating or complex heat type
+        float32 (default), float64, float16, bfloat16, complex64 or complex128; complex values
+        have real and imaginary parts each uniform in [0, 1).
     split : int, optional
         The axis to distribute the result along.
     device : str or Device, optional
@@ -520,7 +552,7 @@ def rand(
     Raises
     ------
     TypeError
-        If a size is not an integer or ``dtype`` is not a real floating point type.
+        If a size is not an integer or ``dtype`` is not a floating point or complex type.
     ValueError
         If a size is negative or ``split`` is out of range.
 
@@ -530,6 +562,8 @@ def rand(
     >>> x = ht.random.rand(2, 3, split=1)
     >>> x.shape, x.dtype
     ((2, 3), <class 'heat.core.types.float32'>)
+    >>> ht.random.rand(4, dtype=ht.complex64).dtype
+    <class 'heat.core.types.complex64'>
     """
     return _uniform_array(_shape_from_args(d), dtype, split, device, comm, "rand")
 
@@ -548,8 +582,9 @@ def random_sample(
     ----------
     shape : int or sequence of int, optional
         The shape; None gives a 0-d array.
-    dtype : floating heat type
-        float32 (default), float64, float16 or bfloat16.
+    dtype : floating or complex heat type
+        float32 (default), float64, float16, bfloat16, complex64 or complex128; complex values
+        have real and imaginary parts each uniform in [0, 1).
     split : int, optional
     device : str or Device, optional
     comm : MPICommunication, optional
@@ -561,7 +596,8 @@ def random_sample(
     Raises
     ------
     TypeError
-        If ``shape`` does not consist of integers or ``dtype`` is not a real floating point type.
+        If ``shape`` does not consist of integers or ``dtype`` is not a floating point or
+        complex type.
     ValueError
         If a size is negative or ``split`` is out of range.
 
@@ -587,8 +623,9 @@ def random(
     ----------
     shape : int or sequence of int, optional
         The shape; None gives a 0-d array.
-    dtype : floating heat type
-        float32 (default), float64, float16 or bfloat16.
+    dtype : floating or complex heat type
+        float32 (default), float64, float16, bfloat16, complex64 or complex128; complex values
+        have real and imaginary parts each uniform in [0, 1).
     split : int, optional
     device : str or Device, optional
     comm : MPICommunication, optional
@@ -600,7 +637,8 @@ def random(
     Raises
     ------
     TypeError
-        If ``shape`` does not consist of integers or ``dtype`` is not a real floating point type.
+        If ``shape`` does not consist of integers or ``dtype`` is not a floating point or
+        complex type.
     ValueError
         If a size is negative or ``split`` is out of range.
 
@@ -626,8 +664,9 @@ def ranf(
     ----------
     shape : int or sequence of int, optional
         The shape; None gives a 0-d array.
-    dtype : floating heat type
-        float32 (default), float64, float16 or bfloat16.
+    dtype : floating or complex heat type
+        float32 (default), float64, float16, bfloat16, complex64 or complex128; complex values
+        have real and imaginary parts each uniform in [0, 1).
     split : int, optional
     device : str or Device, optional
     comm : MPICommunication, optional
@@ -639,7 +678,8 @@ def ranf(
     Raises
     ------
     TypeError
-        If ``shape`` does not consist of integers or ``dtype`` is not a real floating point type.
+        If ``shape`` does not consist of integers or ``dtype`` is not a floating point or
+        complex type.
     ValueError
         If a size is negative or ``split`` is out of range.
 
@@ -665,8 +705,9 @@ def sample(
     ----------
     shape : int or sequence of int, optional
         The shape; None gives a 0-d array.
-    dtype : floating heat type
-        float32 (default), float64, float16 or bfloat16.
+    dtype : floating or complex heat type
+        float32 (default), float64, float16, bfloat16, complex64 or complex128; complex values
+        have real and imaginary parts each uniform in [0, 1).
     split : int, optional
     device : str or Device, optional
     comm : MPICommunication, optional
@@ -678,7 +719,8 @@ def sample(
     Raises
     ------
     TypeError
-        If ``shape`` does not consist of integers or ``dtype`` is not a real floating point type.
+        If ``shape`` does not consist of integers or ``dtype`` is not a floating point or
+        complex type.
     ValueError
         If a size is negative or ``split`` is out of range.
 
@@ -845,8 +887,10 @@ def randn(
     ----------
     *d : int
         The shape (``randn(2, 3)`` or ``randn((2, 3))``); no argument gives a 0-d array.
-    dtype : floating heat type
-        float32 (default), float64, float16 or bfloat16.
+    dtype : floating or complex heat type
+        float32 (default), float64, float16, bfloat16, complex64 or complex128. Complex values
+        have independent normal real and imaginary parts of variance 1/2 each (total variance 1,
+        as :func:`torch.randn`).
     split : int, optional
     device : str or Device, optional
     comm : MPICommunication, optional
@@ -859,7 +903,7 @@ def randn(
     Raises
     ------
     TypeError
-        If a size is not an integer or ``dtype`` is not a real floating point type.
+        If a size is not an integer or ``dtype`` is not a floating point or complex type.
     ValueError
         If a size is negative or ``split`` is out of range.
 
@@ -868,6 +912,8 @@ def randn(
     >>> ht.random.seed(5)
     >>> ht.random.randn(11, 3, split=0).shape
     (11, 3)
+    >>> ht.random.randn(4, dtype=ht.complex128, split=0).dtype
+    <class 'heat.core.types.complex128'>
     """
     return standard_normal(_shape_from_args(d), dtype, split, device, comm)
 
@@ -904,11 +950,15 @@ def standard_normal(
     <class 'heat.core.types.float64'>
     """
     gshape = _shape_of(shape, "shape")
-    heat_type = _float_type(dtype, "standard_normal")
+    heat_type = _float_or_complex_type(dtype, "standard_normal")
     split, device, comm = _setup(gshape, split, device, comm)
-    torch_type = heat_type.torch_type()
-    local = _generate(gshape, split, comm, device, _normal_counters(torch_type),
-                      _normal_transform(torch_type), torch_type)
+    if types.heat_type_is_complexfloating(heat_type):
+        # each part has variance 1/2, so E|z|**2 = 1 (torch.randn's complex convention)
+        def transform_for(part_type):
+            return _normal_transform(part_type, scale=np.sqrt(0.5))
+    else:
+        transform_for = _normal_transform
+    local = _generate_values(gshape, split, comm, device, heat_type, transform_for, _normal_counters)
     return _wrap(local, gshape, heat_type, split, device, comm)
 
 

@@ -127,6 +127,7 @@ class Generator:
         >>> ht.random.default_rng(0).random((2, 3), split=1).shape
         (2, 3)
         """
+        _random._float_type(dtype, "Generator.random")  # real only, as NumPy's Generator
         return self._draw(_random.random, size, dtype, split, device, comm)
 
     def standard_normal(
@@ -164,6 +165,7 @@ class Generator:
         >>> ht.random.default_rng(1).standard_normal(4).dtype
         <class 'heat.core.types.float64'>
         """
+        _random._float_type(dtype, "Generator.standard_normal")  # real only, as NumPy's Generator
         return self._draw(_random.standard_normal, size, dtype, split, device, comm)
 
     def normal(

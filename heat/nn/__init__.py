@@ -14,6 +14,7 @@ Every name of ``torch.nn`` is available here too (``ht.nn.Linear``, ``ht.nn.func
 
 import torch.nn as _torch_nn
 
+from . import functional  # noqa: F401  (heat.nn.functional, not torch's through __getattr__)
 from .data_parallel import DataParallel, DataParallelMultiGPU
 from .pipeline import Pipeline
 from .pipeline_plan import (

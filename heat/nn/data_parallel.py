@@ -5,7 +5,7 @@ Data-parallel modules: :class:`DataParallel` (gradients averaged over all proces
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Optional, Union
+from typing import Any, Callable, Dict, List, Optional, Union
 
 import torch
 
@@ -98,9 +98,10 @@ class DataParallel(torch.nn.Module):
     comm : MPICommunication, optional
         The processes that train together (default ``MPI_WORLD``; communicators that partition
         the world may train independent models, each process passing its own).
-    optimizer : DataParallelOptimizer or torch.optim.Optimizer, optional
+    optimizer : DataParallelOptimizer or torch.optim.Optimizer, or a list of them, optional
         Its state is broadcast from rank 0 at the start; a ``DataParallelOptimizer`` gets this
-        module's ``blocking_parameter_updates``.
+        module's ``blocking_parameter_updates``. A list (as HeAT accepted; e.g. one optimizer
+        per parameter group, the same number on every process) is treated item by item.
     blocking_parameter_updates : bool
         Reduce the gradients after the backward pass instead of during it.
     compression : torch.dtype, optional
@@ -142,13 +143,19 @@ class DataParallel(torch.nn.Module):
     >>> optimizer.step()
     >>> with model.no_sync():                               # accumulate without communication
     ...     model(torch.randn(8, 3)).sum().backward()
+    >>> net = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Linear(4, 1))
+    >>> first = ht.optim.DataParallelOptimizer(torch.optim.SGD(net[0].parameters(), lr=0.1))
+    >>> second = ht.optim.DataParallelOptimizer(torch.optim.Adam(net[1].parameters()))
+    >>> model = ht.nn.DataParallel(net, optimizer=[first, second])
     """
 
     def __init__(
         self,
         module: torch.nn.Module,
         comm: MPICommunication = MPI_WORLD,
-        optimizer: Optional[Union[DataParallelOptimizer, torch.optim.Optimizer]] = None,
+        optimizer: Optional[
+            Union[DataParallelOptimizer, torch.optim.Optimizer, List[DataParallelOptimizer]]
+        ] = None,
         blocking_parameter_updates: bool = False,
         *,
         compression: Optional[torch.dtype] = None,
@@ -158,15 +165,19 @@ class DataParallel(torch.nn.Module):
     ):
         super().__init__()
         comm = sanitize_comm(comm)
+        many = isinstance(optimizer, (list, tuple))
+        optimizers = list(optimizer) if many else ([] if optimizer is None else [optimizer])
 
         def check_arguments():
-            if optimizer is not None and not isinstance(
-                optimizer, (DataParallelOptimizer, torch.optim.Optimizer)
-            ):
-                raise TypeError(
-                    "optimizer must be a DataParallelOptimizer, a torch.optim.Optimizer or None, "
-                    f"got {type(optimizer).__name__}"
-                )
+            if many and not optimizers:
+                raise ValueError("optimizer must not be an empty list")
+            for one in optimizers:
+                if not isinstance(one, (DataParallelOptimizer, torch.optim.Optimizer)):
+                    raise TypeError(
+                        "optimizer must be a DataParallelOptimizer, a torch.optim.Optimizer, a "
+                        f"list of them or None, got {type(one).__name__}"
+                        + (" in the list" if many else "")
+                    )
             for name, flag in (
                 ("blocking_parameter_updates", blocking_parameter_updates),
                 ("hierarchical", hierarchical),
@@ -189,6 +200,7 @@ class DataParallel(torch.nn.Module):
                 hierarchical=hierarchical,
                 bucket_size_mb=capacity / 2**20,  # 25 and 25.0 agree
                 broadcast_buffers=broadcast_buffers,
+                optimizers=len(optimizers),  # one state broadcast each
             )
 
         capacity = _agree_on_model(comm, "DataParallel", check_arguments, module, arguments)
@@ -206,12 +218,14 @@ class DataParallel(torch.nn.Module):
             self._group = torch_process_group(comm)
             spans_nodes = comm.node_topology().num_nodes > 1
             reduction = FlatAverage(self._group, comm.size, compression, cross_node=spans_nodes)
-        torch_optimizer = (
-            optimizer.torch_optimizer if isinstance(optimizer, DataParallelOptimizer) else optimizer
-        )
-        broadcast_training_state(module, torch_optimizer, self._group, comm)
-        if isinstance(optimizer, DataParallelOptimizer):
-            optimizer.blocking = blocking_parameter_updates
+        torch_optimizers = [
+            one.torch_optimizer if isinstance(one, DataParallelOptimizer) else one
+            for one in optimizers
+        ]
+        broadcast_training_state(module, torch_optimizers, self._group, comm)
+        for one in optimizers:
+            if isinstance(one, DataParallelOptimizer):
+                one.blocking = blocking_parameter_updates
         self.optimizer = optimizer
         self.reducer = GradientReducer(
             module.parameters(), reduction, capacity, blocking=blocking_parameter_updates

@@ -5,6 +5,8 @@ Optimizers for data-parallel training.
   processes (with :class:`heat.nn.DataParallelMultiGPU`);
 * :class:`DataParallelOptimizer` — a torch optimizer for :class:`heat.nn.DataParallel`;
 * :class:`DASOSchedule` — DASO's synchronization schedule, usable on its own;
+* :class:`DetectMetricPlateau` (also ``heat.optim.utils``) — HeAT's plateau detector, with
+  ``ReduceLROnPlateau``'s rules;
 * :func:`scaled_learning_rate`, :func:`large_batch_scheduler` — the large-batch learning-rate rule.
 
 Every name of ``torch.optim`` is available here too (``ht.optim.SGD``, ``ht.optim.Adam``, ...), and
@@ -19,17 +21,20 @@ math), ``gradients`` (bucketed gradient averaging over the groups of
 import torch.optim as _torch_optim
 from torch.optim import lr_scheduler  # noqa: F401
 
+from . import utils  # noqa: F401  (ht.optim.utils, HeAT's module)
 from .daso import DASO
 from .data_parallel import DataParallelOptimizer
 from .lr_rules import large_batch_scheduler, scaled_learning_rate
 from .schedule import DASOSchedule, PlateauDetector
 from .timeline import BatchRecord, Timeline
+from .utils import DetectMetricPlateau
 
 __all__ = [
     "DASO",
     "DataParallelOptimizer",
     "DASOSchedule",
     "PlateauDetector",
+    "DetectMetricPlateau",
     "BatchRecord",
     "Timeline",
     "scaled_learning_rate",

@@ -7,7 +7,8 @@ Signal processing on distributed arrays: linear convolution through halo exchang
 Functions
 ---------
 - :func:`convolve`: 1-D, as :func:`numpy.convolve` (modes ``"full"``, ``"same"``, ``"valid"``),
-  with an optional ``stride``;
+  with an optional ``stride``; inputs of more than one dimension are batches of 1-D inputs
+  along the last axis (as HeAT 1.8), convolved row by row where their rows are;
 - :func:`convolve2d`: 2-D with zeros outside the arrays, as :func:`scipy.signal.convolve2d`,
   with an optional ``stride`` per axis.
 

@@ -23,6 +23,11 @@ Along axes that are not split, everything is local. A signal that is not split, 
 split kernel, is first cut into blocks along the kernel's split axis (local slicing, no
 communication), so the work is still shared; if neither input is split, every process convolves
 the whole signal.
+
+Batches (:func:`convolve` with an input of more than one dimension, as HeAT 1.8): every row along
+the last axis is convolved on its own, so a batch split along a batch axis needs no halo: each
+process convolves its own rows (a batched kernel is first brought to the same rows). A batch
+split along its last axis is first resplit along axis 0 (one all-to-all).
 """
 
 from __future__ import annotations
@@ -53,8 +58,11 @@ _WINDOW_BUDGET = 1 << 22
 # ------------------------------------------------------------------------------------------------
 # argument checks (all from information every process shares, before any communication)
 # ------------------------------------------------------------------------------------------------
-def _operand(x, name: str, ndim: int, like: Optional[DNDarray]) -> DNDarray:
-    """``x`` as a DNDarray of ``ndim`` dimensions (a scalar is a 1-element 1-D array)."""
+def _operand(x, name: str, ndim: Optional[int], like: Optional[DNDarray]) -> DNDarray:
+    """
+    ``x`` as a DNDarray of ``ndim`` dimensions (None: at least one); a scalar is a 1-element
+    1-D array.
+    """
     if not isinstance(x, DNDarray):
         kwargs = {} if like is None else {"device": like.device, "comm": like.comm}
         try:
@@ -63,9 +71,11 @@ def _operand(x, name: str, ndim: int, like: Optional[DNDarray]) -> DNDarray:
             raise TypeError(
                 f"{name} must be a DNDarray or array_like, but was {type(x).__name__}: {error}"
             ) from None
-        if ndim == 1 and x.ndim == 0:
+        if ndim in (1, None) and x.ndim == 0:
             x = x.reshape((1,))
-    if x.ndim != ndim:
+    if ndim is None and x.ndim == 0:
+        raise ValueError(f"{name} must be at least 1-dimensional, but is 0-dimensional")
+    if ndim is not None and x.ndim != ndim:
         raise ValueError(f"{name} must be {ndim}-dimensional, but has {x.ndim} dimensions")
     if x.size == 0:
         raise ValueError(f"{name} cannot be empty, but has shape {x.gshape}")
@@ -258,23 +268,113 @@ def _whole(kernel: DNDarray) -> torch.Tensor:
 
 
 # ------------------------------------------------------------------------------------------------
+# batches of 1-D convolutions (every row along the last axis on its own)
+# ------------------------------------------------------------------------------------------------
+def _rows_correlate(segment: torch.Tensor, flipped: torch.Tensor, stride: int, count: int) -> torch.Tensor:
+    """
+    Row ``b`` of the result: the valid correlation of ``segment[b]`` with ``flipped[b]`` (a
+    kernel per row, or one row broadcast), every ``stride``-th entry, ``count`` of them; rows in
+    chunks that bound the memory of the copied windows.
+    """
+    rows, taps = segment.shape[0], flipped.shape[-1]
+    result = torch.empty((rows, count), dtype=segment.dtype, device=segment.device)
+    chunk = max(1, _WINDOW_BUDGET // max(1, count * taps))
+    for start in range(0, rows, chunk):
+        windows = segment[start : start + chunk].unfold(1, taps, stride)[:, :count]
+        kernel = flipped if flipped.shape[0] == 1 else flipped[start : start + chunk]
+        if segment.dtype is torch.bool:
+            part = (windows & kernel[:, None, :]).any(-1)
+        elif segment.is_floating_point() or segment.is_complex():
+            part = torch.matmul(windows, kernel.expand(windows.shape[0], taps)[:, :, None])[..., 0]
+        else:  # integers: exact, and on GPUs too
+            part = (windows * kernel[:, None, :]).sum(-1, dtype=segment.dtype)
+        result[start : start + chunk] = part
+    return result
+
+
+def _aligned(x: DNDarray, split: Optional[int], like: Optional[DNDarray]) -> DNDarray:
+    """``x`` split along ``split`` with the rows of ``like`` (when given) on every process."""
+    copied = x.split != split
+    if copied:
+        x = resplit(x, split)
+    if split is not None and like is not None and x.comm.size > 1:
+        target_map = like.lshape_map
+        if not torch.equal(x.lshape_map, target_map):  # the same verdict on every process
+            if not copied:  # redistribute_ works in place: the caller's array stays as it is
+                x = resplit(x, split)
+            x.redistribute_(lshape_map=x.lshape_map, target_map=target_map)
+    return x
+
+
+def _convolve_batch(a: DNDarray, v: DNDarray, mode: str, stride: int) -> DNDarray:
+    """
+    ``a`` of shape (..., N) convolved row by row with ``v`` of shape (M,) or (..., M) (the same
+    batch shape); the checks are done.
+    """
+    dtype = types.promote_types(a.dtype, v.dtype)
+    n, m = a.gshape[-1], v.gshape[-1]
+    last = a.ndim - 1
+    # the rows stay where they are when a batch axis is split; a split along the last axis
+    # (of either input) is replaced by axis 0
+    if a.split is not None and a.split != last:
+        split = a.split
+    elif v.ndim > 1 and v.split is not None and v.split != last:
+        split = v.split
+    elif a.split is not None or v.split is not None:
+        split = 0
+    else:
+        split = None
+    a = _aligned(a, split, None)
+    v = _aligned(v, split, a) if v.ndim > 1 else v
+    kernel_rows = v.larray.reshape(-1, m) if v.ndim > 1 else _whole(v).reshape(1, m)
+
+    offset, length = _window(max(n, m), min(n, m), mode)
+    count = (length - 1) // stride + 1
+    torch_type = dtype.torch_type()
+    block = a.larray.to(torch_type)
+    rows = block.reshape(-1, n)
+    flipped = torch.flip(kernel_rows.to(device=block.device, dtype=torch_type), (1,))
+    # the full convolution of a row is the correlation of the row, with m - 1 zeros on each
+    # side, with the flipped kernel; keep the entries offset + t * stride, t < count
+    segment = torch.zeros((rows.shape[0], n + 2 * (m - 1)), dtype=torch_type, device=block.device)
+    segment[:, m - 1 : m - 1 + n] = rows
+    segment = segment[:, offset : offset + (count - 1) * stride + m]
+    local = _rows_correlate(segment, flipped, stride, count)
+    out_shape = a.gshape[:-1] + (count,)
+    local = local.reshape(tuple(block.shape[:-1]) + (count,))
+    balanced = True if split is None else None
+    return DNDarray(local.contiguous(), out_shape, dtype, split, a.device, a.comm, balanced)
+
+
+# ------------------------------------------------------------------------------------------------
 # the public functions
 # ------------------------------------------------------------------------------------------------
 def convolve(a, v, mode: str = "full", stride: int = 1) -> DNDarray:
     """
     The discrete linear convolution of two 1-D arrays, as :func:`numpy.convolve`, optionally
-    strided; distributed by halo exchange (see :mod:`heat.signal`).
+    strided; distributed by halo exchange (see :mod:`heat.signal`). An input of more than one
+    dimension is a batch of 1-D inputs along its last axis (as HeAT 1.8).
 
     As NumPy, the longer of ``a`` and ``v`` is the signal and the other the kernel (they are
     swapped if ``v`` is longer). The kernel is gathered on every process if it is split; the
     signal stays distributed.
 
+    Batches: ``a`` of shape (..., N) and ``v`` of shape (M,) (one kernel for every row) or
+    (..., M) (a kernel per row, the same batch shape); row ``i`` of the result is
+    ``numpy.convolve(a[i], v[i], mode)[::stride]``. (A 1-D ``a`` with a batched ``v`` is the same
+    as the swapped call.) Distribute a batch along a batch axis (e.g. ``split=0``): every process
+    then convolves its own rows without communication (a batched ``v`` is first brought to the
+    same rows). A batch split along its last axis is first resplit along axis 0 (one
+    all-to-all).
+
     Parameters
     ----------
     a : DNDarray or array_like
-        First 1-D input of length N, split along 0 or not split (a scalar is one element).
+        First input: 1-D of length N, split along 0 or not split (a scalar is one element), or a
+        batch of shape (..., N).
     v : DNDarray or array_like
-        Second 1-D input of length M, usually a short kernel, split or not.
+        Second input: 1-D of length M, usually a short kernel, split or not; or a batch of shape
+        (..., M) with the batch shape of ``a``.
     mode : {"full", "same", "valid"}
         ``"full"`` (default): every point of overlap, length ``N + M - 1``.
         ``"same"``: length ``max(N, M)``, centred on the full result as NumPy does.
@@ -287,15 +387,19 @@ def convolve(a, v, mode: str = "full", stride: int = 1) -> DNDarray:
     Returns
     -------
     DNDarray
-        The convolution, in the promoted type of ``a`` and ``v`` (as NumPy). Split along 0 in
-        the balanced layout if either input is split, otherwise not split.
+        The convolution, in the promoted type of ``a`` and ``v`` (as NumPy). 1-D inputs: split
+        along 0 in the balanced layout if either input is split, otherwise not split. Batches:
+        of shape (..., L) (L the length of the mode's 1-D result), split along the batch axis
+        an input was split along, with the rows where that input had them; else split along 0
+        if any input is split (along its last axis); else not split.
 
     Raises
     ------
     TypeError
         If an input is not array_like, or ``stride`` is not an int.
     ValueError
-        If an input is not 1-D or is empty, ``mode`` is unknown or ``stride`` is not positive.
+        If an input is 0-dimensional (as a DNDarray) or empty, both inputs are batches of
+        different batch shapes, ``mode`` is unknown or ``stride`` is not positive.
 
     See Also
     --------
@@ -313,11 +417,29 @@ def convolve(a, v, mode: str = "full", stride: int = 1) -> DNDarray:
     DNDarray([3., 3., 3.], dtype=ht.float32, device=cpu:0, split=0)
     >>> ht.signal.convolve(a, v, stride=2)
     DNDarray([0., 3., 3., 2.], dtype=ht.float32, device=cpu:0, split=0)
+
+    A batch of three signals, split along the batch axis, each with its own kernel:
+
+    >>> batch = ht.ones((3, 10), split=0)
+    >>> kernels = ht.arange(6).reshape((3, 2)).astype(ht.float32)
+    >>> ht.convolve(batch, kernels, mode="valid")[:, 0]
+    DNDarray([1., 5., 9.], dtype=ht.float32, device=cpu:0, split=0)
+    >>> ht.convolve(batch, ht.array([0.0, 1.0]), mode="full").shape
+    (3, 11)
     """
-    a = _operand(a, "a", 1, None)
-    v = _operand(v, "v", 1, a)
+    a = _operand(a, "a", None, None)
+    v = _operand(v, "v", None, a)
     mode = _check_mode(mode)
     strides = _check_strides(stride, 1)
+    if a.ndim > 1 or v.ndim > 1:
+        if a.ndim == 1:  # convolution commutes: the batch goes first
+            a, v = v, a
+        if v.ndim > 1 and v.gshape[:-1] != a.gshape[:-1]:
+            raise ValueError(
+                "a and v must have the same batch shape (all but the last axis) or one of them "
+                f"must be 1-D, but their shapes are {a.gshape} and {v.gshape}"
+            )
+        return _convolve_batch(a, v, mode, strides[0])
     dtype = types.promote_types(a.dtype, v.dtype)
     signal, kernel = (v, a) if v.gshape[0] > a.gshape[0] else (a, v)
     split = 0 if a.split is not None or v.split is not None else None

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Optional, Sequence
 
 import torch
 
 from ..core.dndarray import DNDarray
+from ..core.sanitation import check_choice, check_type
 from . import _operations
 from .dcsx_matrix import DCSC_matrix, DCSR_matrix, _DCSXMatrix
 from .factories import sparse_csc_matrix, sparse_csr_matrix
@@ -14,20 +15,38 @@ from .factories import sparse_csc_matrix, sparse_csr_matrix
 __all__ = ["to_dense", "todense", "to_sparse_csr", "to_sparse_csc"]
 
 
-def to_dense(sparse_matrix: _DCSXMatrix) -> DNDarray:
+def to_dense(sparse_matrix: _DCSXMatrix, order: str = "C", out: Optional[DNDarray] = None) -> DNDarray:
     """
     The dense :class:`~heat.core.dndarray.DNDarray` of a sparse matrix, with the same split
     (0 for a distributed ``DCSR_matrix``, 1 for a ``DCSC_matrix``); each process converts its
-    own block, no communication.
+    own block, no communication (unless ``out`` has another distribution of the same split).
 
     Parameters
     ----------
     sparse_matrix : DCSR_matrix or DCSC_matrix
+    order : str
+        ``"C"`` (row-major, the default and the only layout of torch blocks); ``"F"`` raises
+        NotImplementedError, as in :func:`heat.zeros`.
+    out : DNDarray, optional
+        Where to write the result (HeAT's ``todense(order, out)``): of the matrix's shape, dtype
+        and split. Its values are overwritten and it is returned; its distribution along the
+        split axis is kept.
+
+    Returns
+    -------
+    DNDarray
+        ``out`` if given, else a new array.
 
     Raises
     ------
     TypeError
-        If ``sparse_matrix`` is not a ``DCSR_matrix`` or ``DCSC_matrix``.
+        If ``sparse_matrix`` is not a ``DCSR_matrix`` or ``DCSC_matrix``, or ``out`` is not a
+        DNDarray.
+    ValueError
+        If ``order`` is not ``"C"`` or ``"F"``, or ``out`` does not have the matrix's shape,
+        dtype or split.
+    NotImplementedError
+        If ``order`` is ``"F"``.
 
     Examples
     --------
@@ -36,14 +55,28 @@ def to_dense(sparse_matrix: _DCSXMatrix) -> DNDarray:
     DNDarray([[1., 0., 2.],
               [0., 0., 3.],
               [4., 5., 6.]], dtype=ht.float32, device=cpu:0, split=0)
+    >>> buffer = ht.empty((3, 3), split=0)
+    >>> a.todense(out=buffer) is buffer
+    True
     """
     if not isinstance(sparse_matrix, _DCSXMatrix):
         raise TypeError(
             f"sparse_matrix must be a DCSR_matrix or DCSC_matrix, got {type(sparse_matrix).__name__}"
         )
-    dense = sparse_matrix.larray.to_dense()
-    return DNDarray(
-        dense,
+    check_choice(order, "order", ("C", "F"))
+    if order != "C":
+        raise NotImplementedError("only order='C' is supported (torch tensors are row-major)")
+    if out is not None:
+        check_type(out, "out", DNDarray, "a DNDarray")
+        expected = (sparse_matrix.gshape, sparse_matrix.dtype, sparse_matrix.split)
+        if (out.gshape, out.dtype, out.split) != expected:
+            raise ValueError(
+                f"out must have shape {sparse_matrix.gshape}, dtype {sparse_matrix.dtype.__name__} "
+                f"and split {sparse_matrix.split} (those of the matrix), got shape {out.gshape}, "
+                f"dtype {out.dtype.__name__} and split {out.split}"
+            )
+    dense = DNDarray(
+        sparse_matrix.larray.to_dense(),
         sparse_matrix.gshape,
         sparse_matrix.dtype,
         sparse_matrix.split,
@@ -51,6 +84,14 @@ def to_dense(sparse_matrix: _DCSXMatrix) -> DNDarray:
         sparse_matrix.comm,
         sparse_matrix._balanced,
     )
+    if out is None:
+        return dense
+    if out.split is not None and out.comm.size > 1:
+        target_map = out.lshape_map
+        if not torch.equal(target_map, dense.lshape_map):  # the same verdict on every process
+            dense.redistribute_(lshape_map=dense.lshape_map, target_map=target_map)
+    out.larray.copy_(dense.larray)
+    return out
 
 
 todense = to_dense

@@ -582,6 +582,46 @@ def test_zarr_dtype(folder):
 def test_supports():
     assert ht.supports_hdf5() is True
     assert isinstance(ht.supports_netcdf(), bool) and isinstance(ht.supports_zarr(), bool)
+    # HeAT's pandas flag: whether the package imports
+    try:
+        import pandas  # noqa: F401
+        installed = True
+    except ImportError:
+        installed = False
+    assert ht.supports_pandas() is installed
+
+
+def test_size_from_slice():
+    # HeAT's helper: (number selected, first index) of a slice of an axis, as Python's range
+    for size in (0, 1, 7, 10):
+        for s in (slice(None), slice(2, None, 3), slice(None, None, -1), slice(-3, None),
+                  slice(5, 2), slice(-100, 100, 2), slice(8, 1, -2), slice(3, 3)):
+            selected = np.arange(size)[s]
+            expected = (len(selected), int(selected[0]) if len(selected) else 0)
+            assert ht.size_from_slice(size, s) == expected, (size, s)
+    with pytest.raises(TypeError, match="size"):
+        ht.size_from_slice(2.0, slice(None))
+    with pytest.raises(TypeError, match="s must be a slice"):
+        ht.size_from_slice(3, 1)
+    with pytest.raises(ValueError, match="size"):
+        ht.size_from_slice(-1, slice(None))
+    with pytest.raises(ValueError, match="step"):
+        ht.size_from_slice(3, slice(None, None, 0))
+
+
+def test_save_method(folder):
+    # HeAT's DNDarray.save(path, ...): ht.save with the array first
+    data = random_array((7, 3), np.float32)
+    check = Checks()
+    for split in (None, 0, 1):
+        x = ht.array(data, split=split)
+        path = os.path.join(folder, f"method-{split}.h5")
+        assert x.save(path, "d") is None
+        check(ht.load(path, dataset="d", split=split), data, f"h5 split {split}")
+        path = os.path.join(folder, f"method-{split}.npy")
+        x.save(path)
+        check(ht.load(path), data, f"npy split {split}")
+    check.verify()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -557,6 +557,91 @@ def test_generator_bad_input_raises_everywhere():
 
 
 # =============================================================================================
+# complex rand / randn (HeAT 1.8 accepts complex dtypes)
+# =============================================================================================
+def test_float_draws_unchanged_by_complex_support():
+    # values computed before complex dtypes were added: real draws keep their numbers
+    expected = {
+        ("rand", ht.float32): [0.8690483570098877, 0.15063238143920898, 0.5203206539154053, 0.2499372959136963],
+        ("rand", ht.float64): [0.8690483965743594, 0.1506324111875399, 0.5203206621592672, 0.24993735448032295],
+        ("randn", ht.float32): [-0.7452703714370728, 0.5708326697349548, 0.9508616328239441, 0.48592430353164673],
+        ("randn", ht.float64): [1.178716738511106, 0.000477113166451928, -0.11741695640710231, -1.5202783174292742],
+    }
+    for (name, dtype), values in expected.items():
+        ht.random.seed(42)
+        x = getattr(ht.random, name)(4, dtype=dtype, split=0)
+        assert x.dtype is dtype
+        assert_array_equal(x, np.array(values, dtype=dtype.numpy_type()), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("dtype", [ht.complex64, ht.complex128])
+@pytest.mark.parametrize("shape, split", [((7,), 0), ((5, 3), 0), ((5, 3), 1), ((2, 1), 0)])
+def test_complex_draws_pair_a_real_draw(dtype, shape, split):
+    # element i takes the reals of flat indices 2i and 2i+1 of a real draw of shape + (2,)
+    part = ht.types.real_type_of(dtype)
+    n = int(np.prod(shape))
+    for name, scale in (("rand", 1.0), ("randn", np.sqrt(0.5))):
+        ht.random.seed(9)
+        z = getattr(ht.random, name)(*shape, dtype=dtype, split=split)
+        assert z.dtype is dtype and z.gshape == shape and z.split == split
+        counter = ht.random.get_state()[2]
+        ht.random.seed(9)
+        pairs = getattr(ht.random, name)(*(shape + (2,)), dtype=part).numpy().astype(np.float64) * scale
+        collective_assert(ht.random.get_state()[2] == counter, "advances the counter as 2n reals")
+        expected = (pairs[..., 0] + 1j * pairs[..., 1]).astype(dtype.numpy_type())
+        tolerance = 1e-6 if dtype is ht.complex64 else 1e-12
+        assert_array_equal(z, expected, rtol=tolerance, atol=tolerance)
+        assert counter == 2 * n * (2 if (name == "randn" and part is ht.float64) else 1)
+
+
+@pytest.mark.parametrize("function", ["rand", "randn"])
+def test_complex_independent_of_split_and_process_count(function):
+    draw = getattr(ht.random, function)
+    results = []
+    for split in (None, 0, 1):
+        ht.random.seed(77)
+        results.append(draw(6, 5, dtype=ht.complex64, split=split).numpy())
+    ht.random.seed(77)
+    alone = draw(6, 5, dtype=ht.complex64, split=0, comm=ht.MPI_SELF).numpy()
+    collective_assert(all(np.array_equal(r, results[0]) for r in results[1:] + [alone]))
+    gathered = ht.MPI_WORLD.allgather(results[0].tobytes())
+    collective_assert(all(g == gathered[0] for g in gathered))
+
+
+def test_complex_aliases_share_the_path():
+    ht.random.seed(3)
+    a = ht.random.rand(4, 2, dtype=ht.complex128)
+    for alias in (ht.random.random_sample, ht.random.random, ht.random.ranf, ht.random.sample):
+        ht.random.seed(3)
+        assert_array_equal(alias((4, 2), dtype=ht.complex128, split=0), a.numpy(), rtol=0, atol=0)
+    ht.random.seed(3)
+    b = ht.random.randn(4, 2, dtype=ht.complex64)
+    ht.random.seed(3)
+    assert_array_equal(ht.random.standard_normal((4, 2), dtype=ht.complex64, split=1), b.numpy(), rtol=0, atol=0)
+    # normal, uniform and the Generator's methods stay real, as in HeAT / NumPy
+    for function, args in ((ht.random.normal, (0.0, 1.0, (3,))), (ht.random.uniform, (0.0, 1.0, (3,)))):
+        assert_raises_then_collective_works(TypeError, function, *args, dtype=ht.complex64)
+    rng = ht.random.default_rng(0)
+    assert_raises_then_collective_works(TypeError, rng.random, 3, ht.complex64)
+    assert_raises_then_collective_works(TypeError, rng.standard_normal, 3, ht.complex128)
+
+
+def test_complex_statistics():
+    ht.random.seed(106)
+    for dtype in (ht.complex64, ht.complex128):
+        u = ht.random.rand(20_000, dtype=dtype, split=0).numpy()
+        for part in (u.real, u.imag):
+            collective_assert(part.min() >= 0.0 and part.max() < 1.0)
+            collective_assert(abs(part.mean() - 0.5) < 0.01 and abs(part.var() - 1 / 12) < 0.005)
+        collective_assert(abs(np.corrcoef(u.real, u.imag)[0, 1]) < 0.03, "independent parts")
+        z = ht.random.randn(20_000, dtype=dtype, split=0).numpy()
+        for part in (z.real, z.imag):
+            collective_assert(abs(part.mean()) < 0.02 and abs(part.var() - 0.5) < 0.02, f"{part.var()}")
+        collective_assert(abs((np.abs(z) ** 2).mean() - 1.0) < 0.03, "total variance 1")
+        collective_assert(abs(np.corrcoef(z.real, z.imag)[0, 1]) < 0.03, "independent parts")
+
+
+# =============================================================================================
 # statistics
 # =============================================================================================
 def test_uniform_statistics():
@@ -639,6 +724,8 @@ BAD_INPUT = {
         (ValueError, ht.random.randn, (-2,), {}),
         (TypeError, ht.random.rand, (2.5,), {}),
         (TypeError, ht.random.rand, (3,), {"dtype": ht.int32}),
+        (TypeError, ht.random.randn, (3,), {"dtype": ht.bool}),
+        (TypeError, ht.random.random_sample, ((3,),), {"dtype": ht.int64}),
         (ValueError, ht.random.rand, (3, 4), {"split": 2}),
         (ValueError, ht.random.rand, (), {"split": 0}),
         (ValueError, ht.random.random_sample, ((2, -3),), {}),

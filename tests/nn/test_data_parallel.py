@@ -114,6 +114,42 @@ def test_start_from_rank0_parameters_and_optimizer_state():
     collective_assert(ok, f"rank {RANK}: start differs")
 
 
+def test_a_list_of_optimizers():
+    # HeAT accepted optimizer=[opt1, opt2]: each one's state from rank 0, each one's blocking
+    # from the module, and training with both keeps the replicas identical
+    net = TwoBranches(seed=RANK)
+    body = torch.optim.SGD(net.body.parameters(), lr=0.1 * (RANK + 1), momentum=0.9)
+    extra = torch.optim.Adam(net.extra.parameters(), lr=1e-2 * (RANK + 1))
+    net(torch.ones(2, 5), True).sum().backward()
+    body.step()
+    extra.step()  # states that differ between processes
+    first = ht.optim.DataParallelOptimizer(body, blocking=False)
+    second = ht.optim.DataParallelOptimizer(extra, blocking=False)
+    model = ht.nn.DataParallel(net, optimizer=[first, second], blocking_parameter_updates=True)
+    ok = model.optimizer == [first, second] and first.blocking is True and second.blocking is True
+    ok = ok and body.param_groups[0]["lr"] == 0.1 and extra.param_groups[0]["lr"] == 1e-2
+    momenta = WORLD.allgather(
+        torch.cat([body.state[p]["momentum_buffer"].reshape(-1) for p in net.body.parameters()])
+    )
+    ok = ok and all(torch.equal(momenta[0], m) for m in momenta)
+    generator = torch.Generator().manual_seed(RANK)
+    for _ in range(3):
+        first.zero_grad()
+        second.zero_grad()
+        model(torch.randn(6, 5, generator=generator), True).pow(2).mean().backward()
+        first.step()
+        second.step()
+    everyone = WORLD.allgather(torch.cat([p.detach().reshape(-1) for p in net.parameters()]))
+    ok = ok and all(torch.equal(everyone[0], p) for p in everyone)
+    collective_assert(ok, f"rank {RANK}: a list of optimizers is not honoured")
+    expect_errors(
+        [
+            (TypeError, ht.nn.DataParallel, (TwoBranches(0),), {"optimizer": [first, "sgd"]}),
+            (ValueError, ht.nn.DataParallel, (TwoBranches(0),), {"optimizer": []}),
+        ]
+    )
+
+
 def test_training_keeps_replicas_identical_and_broadcasts_buffers():
     with torch.random.fork_rng():
         torch.manual_seed(RANK)
@@ -158,8 +194,22 @@ def test_no_sync_accumulates_locally():
     collective_assert(ok, f"rank {RANK}: accumulated gradients wrong")
 
 
+def test_heat_nn_functional_is_an_importable_module():
+    # HeAT's heat.nn.functional: a module (import heat.nn.functional as F) forwarding to torch's
+    import heat.nn.functional as F
+    from heat.nn.functional import cross_entropy
+
+    ok = F is ht.nn.functional and cross_entropy is torch.nn.functional.cross_entropy
+    ok = ok and all(getattr(F, name) is getattr(torch.nn.functional, name)
+                    for name in ("relu", "softmax", "conv2d", "mse_loss"))
+    ok = ok and "log_softmax" in dir(F)
+    collective_assert(ok, "heat.nn.functional does not forward torch.nn.functional")
+    with pytest.raises(AttributeError, match="heat.nn.functional"):
+        F.no_such_function
+
+
 def test_torch_names_and_errors():
-    ok = ht.nn.Linear is torch.nn.Linear and ht.nn.functional is torch.nn.functional
+    ok = ht.nn.Linear is torch.nn.Linear and ht.nn.functional.relu is torch.nn.functional.relu
     ok = (
         ok
         and ht.optim.Adam is torch.optim.Adam

@@ -99,8 +99,13 @@ def test_convolve_bad_input_raises_on_every_rank():
     v = ht.ones(3)
     expect_errors(
         [
-            (ValueError, ht.signal.convolve, (ht.ones((2, 3), split=0), v), {}),
-            (ValueError, ht.signal.convolve, (a, ht.ones((3, 1))), {}),
+            (ValueError, ht.signal.convolve, (ht.ones((2, 3), split=0), ht.ones((3, 3))), {}),
+            (ValueError, ht.signal.convolve, (ht.ones((2, 3), split=0), ht.ones((2, 2, 3))), {}),
+            (ValueError, ht.signal.convolve, (ht.ones((4, 5), split=1), ht.ones((3, 2), split=0)), {}),
+            (ValueError, ht.signal.convolve, (ht.array(2.0), ht.ones((3, 2))), {}),
+            (ValueError, ht.signal.convolve, (ht.ones((3, 0), split=0), v), {}),
+            (ValueError, ht.signal.convolve, (ht.ones((3, 4), split=0), v), {"mode": "middle"}),
+            (ValueError, ht.signal.convolve, (ht.ones((3, 4), split=0), v), {"stride": -1}),
             (ValueError, ht.signal.convolve, (ht.zeros(0, split=0), v), {}),
             (ValueError, ht.signal.convolve, (a, []), {}),
             (ValueError, ht.signal.convolve, (a, v), {"mode": "middle"}),
@@ -112,6 +117,69 @@ def test_convolve_bad_input_raises_on_every_rank():
             (TypeError, ht.signal.convolve, (a, object()), {}),
         ]
     )
+
+
+# ------------------------------------------------------------------------------------------------
+# batches (HeAT 1.8): every row along the last axis on its own, numpy.convolve row by row
+# ------------------------------------------------------------------------------------------------
+def batch_oracle(a, v, mode, stride):
+    rows = a.reshape(-1, a.shape[-1])
+    kernels = v.reshape(-1, v.shape[-1]) if v.ndim > 1 else np.broadcast_to(v, (len(rows), v.shape[0]))
+    out = [np.convolve(r, k, mode)[::stride] for r, k in zip(rows, kernels, strict=True)]
+    length = len(np.convolve(np.ones(a.shape[-1]), np.ones(v.shape[-1]), mode)[::stride])
+    return np.array(out).reshape(a.shape[:-1] + (length,))
+
+
+# (batch shape, N, M, stride): uneven batches, fewer rows than processes, kernels longer than
+# the signal (swapped as NumPy does)
+CASES_BATCH = (((7,), 10, 3, 1), ((2,), 9, 4, 2), ((5,), 3, 6, 1), ((1,), 4, 4, 2), ((4, 3), 6, 2, 2))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_convolve_batch_matches_numpy_row_by_row(mode):
+    checks = []
+    for index, (batch, n, m, stride) in enumerate(CASES_BATCH):
+        dtype = DTYPES[index % len(DTYPES)]
+        a = random_array(batch + (n,), dtype=dtype, seed=index)
+        shared = random_array((m,), dtype=dtype, seed=50 + index)
+        own = random_array(batch + (m,), dtype=dtype, seed=90 + index)
+        for v, v_split in ((shared, None), (shared, 0), (own, None), (own, 0)):
+            expected = batch_oracle(a, v, mode, stride)
+            for a_split in (None, 0):
+                for x in layouts(a, a_split):
+                    result = ht.convolve(x, ht.array(v, split=v_split), mode=mode, stride=stride)
+                    checks.append((result, expected, options(dtype)))
+                    want = 0 if (a_split is not None or v_split is not None) else None
+                    if result.split != want:
+                        checks.append((result, np.zeros(0)))  # fails: wrong split
+    assert_arrays_equal(checks)
+
+
+def test_convolve_batch_heat_examples_and_other_layouts():
+    batch = ht.ones((3, 10), split=0)
+    kernels = ht.arange(6).reshape((3, 2)).astype(ht.float32)
+    valid = ht.convolve(batch, kernels, mode="valid")
+    full = ht.convolve(batch, ht.arange(2).astype(ht.float32), mode="full")
+    a = random_array((5, 7), seed=3)
+    v = random_array((5, 3), seed=4)
+    checks = [
+        (valid, np.repeat([[1.0], [5.0], [9.0]], 9, axis=1).astype(np.float32)),
+        (full, batch_oracle(np.ones((3, 10)), np.arange(2.0), "full", 1).astype(np.float32)),
+        # a batch split along its last axis is resplit along axis 0
+        (ht.convolve(ht.array(a, split=1), ht.array(v, split=1), "same"), batch_oracle(a, v, "same", 1)),
+        (ht.convolve(ht.array(a, split=1), ht.array(v[0]), "full", 2), batch_oracle(a, v[0], "full", 2)),
+        # the split of a batched kernel along a batch axis is kept
+        (ht.convolve(ht.array(a), ht.array(v, split=0), "valid"), batch_oracle(a, v, "valid", 1)),
+        # a 1-D a with a batched v: the swapped call
+        (ht.convolve(ht.array(v[0], split=0), ht.array(a, split=0), "same"), batch_oracle(a, v[0], "same", 1)),
+        # 3-D batch split along axis 1; kernels in another layout of that axis
+        (ht.convolve(ht.array(random_array((2, 5, 6), seed=5), split=1),
+                     skewed(ht.array(random_array((2, 5, 3), seed=6), split=1)), "full"),
+         batch_oracle(random_array((2, 5, 6), seed=5), random_array((2, 5, 3), seed=6), "full", 1)),
+    ]
+    collective_assert(valid.split == 0 and full.split == 0 and checks[2][0].split == 0)
+    collective_assert(checks[4][0].split == 0 and checks[6][0].split == 1)
+    assert_arrays_equal(checks)
 
 
 # (signal shape, kernel shape, stride): uneven shapes, kernels longer than the local blocks

@@ -240,3 +240,65 @@ def test_bad_input(fmt):
     assert_raises_then_collective_works(ValueError, factory, bad_block, is_split=axis)
     bad_type = {"a": 1} if rank == 0 else np.ones((2, 2))
     assert_raises_then_collective_works(TypeError, factory, bad_type, is_split=axis)
+
+
+# ---------------------------------------------------------------------------------------------
+# HeAT 1.8's DNDarray.to_sparse_csr() / to_sparse_csc() and todense(order, out)
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+@pytest.mark.parametrize("split", [None, 0, 1])
+def test_dndarray_to_sparse_methods(fmt, split):
+    _, _, axis = FORMATS[fmt]
+    errors = []
+    for seed, shape in enumerate(SHAPES):
+        reference = random_sparse(shape, 0.4, np.float64, seed)
+        x = ht.array(reference.toarray(), split=split)
+        matrix = x.to_sparse_csr() if fmt == "csr" else x.to_sparse_csc()
+        errors += [f"{shape}: {e}" for e in problems(matrix, reference, fmt, None if split is None else axis)]
+    collective_assert(not errors, "; ".join(errors[:5]))
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+@pytest.mark.parametrize("distributed", [False, True])
+def test_todense_into_out(fmt, distributed):
+    factory, _, axis = FORMATS[fmt]
+    split = axis if distributed else None
+    ok = True
+    for seed, shape in enumerate(SHAPES):
+        reference = random_sparse(shape, 0.4, np.float32, seed)
+        matrix = factory(reference, split=split)
+        out = ht.full(shape, -1.0, dtype=ht.float32, split=split)
+        result = matrix.todense(order="C", out=out)
+        ok = ok and result is out and np.array_equal(out.numpy(), reference.toarray())
+        ok = ok and ht.sparse.to_dense(matrix, out=out) is out
+    collective_assert(ok, "todense(out=) differs from scipy")
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+def test_todense_into_out_of_another_distribution(fmt):
+    # out split like the matrix, but with every row / column on the last process
+    factory, _, axis = FORMATS[fmt]
+    reference = random_sparse((7, 5), 0.5, np.float64, seed=4)
+    matrix = factory(reference, split=axis)
+    rank, size = ht.MPI_WORLD.rank, ht.MPI_WORLD.size
+    block = [7, 5]
+    block[axis] = reference.shape[axis] if rank == size - 1 else 0
+    out = ht.array(np.zeros(block), is_split=axis)
+    map_before = out.lshape_map.clone()
+    result = matrix.todense(out=out)
+    collective_assert(result is out and np.array_equal(out.numpy(), reference.toarray()), "values")
+    collective_assert(bool((out.lshape_map == map_before).all()), "out keeps its distribution")
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+def test_todense_bad_out_raises_everywhere(fmt):
+    factory, _, axis = FORMATS[fmt]
+    matrix = factory(random_sparse((4, 3), 0.5, np.float32), split=axis)
+    for bad in (ht.zeros((3, 4), split=axis), ht.zeros((4, 3), dtype=ht.float64, split=axis),
+                ht.zeros((4, 3), split=None), ht.zeros((4, 3), split=1 - axis)):
+        assert_raises_then_collective_works(ValueError, matrix.todense, out=bad)
+    assert_raises_then_collective_works(TypeError, matrix.todense, out=np.zeros((4, 3), np.float32))
+    assert_raises_then_collective_works(ValueError, matrix.todense, order="X")
+    assert_raises_then_collective_works(NotImplementedError, matrix.todense, order="F")
+    assert_raises_then_collective_works(ValueError, ht.zeros((2, 3, 4), split=0).to_sparse_csr)
+    assert_raises_then_collective_works(ValueError, ht.zeros(4, split=0).to_sparse_csc)

@@ -579,13 +579,14 @@ class CrossNodeSum:
 @torch.no_grad()
 def broadcast_training_state(
     module: torch.nn.Module,
-    optimizer: Optional[torch.optim.Optimizer],
+    optimizer: Optional[Any],
     group: Any,
     comm: MPICommunication,
 ) -> None:
     """
     Make every process of ``comm`` start from the parameters, buffers and optimizer state of its
-    rank 0 (collective on ``comm``; ``group`` is its torch.distributed group).
+    rank 0 (collective on ``comm``; ``group`` is its torch.distributed group). ``optimizer``:
+    None, a torch optimizer, or a sequence of them (the same number on every process).
     """
     if comm.size == 1:
         return
@@ -595,7 +596,11 @@ def broadcast_training_state(
             seen.add(id(tensor))
             tensors.append(tensor)
     broadcast_tensors(tensors, comm, group)
-    if optimizer is not None:  # hyperparameters and state (e.g. momentum of a loaded checkpoint)
-        state = comm.bcast(optimizer.state_dict() if comm.rank == 0 else None, root=0)
+    optimizers = [] if optimizer is None else (
+        list(optimizer) if isinstance(optimizer, (list, tuple)) else [optimizer]
+    )
+    if optimizers:  # hyperparameters and state (e.g. momentum of a loaded checkpoint), one bcast
+        states = comm.bcast([o.state_dict() for o in optimizers] if comm.rank == 0 else None, root=0)
         if comm.rank != 0:
-            optimizer.load_state_dict(state)
+            for one, state in zip(optimizers, states):
+                one.load_state_dict(state)

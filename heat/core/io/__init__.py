@@ -47,8 +47,10 @@ from ._common import (
     NPY_EXTENSIONS,
     ZARR_EXTENSIONS,
     PathLike,
+    size_from_slice,
     supports_hdf5,
     supports_netcdf,
+    supports_pandas,
     supports_zarr,
 )
 from .csv import load_csv, save_csv
@@ -72,8 +74,10 @@ __all__ = [
     "save_netcdf",
     "save_npy",
     "save_zarr",
+    "size_from_slice",
     "supports_hdf5",
     "supports_netcdf",
+    "supports_pandas",
     "supports_zarr",
 ]
 

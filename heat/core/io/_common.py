@@ -4,27 +4,18 @@ from __future__ import annotations
 
 import importlib
 import os
-from typing import Callable, Union
+from typing import Callable, Tuple, Union
 
-from ._collective import (
-    _require_file,
-)
+from ..sanitation import check_int, check_type
+from ._collective import _require_file
 
 PathLike = Union[str, "os.PathLike[str]"]
 
 
 HDF5_EXTENSIONS = (".h5", ".hdf5")
-
-
 CSV_EXTENSIONS = (".csv",)
-
-
 NPY_EXTENSIONS = (".npy",)
-
-
 NETCDF_EXTENSIONS = (".nc", ".nc4", ".netcdf")
-
-
 ZARR_EXTENSIONS = (".zarr",)
 
 
@@ -74,6 +65,58 @@ def supports_netcdf() -> bool:
     True
     """
     return _importable("netCDF4")
+
+
+def supports_pandas() -> bool:
+    """
+    Whether the package ``pandas`` is installed (HeAT's flag for its pandas-based readers).
+    heat reads CSV files without pandas, so this only reports the package.
+
+    Examples
+    --------
+    >>> ht.supports_pandas() in (True, False)
+    True
+    """
+    return _importable("pandas")
+
+
+def size_from_slice(size: int, s: slice) -> Tuple[int, int]:
+    """
+    The number of elements the slice ``s`` selects from an axis of length ``size``, and the
+    index of the first one (0 when it selects none), as HeAT's helper.
+
+    Parameters
+    ----------
+    size : int
+        The length of the axis, at least 0.
+    s : slice
+        Any slice (negative and open bounds, any nonzero step).
+
+    Returns
+    -------
+    (int, int)
+        ``(length, start)``.
+
+    Raises
+    ------
+    TypeError
+        If ``size`` is not an int or ``s`` not a slice.
+    ValueError
+        If ``size`` is negative or the slice's step is 0.
+
+    Examples
+    --------
+    >>> ht.size_from_slice(10, slice(2, None, 3))
+    (3, 2)
+    >>> ht.size_from_slice(10, slice(None, None, -1))
+    (10, 9)
+    """
+    size = check_int(size, "size", 0)
+    check_type(s, "s", slice, "a slice")
+    if s.step == 0:
+        raise ValueError("s must not have a step of 0")
+    selected = range(size)[s]
+    return len(selected), (selected[0] if len(selected) else 0)
 
 
 def supports_zarr() -> bool:

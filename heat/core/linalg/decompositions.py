@@ -42,7 +42,7 @@ from ..parallel import piece_bounds, run_pieces, single_threaded_torch, worker_c
 from .._redistribution import balanced_counts, displacements, resplit_tensor
 from ..dndarray import DNDarray
 from ..layout import resplit
-from ..sanitation import check_int, sanitize_in, warn_ignored
+from ..sanitation import check_choice, check_int, check_type, sanitize_in, warn_ignored
 from .products import matmul
 
 __all__ = ["eig", "eigh", "eigvals", "eigvalsh", "matrix_rank", "pinv", "polar", "qr", "svd",
@@ -148,16 +148,16 @@ def _tsqr(local: torch.Tensor, n: int, comm, want_q: bool) -> Tuple[torch.Tensor
     return r, (lambda right=None: expand_local(mine if right is None else mine @ right))
 
 
-def _complete_tsqr_svd(local: torch.Tensor, n: int, comm):
+def _complete_tsqr(local: torch.Tensor, n: int, comm) -> Tuple[torch.Tensor, torch.Tensor]:
     """
-    The full SVD of an ``m x n`` matrix (``m >= n``) split along its rows, from a TSQR whose
-    orthogonal factors are kept complete: ``A_r = Q_r [R_r; 0]`` on every process (``Q_r`` is
+    The complete QR of an ``m x n`` matrix split along its rows, from a TSQR whose orthogonal
+    factors are kept complete: ``A_r = Q_r [R_r; 0]`` on every process (``Q_r`` is
     ``m_r x m_r``), ``[R_0; ...; R_{p-1}] = Q' [R; 0]`` replicated (``K x K``, ``K`` the rows of
-    the stack), and ``R = U_R diag(S) Vh``. Then ``A = Q_full (U_R + I) [diag(S); 0] Vh`` with the
-    ``m x m`` orthogonal ``Q_full = blockdiag(Q_r) P (Q' + I)``: its first ``K`` columns are
-    ``Q_r[:, :k_r] Q'`` on process ``r``'s rows, the others the trailing columns of every
-    ``Q_r`` (zero on the other processes' rows). Only local products: returns this process's
-    ``m_r x m`` rows of ``U``, and ``S``, ``Vh`` replicated.
+    the stack). Then ``A = Q_full [R; 0]`` with the ``m x m`` orthogonal
+    ``Q_full = blockdiag(Q_r) P (Q' + I)``: its first ``K`` columns are ``Q_r[:, :k_r] Q'`` on
+    process ``r``'s rows, the others the trailing columns of every ``Q_r`` (zero on the other
+    processes' rows). Only local products: returns this process's ``m_r x m`` rows of
+    ``Q_full`` and the replicated ``min(K, n) x n`` nonzero rows of ``R``.
     """
     m_r = local.shape[0]
     q_local, r_local = torch.linalg.qr(local, mode="complete")
@@ -165,17 +165,27 @@ def _complete_tsqr_svd(local: torch.Tensor, n: int, comm):
     r_local = r_local[:k_r]
     stacked = comm.allgather_tensors(r_local.contiguous(), axis=0)
     q_stack, r_stack = torch.linalg.qr(stacked, mode="complete")
-    u_r, s, vh = torch.linalg.svd(r_stack[:n], full_matrices=True)
     sizes = comm.allgather((m_r, k_r))
     stack_rows = sum(k for _, k in sizes)
     m = sum(rows for rows, _ in sizes)
     start = sum(k for _, k in sizes[: comm.rank])
     complement_start = stack_rows + sum(rows - k for rows, k in sizes[: comm.rank])
-    u = local.new_zeros((m_r, m))
-    left = q_local[:, :k_r] @ q_stack[start : start + k_r]
-    u[:, :n] = left[:, :n] @ u_r
-    u[:, n:stack_rows] = left[:, n:]
-    u[:, complement_start : complement_start + m_r - k_r] = q_local[:, k_r:]
+    q = local.new_zeros((m_r, m))
+    q[:, :stack_rows] = q_local[:, :k_r] @ q_stack[start : start + k_r]
+    q[:, complement_start : complement_start + m_r - k_r] = q_local[:, k_r:]
+    return q, r_stack[:n]
+
+
+def _complete_tsqr_svd(local: torch.Tensor, n: int, comm):
+    """
+    The full SVD of an ``m x n`` matrix (``m >= n``) split along its rows: the complete TSQR
+    ``A = Q_full [R; 0]`` (see :func:`_complete_tsqr`) and ``R = U_R diag(S) Vh`` give
+    ``A = Q_full (U_R + I) [diag(S); 0] Vh``. Returns this process's ``m_r x m`` rows of ``U``,
+    and ``S``, ``Vh`` replicated.
+    """
+    u, r = _complete_tsqr(local, n, comm)
+    u_r, s, vh = torch.linalg.svd(r, full_matrices=True)
+    u[:, :n] = u[:, :n] @ u_r
     return u, s, vh
 
 
@@ -264,9 +274,11 @@ def qr(A: DNDarray, mode: str = "reduced", procs_to_merge: int = 2) -> QR:
     ----------
     A : DNDarray
         Shape ``(..., m, n)``.
-    mode : {"reduced", "r"}
+    mode : {"reduced", "complete", "r"}
         ``"reduced"``: ``Q`` of shape ``(..., m, k)`` and ``R`` of shape ``(..., k, n)``,
-        ``k = min(m, n)``; ``"r"``: ``R`` only (``Q`` is None), as HeAT.
+        ``k = min(m, n)``; ``"complete"``: as NumPy's, the square ``Q`` of shape
+        ``(..., m, m)`` and ``R`` of shape ``(..., m, n)`` (the same as ``"reduced"`` when
+        ``m <= n``); ``"r"``: ``R`` only (``Q`` is None), as HeAT.
     procs_to_merge : int
         Accepted for HeAT compatibility; TSQR merges all factors at once (another value than 2
         warns that it has no effect).
@@ -289,14 +301,19 @@ def qr(A: DNDarray, mode: str = "reduced", procs_to_merge: int = 2) -> QR:
     >>> Q, R = ht.linalg.qr(A)
     >>> ht.allclose(Q @ R, A, atol=1e-5)
     True
+    >>> Q, R = ht.linalg.qr(A, mode="complete")
+    >>> Q.shape, R.shape
+    ((100, 100), (100, 4))
     """
     _check_matrix(A)
-    if not isinstance(mode, str):
-        raise TypeError(f"mode must be a string, but was {type(mode).__name__}")
-    if mode not in ("reduced", "r"):
-        raise ValueError(f"mode must be 'reduced' or 'r', but was {mode!r}")
+    check_type(mode, "mode", str, "a string")
+    check_choice(mode, "mode", ("reduced", "complete", "r"))
     check_int(procs_to_merge, "procs_to_merge", 0)
     warn_ignored(procs_to_merge, "procs_to_merge", 2, "heat's TSQR merges all factors at once")
+    if mode == "complete":
+        if A.gshape[-2] > A.gshape[-1]:
+            return _complete_qr(A)
+        mode = "reduced"  # with m <= n the reduced factors are the complete ones
     dtype = _float_type(A.dtype, "A")
     torch_type = dtype.torch_type()
     want_q = mode == "reduced"
@@ -350,6 +367,42 @@ def qr(A: DNDarray, mode: str = "reduced", procs_to_merge: int = 2) -> QR:
     return QR(Q, R)
 
 
+def _complete_qr(A: DNDarray) -> QR:
+    """
+    ``qr(A, mode="complete")`` of matrices with ``m > n``: a matrix split along its rows by a
+    complete TSQR (``Q`` and ``R`` in ``A``'s row layout, no gathering); other layouts factored
+    in whole matrices, as the reduced mode's fallback, and returned in ``A``'s split.
+    """
+    dtype = _float_type(A.dtype, "A")
+    torch_type = dtype.torch_type()
+    comm = A.comm
+    m, n = A.gshape[-2], A.gshape[-1]
+    batch = A.gshape[:-2]
+    q_shape, r_shape = batch + (m, m), batch + (m, n)
+    if A.ndim == 2 and comm.size > 1 and A.split == 0:
+        q, r_top = _complete_tsqr(A.larray.to(torch_type), n, comm)
+        # this process's rows of [R; 0]: the nonzero rows are the first n of the matrix
+        counts, displs = A.counts_displs()
+        start, count = displs[comm.rank], counts[comm.rank]
+        r = q.new_zeros((count, n))
+        stop = min(start + count, r_top.shape[0])
+        if stop > start:
+            r[: stop - start] = r_top[start:stop]
+        Q = DNDarray(q, q_shape, dtype, 0, A.device, comm, A._balanced)
+        return QR(Q, DNDarray(r, r_shape, dtype, 0, A.device, comm, A._balanced))
+    local, split = _gathered_matrices(A, torch_type)
+    q, r = torch.linalg.qr(local, mode="complete")
+    if split is None and A.split is not None and comm.size > 1:
+        axis = A.split
+        Q = DNDarray(_rows_of(q, axis, A, balanced_counts(comm, q_shape[axis])), q_shape, dtype,
+                     axis, A.device, comm, True)
+        R = DNDarray(_rows_of(r, axis, A, balanced_counts(comm, r_shape[axis])), r_shape, dtype,
+                     axis, A.device, comm, True)
+        return QR(Q, R)
+    return QR(_back_to_split(_wrap(q, q_shape, dtype, split, A), A.split),
+              _back_to_split(_wrap(r, r_shape, dtype, split, A), A.split))
+
+
 def _back_to_split(x: DNDarray, split: Optional[int]) -> DNDarray:
     """A stack factored along its first batch axis, back to the input's split (one all-to-all)."""
     return x if x.split == split else resplit(x, split)
@@ -359,7 +412,11 @@ def _back_to_split(x: DNDarray, split: Optional[int]) -> DNDarray:
 # svd
 # ---------------------------------------------------------------------------------------------
 def svd(
-    A: DNDarray, full_matrices: bool = True, compute_uv: bool = True, qr_procs_to_merge: int = 2
+    A: DNDarray,
+    full_matrices: bool = True,
+    compute_uv: bool = True,
+    qr_procs_to_merge: int = 2,
+    r_max_zolopd: int = 8,
 ) -> Union[SVD, DNDarray]:
     """
     The singular value decomposition ``A = U diag(S) Vh``, as :func:`numpy.linalg.svd`: the
@@ -397,6 +454,11 @@ def svd(
         False: return ``S`` only.
     qr_procs_to_merge : int
         Accepted for HeAT compatibility.
+    r_max_zolopd : int
+        Accepted for HeAT compatibility: an integer from 1 to 8 (HeAT's largest order of the
+        Zolotarev rational function in the polar decomposition it used for matrices neither
+        tall-skinny nor short-fat). heat computes no Zolotarev polar decomposition (TSQR, or
+        LAPACK on whole matrices), so another value than 8 warns that it has no effect.
 
     Returns
     -------
@@ -408,9 +470,9 @@ def svd(
     ------
     TypeError
         If ``A`` is not a DNDarray or is half precision, or ``full_matrices`` or ``compute_uv``
-        is not a bool.
+        is not a bool, or ``r_max_zolopd`` not an int.
     ValueError
-        If ``A`` has fewer than two dimensions.
+        If ``A`` has fewer than two dimensions or ``r_max_zolopd`` is not in 1..8.
 
     Examples
     --------
@@ -426,6 +488,14 @@ def svd(
     for name, flag in (("full_matrices", full_matrices), ("compute_uv", compute_uv)):
         if not isinstance(flag, (bool, np.bool_)):
             raise TypeError(f"{name} must be a bool, but was {type(flag).__name__}")
+    check_int(r_max_zolopd, "r_max_zolopd", 1, maximum=8)
+    warn_ignored(
+        r_max_zolopd,
+        "r_max_zolopd",
+        8,
+        "heat's svd computes no Zolotarev polar decomposition (it uses TSQR, or LAPACK on "
+        "whole matrices)",
+    )
     if full_matrices and compute_uv:
         return _full_svd(A)
     dtype = _float_type(A.dtype, "A")

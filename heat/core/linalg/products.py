@@ -59,8 +59,8 @@ from ..dndarray import DNDarray
 from ..factories import array
 from ..layout import resplit
 from ..manipulations import expand_dims, flatten, moveaxis, reshape, transpose
-from ..sanitation import broadcast_shapes, sanitize_axis, sanitize_in
-from ._matmul import distributed_matmul
+from ..sanitation import broadcast_shapes, check_bool, sanitize_axis, sanitize_in
+from ._matmul import distributed_matmul, matmul_result_layout
 
 __all__ = ["cross", "dot", "matmul", "outer", "projection", "tensordot", "vdot", "vecdot"]
 
@@ -128,7 +128,9 @@ def _unsigned_product(function, x1: DNDarray, x2: DNDarray, out=None, **kwargs) 
     return result if out is None else write_out(result, out)
 
 
-def matmul(x1: DNDarray, x2: DNDarray, /, out: Optional[DNDarray] = None) -> DNDarray:
+def matmul(
+    x1: DNDarray, x2: DNDarray, /, out: Optional[DNDarray] = None, allow_resplit: bool = False
+) -> DNDarray:
     """
     Matrix product of two arrays, as :func:`numpy.matmul` (the ``@`` operator).
 
@@ -147,6 +149,11 @@ def matmul(x1: DNDarray, x2: DNDarray, /, out: Optional[DNDarray] = None) -> DND
         The operands; array-likes become replicated arrays. Neither may be 0-d.
     out : DNDarray, optional
         Where to store the result (cast to its dtype and layout).
+    allow_resplit : bool
+        HeAT's option: when neither operand is distributed and ``x1`` has at least two
+        dimensions, first split ``x1`` along its first axis *in place* (``x1.resplit_(0)``), so
+        each process computes only its rows of the product instead of all of it; the result is
+        then split along axis 0. No effect when either operand is distributed.
 
     Returns
     -------
@@ -155,7 +162,7 @@ def matmul(x1: DNDarray, x2: DNDarray, /, out: Optional[DNDarray] = None) -> DND
     Raises
     ------
     TypeError
-        If an operand is not array-like.
+        If an operand is not array-like or ``allow_resplit`` is not a bool.
     ValueError
         If an operand is 0-d, the contracted dimensions differ, the batch axes do not
         broadcast, or the operands live on different communicators or devices.
@@ -169,10 +176,18 @@ def matmul(x1: DNDarray, x2: DNDarray, /, out: Optional[DNDarray] = None) -> DND
               [12, 12]], dtype=ht.int64, device=cpu:0, split=0)
     >>> (a @ ht.array([1, 0, 0])).tolist()
     [0, 3]
+    >>> c = ht.ones((4, 3))
+    >>> ht.matmul(c, ht.ones((3, 2)), allow_resplit=True).split, c.split
+    (0, 0)
     """
+    allow_resplit = check_bool(allow_resplit, "allow_resplit")
     x1 = _as_array(x1, x2, "x1")
     x2 = _as_array(x2, x1, "x2")
     _check_pair(x1, x2)
+    if allow_resplit and x1.split is None and x2.split is None and x1.ndim >= 2:
+        # validate the shapes before the in-place resplit touches x1
+        matmul_result_layout(x1.gshape, x2.gshape)
+        x1.resplit_(0)
     if x1._dtype in _UNSIGNED_TYPES or x2._dtype in _UNSIGNED_TYPES:
         return _unsigned_product(matmul, x1, x2, out=out)
     # distributed_matmul validates the shapes first, before any communication

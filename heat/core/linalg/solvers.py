@@ -33,11 +33,11 @@ from ..communication import MPI
 
 from .. import types
 from ..communication import verdicts
-from .._operations import align_local
+from .._operations import align_local, write_out
 from .._redistribution import balanced_counts, resplit_tensor
 from ..dndarray import DNDarray
 from ..layout import resplit
-from ..sanitation import broadcast_shapes, sanitize_in
+from ..sanitation import broadcast_shapes, check_type, sanitize_in
 from .norms import matrix_norm
 from .products import matmul
 
@@ -359,7 +359,7 @@ def _to_split(result: DNDarray, axis: int) -> DNDarray:
     return result if result.split == axis else resplit(result, axis)
 
 
-def solve(a: DNDarray, b: DNDarray) -> DNDarray:
+def solve(a: DNDarray, b: DNDarray, out: Optional[DNDarray] = None) -> DNDarray:
     """
     The solution ``x`` of ``a @ x = b``, as :func:`numpy.linalg.solve` (NumPy 2: ``b`` is a
     vector only when 1-D, otherwise ``(..., n, k)``; batch axes broadcast).
@@ -375,18 +375,21 @@ def solve(a: DNDarray, b: DNDarray) -> DNDarray:
         Shape ``(..., n, n)``.
     b : DNDarray
         Shape ``(n,)`` or ``(..., n, k)``.
+    out : DNDarray, optional
+        Where to store the solution (HeAT's parameter): of its shape, any split; the solution
+        is cast to ``out``'s dtype and laid out in ``out``'s split.
 
     Returns
     -------
     DNDarray
-        Floating point (float64 for integers).
+        Floating point (float64 for integers); ``out`` if given.
 
     Raises
     ------
     TypeError
-        If an operand is not a DNDarray or is half precision.
+        If an operand or ``out`` is not a DNDarray, or an operand is half precision.
     ValueError
-        If the shapes do not conform.
+        If the shapes do not conform, or ``out`` has another shape than the solution.
     LinAlgError
         If ``a``'s matrices are not square or one is singular (on every process).
 
@@ -395,6 +398,9 @@ def solve(a: DNDarray, b: DNDarray) -> DNDarray:
     >>> a = ht.array([[3.0, 1.0], [1.0, 2.0]], split=0)
     >>> ht.linalg.solve(a, ht.array([9.0, 8.0]))
     DNDarray([2., 3.], dtype=ht.float32, device=cpu:0, split=None)
+    >>> x = ht.empty(2, split=0)
+    >>> ht.linalg.solve(a, ht.array([9.0, 8.0]), out=x) is x
+    True
     """
     def local_solve(a_local, b_local):
         if a_local.numel() == 0 or b_local.numel() == 0:
@@ -403,7 +409,11 @@ def solve(a: DNDarray, b: DNDarray) -> DNDarray:
         x, info = torch.linalg.solve_ex(a_local, b_local)
         return x, bool((info > 0).any().item())
 
-    return _solve_system(a, b, "solve", local_solve)
+    if out is not None:
+        # its shape is checked by write_out from global shapes, identically on every process
+        check_type(out, "out", DNDarray, "a DNDarray")
+    x = _solve_system(a, b, "solve", local_solve)
+    return x if out is None else write_out(x, out)
 
 
 def solve_triangular(
@@ -532,8 +542,8 @@ def condest(
     params: Optional[dict] = None,
 ) -> DNDarray:
     """
-    An estimate of the condition number ``||A|| ||A^-1||`` of a square matrix, without forming
-    the inverse (HeAT's signature).
+    An estimate of the condition number ``||A|| ||A^-1||`` of a matrix, without forming the
+    inverse (HeAT's signature).
 
     * ``p=2`` (default), ``algorithm="randomized"`` (default): HeAT's estimate, an upper bound
       of the 2-norm condition number in expectation: ``||A||_F`` times the small-sample
@@ -544,6 +554,11 @@ def condest(
       Hager's estimate of ``||A^-1||_1`` with Higham's safeguard (as LAPACK's ``xLACON``): a few
       solves with ``A`` and ``A^T`` on one LU factorization; a lower bound, usually exact.
 
+    A non-square matrix (as HeAT allowed; 2-norm only) has the condition number
+    ``sigma_max / sigma_min`` of its extreme singular values, that of the ``R`` factor of its QR
+    decomposition (of its transpose's if it is wide): the estimate above is applied to the
+    small square ``R`` (TSQR for a tall matrix split along its rows, no gathering).
+
     ``||A||`` is a distributed reduction; the solves gather a distributed ``A`` on every process
     (memory: the whole matrix per process), as :func:`solve`. The random columns come from a
     fixed seed (``params["seed"]``, default 0), so every process and every run draws the same.
@@ -551,7 +566,7 @@ def condest(
     Parameters
     ----------
     A : DNDarray
-        A square 2-D matrix.
+        A 2-D matrix (square for ``p=1``).
     p : {None, 1, 2}, optional
         The norm (None: 2).
     algorithm : {None, "randomized", "hager"}, optional
@@ -569,23 +584,32 @@ def condest(
     TypeError
         If ``A`` is not a DNDarray, ``algorithm`` is not a string or ``params`` not a dict.
     ValueError
-        For an unsupported ``p``/``algorithm`` or a bad ``nsamples``.
+        For an unsupported ``p``/``algorithm``, a bad ``nsamples``, or ``p=1`` with a
+        non-square ``A``.
     LinAlgError
-        If ``A`` is not a square matrix.
+        If ``A`` is not 2-D.
 
     Examples
     --------
     >>> A = ht.array([[1.0, 0.0], [0.0, 100.0]], split=0)
     >>> float(ht.linalg.condest(A, p=1))
     100.0
+    >>> tall = ht.array([[1.0, 0.0], [0.0, 100.0], [0.0, 0.0]], split=0)
+    >>> float(ht.linalg.condest(tall)) >= 50.0
+    True
     """
     sanitize_in(A, "A")
     if A.ndim != 2:
         raise LinAlgError(f"condest needs a 2-D matrix, but A is {A.ndim}-D")
-    _check_square(A, "A")
     p = 2 if p is None else p
     if p not in (1, 2) or isinstance(p, bool):
         raise ValueError(f"p must be 1 or 2, but was {p!r}")
+    m, n = A.gshape
+    if m != n and p != 2:
+        raise ValueError(
+            f"p=1 needs a square matrix (the 1-norm condition number needs an inverse), "
+            f"but A has shape {A.gshape}; use p=2"
+        )
     if algorithm is None:
         algorithm = "randomized" if p == 2 else "hager"
     if not isinstance(algorithm, str):
@@ -603,6 +627,12 @@ def condest(
         raise ValueError(f"params['nsamples'] must be a positive integer, but was {nsamples!r}")
     seed = params.get("seed", 0)
     dtype = _solver_type(A.dtype, "A")
+    if m != n:
+        from .decompositions import qr
+
+        # cond_2(A) = cond_2(R) for A = Q R with orthonormal Q (of A^T for a wide A)
+        _, R = qr(A if m > n else A.T, mode="r")
+        return condest(R, p=2, algorithm=algorithm, params=params)
     torch_type = dtype.torch_type()
     n = A.gshape[0]
     comm = A.comm

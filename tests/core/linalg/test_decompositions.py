@@ -5,11 +5,19 @@ uneven sizes and fewer rows than processes. The factors reconstruct their input,
 orthonormal and triangular to float tolerance, and match NumPy's up to signs.
 """
 
+import warnings
+
 import numpy as np
 import pytest
 
 import heat as ht
-from tests.helpers import assert_raises_then_collective_works, collective_assert, random_array, skewed
+from tests.helpers import (
+    assert_array_equal,
+    assert_raises_then_collective_works,
+    collective_assert,
+    random_array,
+    skewed,
+)
 
 TOL = {np.float32: 2e-5, np.float64: 1e-12}
 
@@ -102,7 +110,7 @@ def test_qr_ill_conditioned_columns_stay_orthonormal():
 
 def test_qr_errors():
     assert_raises_then_collective_works(ValueError, ht.linalg.qr, ht.ones(4, split=0))
-    assert_raises_then_collective_works(ValueError, ht.linalg.qr, ht.ones((4, 3)), mode="complete")
+    assert_raises_then_collective_works(ValueError, ht.linalg.qr, ht.ones((4, 3)), mode="full")
     assert_raises_then_collective_works(TypeError, ht.linalg.qr, ht.ones((4, 3)), mode=1)
     assert_raises_then_collective_works(TypeError, ht.linalg.qr, np.ones((4, 3)))
     assert_raises_then_collective_works(TypeError, ht.linalg.qr, ht.ones((4, 3), dtype=ht.float16))
@@ -318,3 +326,48 @@ def test_cache_blocked_local_qr(monkeypatch):
             if not np.allclose(S_wide.numpy(), np.linalg.svd(a, compute_uv=False)):
                 failures.append(f"{shape} split {split}: singular values of A^T differ")
     collective_assert(not failures, "\n".join(failures[:10]))
+
+
+@pytest.mark.parametrize("shape", [(13, 3), (4, 2), (5, 7), (6, 6), (2, 7, 3)], ids=str)
+def test_qr_complete(shape):
+    # NumPy's mode="complete": the square Q (m x m) and R of A's shape
+    failures = []
+    m, n = shape[-2:]
+    for dtype in (np.float32, np.float64):
+        a = random_array(shape, dtype=dtype, seed=8)
+        tol = TOL[dtype] * 100
+        for split in splits(len(shape)):
+            for x in (ht.array(a, split=split), skewed(ht.array(a, split=split))):
+                Q, R = ht.linalg.qr(x, mode="complete")
+                q, r = Q.numpy(), R.numpy()
+                label = f"{shape} {dtype.__name__} split {split}"
+                if q.shape != shape[:-2] + (m, m) or r.shape != shape:
+                    failures.append(f"{label}: shapes {q.shape} {r.shape}")
+                    continue
+                if Q.split != x.split or R.split != x.split:
+                    failures.append(f"{label}: splits {Q.split} {R.split} != {x.split}")
+                if not np.allclose(np.tril(r, -1), 0, atol=tol):
+                    failures.append(f"{label}: R not upper triangular")
+                if not np.allclose(q @ r, a, atol=tol):
+                    failures.append(f"{label}: Q R != A")
+                if not np.allclose(np.swapaxes(q, -1, -2) @ q, np.eye(m), atol=tol):
+                    failures.append(f"{label}: Q not orthogonal")
+                expected_r = np.linalg.qr(a.astype(np.float64), mode="complete")[1]
+                if not np.allclose(np.abs(r), np.abs(expected_r), atol=tol * 10, rtol=1e-3):
+                    failures.append(f"{label}: |R| differs from NumPy's")
+    collective_assert(not failures, "\n".join(failures))
+
+
+def test_svd_r_max_zolopd():
+    # HeAT's Zolotarev parameter: validated as HeAT's (1..8), without effect on heat's algorithms
+    a = random_array((12, 4), seed=9)
+    x = ht.array(a, split=0)
+    with pytest.warns(UserWarning, match="r_max_zolopd=2 has no effect"):
+        U, S, Vh = ht.linalg.svd(x, full_matrices=False, r_max_zolopd=2)
+    assert_array_equal(S, np.linalg.svd(a, compute_uv=False), rtol=1e-10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ht.linalg.svd(x, compute_uv=False, r_max_zolopd=8)
+    assert_raises_then_collective_works(ValueError, ht.linalg.svd, x, r_max_zolopd=0)
+    assert_raises_then_collective_works(ValueError, ht.linalg.svd, x, r_max_zolopd=9)
+    assert_raises_then_collective_works(TypeError, ht.linalg.svd, x, r_max_zolopd=2.5)

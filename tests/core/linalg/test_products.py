@@ -195,6 +195,26 @@ def test_matmul_out():
     assert_array_equal(out, a @ b)
 
 
+def test_matmul_allow_resplit():
+    # HeAT's allow_resplit: two replicated operands; x1 is split along its rows in place
+    a, b = random_array((7, 4), seed=3), random_array((4, 5), seed=4)
+    x1, x2 = ht.array(a), ht.array(b)
+    result = ht.matmul(x1, x2, allow_resplit=True)
+    collective_assert(x1.split == 0 and result.split == 0, f"splits {x1.split} {result.split}")
+    assert_array_equal(result, a @ b, rtol=1e-10)
+    assert_array_equal(x1, a)
+    # a distributed operand: the layouts are left as they are
+    y1 = ht.array(a, split=1)
+    result = ht.matmul(y1, x2, allow_resplit=True)
+    collective_assert(y1.split == 1, "a distributed operand was resplit")
+    assert_array_equal(result, a @ b, rtol=1e-10)
+    # shapes are checked before x1 is touched
+    z1 = ht.array(a)
+    assert_raises_then_collective_works(ValueError, ht.matmul, z1, ht.ones((5, 2)), allow_resplit=True)
+    collective_assert(z1.split is None, "x1 resplit although the shapes do not conform")
+    assert_raises_then_collective_works(TypeError, ht.matmul, x1, x2, allow_resplit=1)
+
+
 def test_matmul_layout_table():
     """The result layouts the products module documents for 2-D operands."""
     p = ht.MPI_WORLD.size

@@ -179,4 +179,47 @@ def test_condest_errors():
     assert_raises_then_collective_works(ValueError, ht.linalg.condest, x, p=1, algorithm="randomized")
     assert_raises_then_collective_works(TypeError, ht.linalg.condest, x, algorithm=2)
     assert_raises_then_collective_works(ValueError, ht.linalg.condest, x, params={"nsamples": 0})
-    assert_raises_then_collective_works(ht.linalg.LinAlgError, ht.linalg.condest, ht.ones((3, 4), split=0))
+    assert_raises_then_collective_works(ValueError, ht.linalg.condest, ht.ones((3, 4), split=0), p=1)
+    assert_raises_then_collective_works(ht.linalg.LinAlgError, ht.linalg.condest, ht.ones(3, split=0))
+
+
+@pytest.mark.parametrize("shape", [(9, 4), (4, 9), (2, 7)], ids=str)
+def test_condest_of_non_square_matrices(shape):
+    # HeAT 1.8 accepted non-square matrices: the 2-norm condition number sigma_max / sigma_min
+    a = random_array(shape, seed=3)
+    cond2 = np.linalg.cond(a)
+    r = np.linalg.qr(a if shape[0] > shape[1] else a.T, mode="r")
+    bound = np.linalg.norm(r, "fro") * np.linalg.norm(np.linalg.inv(r), "fro")
+    failures, values = [], []
+    for split in splits(2):
+        estimate = ht.linalg.condest(ht.array(a, split=split)).item()
+        values.append(estimate)
+        if not (0.2 * bound <= estimate <= 5 * bound and estimate >= 0.2 * cond2):
+            failures.append(f"split {split}: estimate {estimate} far from {bound} (cond2 {cond2})")
+    if not np.allclose(values, values[0], rtol=1e-8):
+        failures.append(f"estimates differ between layouts: {values}")
+    collective_assert(not failures, "\n".join(failures))
+
+
+@pytest.mark.parametrize("b_shape", [(5,), (5, 3)], ids=str)
+def test_solve_out(b_shape):
+    # HeAT's out= of solve: the solution lands in out, cast to its dtype, in its split
+    a = well_conditioned((5, 5), seed=4)
+    b = random_array(b_shape, seed=5)
+    expected = np.linalg.solve(a, b)
+    cases = []
+    for a_split in splits(2):
+        for out_split in splits(len(b_shape)):
+            for out_dtype in (ht.float64, ht.float32):
+                out = ht.zeros(b_shape, dtype=out_dtype, split=out_split)
+                result = ht.linalg.solve(ht.array(a, split=a_split), ht.array(b, split=0), out=out)
+                collective_assert(result is out, "solve did not return out")
+                collective_assert(out.split == out_split and out.dtype == out_dtype, "out changed")
+                cases.append((out, expected.astype(np.float64 if out_dtype == ht.float64 else np.float32), {"rtol": 1e-4, "atol": 1e-5}))
+    assert_arrays_equal(cases)
+    assert_raises_then_collective_works(
+        TypeError, ht.linalg.solve, ht.eye(3, split=0), ht.ones(3), out=np.zeros(3)
+    )
+    assert_raises_then_collective_works(
+        ValueError, ht.linalg.solve, ht.eye(3, split=0), ht.ones(3), out=ht.zeros(4, split=0)
+    )
