@@ -267,6 +267,11 @@ class PCA(_BasePCA):
         The variance along each component, ``singular_values_**2 / (n_samples - 1)``.
     explained_variance_ratio_ : DNDarray
         ``explained_variance_`` divided by the total variance (sum of the column variances).
+    total_explained_variance_ratio_ : float
+        HeAT's share of the total variance that the components explain together: the sum of
+        ``explained_variance_ratio_`` for "full" and "randomized"; for "hierarchical", HeAT's
+        lower estimate ``1 - error**2`` from the hierarchical SVD's bound ``error`` on the
+        relative error (see :func:`heat.linalg.hsvd_rank`).
     singular_values_ : DNDarray
         The singular values of the centred data belonging to the components.
     mean_ : DNDarray
@@ -291,6 +296,8 @@ class PCA(_BasePCA):
     DNDarray([[1., 0.]], dtype=ht.float32, device=cpu:0, split=None)
     >>> pca.explained_variance_ratio_
     DNDarray([0.8], dtype=ht.float32, device=cpu:0, split=None)
+    >>> round(pca.total_explained_variance_ratio_, 6)
+    0.8
     """
 
     def __init__(
@@ -424,6 +431,7 @@ class PCA(_BasePCA):
         mean = _as_model(mean_tensor, x, dtype)
         centered = x - mean
         largest = min(n_samples, n_features)
+        error = None  # the hierarchical SVD's relative error estimate
         if self.svd_solver == "full":
             s, vt = _r_factor_svd(centered)
             s, vt = _flip_and_agree(s, vt, x.comm)
@@ -440,7 +448,7 @@ class PCA(_BasePCA):
             noise_variance = float(remaining.mean()) if n_components < largest else 0.0
         else:
             total_variance = _squared_norm(centered) / (n_samples - 1)
-            s, vt = self._truncated_svd(centered, n_components)
+            s, vt, error = self._truncated_svd(centered, n_components)
             s, vt = _flip_and_agree(s, vt, x.comm)
             n_components = s.numel()
             explained = float((s.double() ** 2).sum()) / (n_samples - 1)
@@ -461,20 +469,28 @@ class PCA(_BasePCA):
         self.singular_values_ = _as_model(s, x, dtype)
         self.explained_variance_ = _as_model(variance, x, dtype)
         self.explained_variance_ratio_ = _as_model(ratio, x, dtype)
+        if self.svd_solver == "hierarchical":
+            # HeAT's lower estimate: the hierarchical SVD bounds the relative error from above
+            self.total_explained_variance_ratio_ = 1.0 - float(error) ** 2
+        else:
+            self.total_explained_variance_ratio_ = float(ratio.sum())
         self.noise_variance_ = float(noise_variance)
         return self
 
     def _truncated_svd(
         self, centered: "ht.DNDarray", n_components: Union[int, float]
     ) -> Tuple[torch.Tensor, torch.Tensor]:
-        """Singular values and right singular vectors of the hierarchical or randomized SVD."""
+        """
+        Singular values, right singular vectors and (hierarchical only, else None) the relative
+        error estimate of the hierarchical or randomized SVD.
+        """
         if self.svd_solver == "hierarchical":
             if _is_int(n_components):
-                _, s, vt, _ = ht.linalg.hsvd_rank(centered, n_components, compute_sv=True)
+                _, s, vt, error = ht.linalg.hsvd_rank(centered, n_components, compute_sv=True)
             else:
                 rtol = math.sqrt(1.0 - n_components)
-                _, s, vt, _ = ht.linalg.hsvd_rtol(centered, rtol, compute_sv=True)
-            return _replicated_tensor(s), _replicated_tensor(vt)
+                _, s, vt, error = ht.linalg.hsvd_rtol(centered, rtol, compute_sv=True)
+            return _replicated_tensor(s), _replicated_tensor(vt), error
         power = self.iterated_power
         if power == "auto":
             power = 7 if n_components < 0.1 * min(centered.shape) else 4
@@ -489,7 +505,7 @@ class PCA(_BasePCA):
         finally:
             if saved is not None:
                 ht.random.set_state(saved)
-        return _replicated_tensor(s), _replicated_tensor(vt)
+        return _replicated_tensor(s), _replicated_tensor(vt), None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -358,3 +358,31 @@ def test_incremental_errors():
     # None: the first batch's number of components, kept for the later batches
     grown = IPCA().partial_fit(x[:3]).partial_fit(x[3:])
     collective_assert(grown.n_components_ == 3 and grown.n_samples_seen_ == 10)
+
+
+@pytest.mark.parametrize("split", [None, 0, 1])
+def test_pca_total_explained_variance_ratio(split):
+    # HeAT's attribute: the ratio summed for "full" (and "randomized"); for "hierarchical" a
+    # lower estimate 1 - error**2, error being the hierarchical SVD's relative error bound
+    x_np = _data((30, 6), seed=21)
+    x = ht.array(x_np, split=split)
+    reference = sklearn_decomposition.PCA(n_components=3).fit(x_np)
+    full = ht.decomposition.PCA(n_components=3, svd_solver="full").fit(x)
+    exact = reference.explained_variance_ratio_.sum()
+    assert isinstance(full.total_explained_variance_ratio_, float)
+    assert np.isclose(full.total_explained_variance_ratio_, exact, rtol=1e-5)
+    randomized = ht.decomposition.PCA(n_components=3, svd_solver="randomized", random_state=0)
+    randomized.fit(x)
+    assert np.isclose(
+        randomized.total_explained_variance_ratio_,
+        randomized.explained_variance_ratio_.numpy().sum(),
+        rtol=1e-5,
+    )
+    for fraction in (0.5, 0.9):
+        ours = ht.decomposition.PCA(n_components=fraction, svd_solver="hierarchical").fit(x)
+        estimate = ours.total_explained_variance_ratio_
+        exact = sklearn_decomposition.PCA().fit(x_np).explained_variance_ratio_
+        collective_assert(fraction - 1e-6 <= estimate <= exact[: ours.n_components_].sum() + 1e-6)
+    ours = ht.decomposition.PCA(n_components=2, svd_solver="hierarchical").fit(x)
+    _, error = ht.linalg.hsvd_rank(x - ht.mean(x, axis=0), 2)
+    assert np.isclose(ours.total_explained_variance_ratio_, 1 - error**2, rtol=1e-6)
