@@ -13,8 +13,8 @@ import torch
 import heat as ht
 from heat.core.base import BaseEstimator, ClusteringMixin
 from heat.core.sanitation import check_choice, check_int, warn_ignored
-from heat.utils.validation import validate_samples
 from heat.graph import Laplacian
+from heat.utils.validation import validate_samples
 
 from .kmeans import KMeans
 
