@@ -46,8 +46,8 @@ import numpy as np
 import torch
 
 import heat as ht
-from heat.core.sanitation import check_bool, check_int, check_type, warn_ignored
 from heat.core.base import BaseEstimator, TransformMixin, check_is_fitted
+from heat.core.sanitation import check_bool, check_int, check_type, warn_ignored
 from heat.utils.validation import (
     check_n_features,
     validate_samples,
