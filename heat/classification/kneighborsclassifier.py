@@ -7,8 +7,8 @@ from __future__ import annotations
 import numbers
 from typing import Tuple
 
+import numpy as np
 import torch
-from ..core.communication import MPI
 
 import heat as ht
 from heat.core.base import BaseEstimator, ClassificationMixin, check_is_fitted
@@ -24,6 +24,7 @@ from heat.utils.validation import (
     validate_targets,
 )
 
+from ..core.communication import MPI
 
 __all__ = ["KNeighborsClassifier"]
 
@@ -111,7 +112,10 @@ class KNeighborsClassifier(ClassificationMixin, BaseEstimator):
             the features it is redistributed along the rows) or not at all.
         y : DNDarray
             Class labels, shape ``(n_samples,)``, in any layout (redistributed to the rows of
-            ``x`` if needed).
+            ``x`` if needed); or, as HeAT's KNN took them, one-hot encoded labels of shape
+            ``(n_samples, n_classes)`` (one 1 per row, 0 elsewhere): the classes are then the
+            column indices, and :meth:`predict` answers one-hot rows of ``y``'s type, e.g.
+            ``knn.fit(x, ht.array([[1, 0], [0, 1]])).predict(x)``.
 
         Returns
         -------
@@ -123,11 +127,13 @@ class KNeighborsClassifier(ClassificationMixin, BaseEstimator):
             For parameters or data of the wrong type.
         ValueError
             For bad parameters, ``x`` not 2-D, ``y`` of another length, ``n_neighbors`` larger
-            than the number of samples, or NaN or infinity in ``x`` or ``y``. Every process
+            than the number of samples, NaN or infinity in ``x`` or ``y``, or a 2-D ``y``
+            whose rows are not one-hot. Every process
             raises alike, before any communication except the agreement on finiteness.
         """
         self._check_params()
         x = validate_samples(x, name="x", ensure_finite=False, min_samples=1)
+        y, one_hot = _one_hot_codes(y, x)
         y = validate_targets(y, x)
         if self.n_neighbors > x.shape[0]:
             raise ValueError(f"n_neighbors={self.n_neighbors} must be <= n_samples={x.shape[0]}")
@@ -146,13 +152,17 @@ class KNeighborsClassifier(ClassificationMixin, BaseEstimator):
         for flag, name in zip(flags.tolist(), ("x", "y")):
             if not flag:
                 raise ValueError(f"{name} contains NaN or infinity")
-        classes = unique_labels(labels, distributed, x.comm)
+        if one_hot is None:
+            classes = unique_labels(labels, distributed, x.comm)
+        else:  # every column is a class, also one without samples
+            classes = torch.arange(one_hot.shape[1], dtype=labels.dtype, device=labels.device)
         self._fit_x = x
         self._fit_codes = encode_labels(labels, classes)[0]
         self.classes_ = ht.array(classes, comm=x.comm, device=x.device)
         self.effective_metric_ = self.metric
         self.n_features_in_ = x.shape[1]
         self.n_samples_fit_ = x.shape[0]
+        self._one_hot_dtype = None if one_hot is None else one_hot.dtype
         return self
 
     # -------------------------------------------------------------------------------- queries
@@ -311,7 +321,8 @@ class KNeighborsClassifier(ClassificationMixin, BaseEstimator):
         -------
         DNDarray
             Labels of the type of ``classes_``, shape ``(n_queries,)``, split along the rows
-            like ``x`` (or not split).
+            like ``x`` (or not split); after a fit with one-hot labels, one-hot rows
+            ``(n_queries, n_classes)`` of their type.
 
         Raises
         ------
@@ -319,8 +330,39 @@ class KNeighborsClassifier(ClassificationMixin, BaseEstimator):
             As :meth:`kneighbors`.
         """
         x, proba = self._proba(x)
-        labels = self.classes_.larray[proba.argmax(1)]
+        winners = proba.argmax(1)
+        dtype = getattr(self, "_one_hot_dtype", None)
+        if dtype is not None:
+            rows = torch.zeros(proba.shape, dtype=dtype.torch_type(), device=proba.device)
+            rows[torch.arange(len(winners), device=proba.device), winners] = 1
+            return rows_like(x, rows, dtype)
+        labels = self.classes_.larray[winners]
         return rows_like(x, labels, self.classes_.dtype)
+
+
+def _one_hot_codes(y, x):
+    """
+    ``(y, None)`` for 1-D labels; for 2-D one-hot labels (HeAT's form) ``(codes, y)``: the
+    column of every row's 1. Collective for the 2-D check, whose answer every process shares.
+    """
+    if not isinstance(y, ht.DNDarray):
+        if not isinstance(y, (np.ndarray, torch.Tensor, list, tuple)):
+            return y, None  # validate_targets names the type
+        y = ht.array(y, comm=x.comm, device=x.device)
+    if y.ndim != 2:
+        return y, None
+    if y.shape[0] != x.shape[0]:
+        raise ValueError(
+            f"y has {y.shape[0]} rows, but x has {x.shape[0]} samples; they must match"
+        )
+    if y.shape[1] < 1:
+        raise ValueError("one-hot y must have at least one column (class)")
+    if ht.types.heat_type_is_complexfloating(y.dtype):
+        raise TypeError(f"y must be real-valued, but has type {y.dtype.__name__}")
+    valid = ht.all((y == 0) | (y == 1)).item() and ht.all(ht.sum(y, axis=1) == 1).item()
+    if not valid:
+        raise ValueError("a 2-D y must be one-hot: one 1 per row and 0 elsewhere")
+    return ht.argmax(y, axis=1), y
 
 
 def _k_smallest(distances: torch.Tensor, k: int) -> Tuple[torch.Tensor, torch.Tensor]:

@@ -24,6 +24,7 @@ import torch
 
 import heat as ht
 from heat.core.base import BaseEstimator, ClusteringMixin, check_is_fitted
+from heat.core.sanitation import check_type, warn_ignored
 from heat.utils.validation import (
     check_n_features,
     validate_samples,
@@ -34,17 +35,35 @@ from . import _kernels
 __all__ = []
 
 _INIT_NAMES = ("random", "k-means++", "kmeans++", "probability_based", "k-means||", "batchparallel")
+# the ++ seeding under the names of the k-medians and k-medoids estimators (HeAT's and the
+# hyphenated spelling); the seeding samples by the estimator's own cost (L1 for both)
+_MEDIANS_NAMES = ("k-medians++", "kmedians++")
+_MEDOIDS_NAMES = ("k-medoids++", "kmedoids++")
+_PLUS_PLUS_NAMES = ("k-means++", "kmeans++", "probability_based") + _MEDIANS_NAMES + _MEDOIDS_NAMES
+# HeAT's names of its probability-based seeding, which HeAT runs as k-means|| with fit's
+# oversampling and iter_multiplier: given either, these names seed that way here too
+_HEAT_PARALLEL_NAMES = ("probability_based", "kmeans++", "kmedians++", "kmedoids++")
 
 
 def _canonical_init(init: Any) -> Any:
     """The init strategy's one name: "random", "k-means++" or "k-means||" (or the array)."""
     if isinstance(init, str):
-        if init in ("kmeans++", "probability_based"):
+        if init in _PLUS_PLUS_NAMES:
             return "k-means++"
         if init == "batchparallel":
             return "k-means||"
         return init
     return init
+
+
+def _check_seeding(oversampling: Any, iter_multiplier: Any) -> None:
+    """TypeError/ValueError for fit's k-means|| parameters (None or a positive real number)."""
+    for value, name in ((oversampling, "oversampling"), (iter_multiplier, "iter_multiplier")):
+        if value is None:
+            continue
+        check_type(value, name, numbers.Real, "None or a positive real number")
+        if not math.isfinite(value) or value <= 0:
+            raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
 
 
 def _named_copy(function: types.FunctionType, qualname: str) -> types.FunctionType:
@@ -117,8 +136,10 @@ class _KCluster(ClusteringMixin, BaseEstimator):
             )
         init = self.init
         if isinstance(init, str):
-            if init not in _INIT_NAMES:
-                raise ValueError(f"init must be one of {_INIT_NAMES} or an array, but was {init!r}")
+            if init not in self._init_names:
+                raise ValueError(
+                    f"init must be one of {self._init_names} or an array, but was {init!r}"
+                )
         elif not isinstance(init, (ht.DNDarray, np.ndarray, torch.Tensor)):
             raise TypeError(
                 f"init must be a string or an array of initial centres, but was "
@@ -174,7 +195,7 @@ class _KCluster(ClusteringMixin, BaseEstimator):
         return ht.resplit(x, 0) if x.split == 1 else x
 
     # ------------------------------------------------------------------------ fit and predict
-    def fit(self, x, y=None) -> "_KCluster":
+    def fit(self, x, y=None, oversampling=None, iter_multiplier=None) -> "_KCluster":
         """
         Cluster the samples ``x``. Collective.
 
@@ -186,6 +207,20 @@ class _KCluster(ClusteringMixin, BaseEstimator):
             taken as the same data on every process.
         y : None
             Ignored.
+        oversampling : float, optional
+            HeAT's parameter of the k-means|| seeding (Bahmani et al.): in every round each
+            sample becomes a candidate with probability ``oversampling * cost / total cost``.
+            None: ``2 * n_clusters``. Used with ``init="k-means||"`` (alias "batchparallel")
+            and, when it or ``iter_multiplier`` is given, with HeAT's names of its
+            probability-based seeding ("probability_based", "kmeans++", "kmedians++",
+            "kmedoids++"), which HeAT runs as k-means|| (heat otherwise runs the greedy
+            k-means++ for them). With any other ``init`` it has no effect and a UserWarning
+            says so.
+        iter_multiplier : float, optional
+            HeAT's number of k-means|| rounds relative to the initial cost: ``ceil(
+            iter_multiplier * log(cost))`` rounds (at least one), where ``cost`` is the total
+            cost of the samples for the first, uniformly drawn centre. None: 5 rounds. Used
+            with the same ``init`` values as ``oversampling``.
 
         Returns
         -------
@@ -197,12 +232,50 @@ class _KCluster(ClusteringMixin, BaseEstimator):
             For parameters or data of the wrong type.
         ValueError
             If ``n_clusters`` exceeds the number of samples, the data is not 2-D or holds NaN
-            or infinity, or ``init`` has the wrong shape. Every process raises alike, before
-            any communication except the agreement on finiteness.
+            or infinity, ``init`` has the wrong shape, or ``oversampling`` or
+            ``iter_multiplier`` is not > 0. Every process raises alike, before any
+            communication except the agreement on finiteness.
+
+        Examples
+        --------
+        >>> import heat as ht
+        >>> x = ht.random.randn(200, 2, split=0)
+        >>> model = ht.cluster.KMeans(n_clusters=3, init="probability_based", random_state=1)
+        >>> model.fit(x, oversampling=10, iter_multiplier=1).cluster_centers_.shape
+        (3, 2)
         """
+        _check_seeding(oversampling, iter_multiplier)
         x = self._check_fit_data(x)
-        with self._threads():
-            return self._fit_runs(x)
+        self._seeding = self._seeding_parameters(oversampling, iter_multiplier)
+        try:
+            with self._threads():
+                return self._fit_runs(x)
+        finally:
+            del self._seeding
+
+    # the init names this estimator accepts (KMedians and KMedoids add their ++ names)
+    _init_names = _INIT_NAMES
+
+    def _seeding_parameters(self, oversampling, iter_multiplier) -> Optional[Tuple]:
+        """
+        ``(oversampling, iter_multiplier)`` for a k-means|| seeding, or None where the seeding
+        is another (the parameters then warn that they have no effect).
+        """
+        given = oversampling is not None or iter_multiplier is not None
+        init = self.init
+        if isinstance(init, str) and (
+            _canonical_init(init) == "k-means||" or (given and init in _HEAT_PARALLEL_NAMES)
+        ):
+            return (oversampling, iter_multiplier)
+        reason = (
+            f"init={init!r} draws no candidates in rounds; the k-means|| seeding does "
+            "(init='k-means||', or HeAT's 'probability_based')"
+            if isinstance(init, str)
+            else "the initial centres were given"
+        )
+        warn_ignored(oversampling, "oversampling", None, reason, stacklevel=4)
+        warn_ignored(iter_multiplier, "iter_multiplier", None, reason, stacklevel=4)
+        return None
 
     def _fit_runs(self, x) -> "_KCluster":
         """
@@ -326,6 +399,9 @@ class _KCluster(ClusteringMixin, BaseEstimator):
     def _initial_centres(self, x, rng: np.random.Generator, shift: torch.Tensor) -> torch.Tensor:
         init = _canonical_init(self.init)
         k = self.n_clusters
+        seeding = getattr(self, "_seeding", None)
+        if seeding is not None:  # k-means|| (see _seeding_parameters)
+            return _parallel_seeding(x, k, rng, self._cost, shift, *seeding)
         if not isinstance(init, str):
             if isinstance(init, ht.DNDarray):
                 centres = ht.resplit(init, None).larray if init.split is not None else init.larray
@@ -532,13 +608,29 @@ def _local_plus_plus(
     return torch.cat(centres)
 
 
+def _parallel_rounds(initial_cost: float, iter_multiplier: float) -> int:
+    """
+    HeAT's number of k-means|| rounds: ``ceil(iter_multiplier * log(initial_cost))``, at least
+    one (the log of a cost below e would give none).
+    """
+    return max(1, math.ceil(iter_multiplier * math.log(max(initial_cost, math.e))))
+
+
 def _parallel_seeding(
-    x, k: int, rng: np.random.Generator, cost, shift: torch.Tensor, rounds: int = 5
+    x,
+    k: int,
+    rng: np.random.Generator,
+    cost,
+    shift: torch.Tensor,
+    oversampling: Optional[float] = None,
+    iter_multiplier: Optional[float] = None,
 ) -> torch.Tensor:
     """
     k-means|| seeding (Bahmani et al., "Scalable K-Means++"): in a few rounds, every process
     samples each of its points independently with probability ``l * cost / total cost``
-    (oversampling ``l = 2k``); the sampled points of all processes are gathered as candidates.
+    (oversampling ``l``, by default ``2k``); the sampled points of all processes are gathered
+    as candidates. The rounds: 5, or with ``iter_multiplier`` HeAT's ``ceil(iter_multiplier *
+    log(initial cost))`` (at least one), the initial cost being that of the first centre.
     The candidates are weighted by the number of points nearest to them and reduced to ``k``
     centres by a weighted k-means++ and Lloyd iterations that every process runs identically on
     the small candidate set. Each round costs one all-gather of the new candidates and one
@@ -549,9 +641,15 @@ def _parallel_seeding(
     distributed = x.split == 0 and comm.size > 1
     # each process samples its own points: its own stream, derived from the shared one
     local_rng = np.random.default_rng([int(rng.integers(1 << 62)), comm.rank if distributed else 0])
-    oversampling = 2 * k
+    oversampling = 2 * k if oversampling is None else float(oversampling)
     candidates = _rows_at(x, [rng.integers(x.shape[0])])
     closest = cost(block, candidates).squeeze(1) if len(block) else block.new_zeros(0)
+    rounds = 5
+    if iter_multiplier is not None:
+        initial = float(closest.sum(dtype=torch.float64))
+        if distributed:
+            initial = comm.allreduce(initial)
+        rounds = _parallel_rounds(initial, iter_multiplier)
     for _ in range(rounds):
         total = float(closest.sum(dtype=torch.float64))
         if distributed:

@@ -14,6 +14,7 @@ import numpy as np
 import torch
 
 import heat as ht
+from heat.core.sanitation import check_int
 
 from . import _kernels
 from ._kcluster import _column_moments, _local_lloyd, _local_plus_plus
@@ -25,6 +26,32 @@ __all__ = ["BatchParallelKMeans", "BatchParallelKMedians"]
 
 class _BatchParallel:
     """``fit`` of the batch-parallel estimators; the rest comes from KMeans / KMedians."""
+
+    def __init__(
+        self,
+        n_clusters: int = 8,
+        init="k-means++",
+        max_iter: int = 300,
+        tol: float = 1e-4,
+        random_state: Optional[int] = None,
+        n_init=1,
+        verbose: int = 0,
+        n_procs_to_merge: Optional[int] = None,
+    ):
+        super().__init__(
+            n_clusters=n_clusters,
+            init=init,
+            max_iter=max_iter,
+            tol=tol,
+            random_state=random_state,
+            n_init=n_init,
+            verbose=verbose,
+        )
+        self.n_procs_to_merge = n_procs_to_merge
+
+    def _check_params(self) -> None:
+        super()._check_params()
+        check_int(self.n_procs_to_merge, "n_procs_to_merge", 2, allow_none=True)
 
     def fit(self, x, y=None):
         """
@@ -69,18 +96,23 @@ class _BatchParallel:
         else:
             centres = block.new_empty((0, x.shape[1]))
             weights, n_iter = block.new_empty(0, dtype=torch.float64), 0
+        per_process = [len(centres)]
         if distributed:  # the local centres and their sizes to every process
+            if self.n_procs_to_merge is not None and self.n_procs_to_merge < comm.size:
+                per_process = comm.allgather(len(centres))
             centres = comm.allgather_tensors(centres, axis=0)
             weights = comm.allgather_tensors(weights, axis=0)
             n_iter = comm.allreduce(n_iter, op=ht.MPI.MAX)
-        keep = weights > 0
-        centres, weights = centres[keep], weights[keep].to(block.dtype)
         # the merge: identical on every process (same candidates, same random stream)
         rng = np.random.default_rng(seed)
-        if isinstance(self.init, str):
-            merged = _local_plus_plus(centres, weights, self.n_clusters, rng, self._cost)
-        else:
-            merged = self._initial_centres(x, rng, shift)
+        weights = weights.to(block.dtype)
+        if len(per_process) > 1:
+            centres, weights = self._merge_levels(
+                x, centres, weights, per_process, rng, shift
+            )
+        keep = weights > 0
+        centres, weights = centres[keep], weights[keep]
+        merged = self._merge_start(x, centres, weights, rng, shift)
         merged, _, _ = self._local_fit(centres, merged, weights, shift)
         local = self._local_data(x, for_fit=False)
         labels, inertia = self._labels_inertia(x, local, merged, shift)
@@ -91,6 +123,38 @@ class _BatchParallel:
         self.n_iter_ = n_iter
         self.n_features_in_ = x.shape[1]
         return self
+
+    def _merge_start(self, x, centres, weights, rng, shift) -> torch.Tensor:
+        """The first centres of a merge: weighted k-means++ of ``centres``, or the given ones."""
+        if isinstance(self.init, str):
+            return _local_plus_plus(centres, weights, self.n_clusters, rng, self._cost)
+        return self._initial_centres(x, rng, shift)
+
+    def _merge_levels(self, x, centres, weights, per_process, rng, shift):
+        """
+        HeAT's hierarchical merge (``n_procs_to_merge`` processes at a time): the local centres
+        of every group of ``n_procs_to_merge`` consecutive processes are clustered into at most
+        ``n_clusters`` centres (weighted by the cluster sizes, which the merged centres carry
+        on), level by level, until one group is left, which the final merge then clusters.
+        Every process computes every level on the gathered centres, so the levels cost no
+        communication; the result is that of HeAT's tree of gathers.
+        """
+        group = self.n_procs_to_merge
+        sets = list(zip(torch.split(centres, per_process), torch.split(weights, per_process)))
+        while len(sets) > group:
+            merged_sets = []
+            for start in range(0, len(sets), group):
+                points = torch.cat([points for points, _ in sets[start : start + group]])
+                sizes = torch.cat([sizes for _, sizes in sets[start : start + group]])
+                keep = sizes > 0
+                points, sizes = points[keep], sizes[keep]
+                if len(points) > self.n_clusters:
+                    first = self._merge_start(x, points, sizes, rng, shift)
+                    points, sizes, _ = self._local_fit(points, first, sizes, shift)
+                    sizes = sizes.to(weights.dtype)
+                merged_sets.append((points, sizes))
+            sets = merged_sets
+        return torch.cat([points for points, _ in sets]), torch.cat([sizes for _, sizes in sets])
 
     def _local_initial(self, block: torch.Tensor, k: int, rng: np.random.Generator) -> torch.Tensor:
         """Initial centres of one process's own samples."""
@@ -128,6 +192,13 @@ class BatchParallelKMeans(_BatchParallel, KMeans):
         the lowest inertia stays. As in :class:`KMeans`.
     verbose : int
         With 1 or more, rank 0 prints each initialization (iterations, inertia, seconds).
+    n_procs_to_merge : int, optional
+        HeAT's hierarchical merge: the local centres of every ``n_procs_to_merge`` (>= 2)
+        consecutive processes are clustered into ``n_clusters`` weighted centres, level by
+        level, until the centres of at most ``n_procs_to_merge`` groups are left for the final
+        merge. None (default): all processes' centres are merged at once. Every process
+        computes the levels on the gathered centres (no extra communication), e.g.
+        ``BatchParallelKMeans(n_clusters=3, n_procs_to_merge=2)``.
 
     Attributes
     ----------
@@ -196,6 +267,13 @@ class BatchParallelKMedians(_BatchParallel, KMedians):
         the lowest inertia stays. As in :class:`KMeans`.
     verbose : int
         With 1 or more, rank 0 prints each initialization (iterations, inertia, seconds).
+    n_procs_to_merge : int, optional
+        HeAT's hierarchical merge: the local centres of every ``n_procs_to_merge`` (>= 2)
+        consecutive processes are clustered into ``n_clusters`` weighted centres, level by
+        level, until the centres of at most ``n_procs_to_merge`` groups are left for the final
+        merge. None (default): all processes' centres are merged at once. Every process
+        computes the levels on the gathered centres (no extra communication), e.g.
+        ``BatchParallelKMeans(n_clusters=3, n_procs_to_merge=2)``.
 
     Attributes
     ----------

@@ -11,7 +11,7 @@ import torch
 import heat as ht
 
 from . import _kernels
-from ._kcluster import _KCluster, _labels_array
+from ._kcluster import _INIT_NAMES, _MEDIANS_NAMES, _KCluster, _labels_array
 
 __all__ = ["KMedians"]
 
@@ -60,6 +60,8 @@ class KMedians(_KCluster):
         The number of clusters, at most the number of samples.
     init : {"k-means++", "random", "k-means||"} or array of shape (n_clusters, n_features)
         As in :class:`KMeans`, with the L1 distance as the cost that the seeding samples by.
+        "k-medians++" and HeAT's "kmedians++" are names of the same ++ seeding (for HeAT's
+        k-means|| meaning of "kmedians++" see ``oversampling`` in :meth:`fit`).
     max_iter : int
         Maximum number of iterations.
     tol : float
@@ -94,6 +96,8 @@ class KMedians(_KCluster):
     DNDarray([[10.,  2.],
               [ 1.,  2.]], dtype=ht.float32, device=cpu:0, split=None)
     """
+
+    _init_names = _INIT_NAMES + _MEDIANS_NAMES
 
     def _cost(self, rows: torch.Tensor, centres: torch.Tensor) -> torch.Tensor:
         return torch.cdist(rows, centres, p=1.0)

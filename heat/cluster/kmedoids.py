@@ -8,6 +8,7 @@ import math
 
 import torch
 
+from ._kcluster import _INIT_NAMES, _MEDIANS_NAMES, _MEDOIDS_NAMES
 from .kmedians import KMedians, _cluster_medians
 
 __all__ = ["KMedoids"]
@@ -27,7 +28,8 @@ class KMedoids(KMedians):
         The number of clusters, at most the number of samples.
     init : {"k-means++", "random", "k-means||"} or array of shape (n_clusters, n_features)
         As in :class:`KMedians`. Given centres need not be samples; after the first iteration
-        they are.
+        they are. "k-medoids++" and HeAT's "kmedoids++" are names of the ++ seeding with the
+        L1 distance (as "k-medians++").
     max_iter : int
         Maximum number of iterations.
     tol : float
@@ -61,6 +63,8 @@ class KMedoids(KMedians):
     DNDarray([[10.,  2.],
               [ 1.,  2.]], dtype=ht.float32, device=cpu:0, split=None)
     """
+
+    _init_names = _INIT_NAMES + _MEDIANS_NAMES + _MEDOIDS_NAMES
 
     def _update(self, x, labels: torch.Tensor, counts: torch.Tensor, centres: torch.Tensor):
         medians = _cluster_medians(x, labels, counts, centres)

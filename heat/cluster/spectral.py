@@ -12,8 +12,9 @@ import torch
 
 import heat as ht
 from heat.core.base import BaseEstimator, ClusteringMixin
-from heat.utils.validation import validate_samples
+from heat.core.sanitation import check_choice, check_int, warn_ignored
 from heat.graph import Laplacian
+from heat.utils.validation import validate_samples
 
 from .kmeans import KMeans
 
@@ -22,6 +23,10 @@ __all__ = ["Spectral"]
 _METRICS = ("rbf", "euclidean")
 _LAPLACIANS = ("fully_connected", "eNeighbour")
 _BOUNDARIES = ("upper", "lower")
+_EIGEN_SOLVERS = ("lanczos", "randomized")
+# HeAT's defaults of the randomized solver's parameters (warned about when set but unused)
+_REIGH_DEFAULTS = {"reigh_rank": 100, "reigh_n_oversamples": 10, "reigh_power_iter": 0}
+_LANCZOS_N_ITER = 300
 # eigenvalues the eigengap heuristic looks at when n_clusters is None
 _EIGENGAP_WINDOW = 20
 
@@ -35,16 +40,29 @@ class Spectral(ClusteringMixin, BaseEstimator):
     gaps, where k-means alone needs convex clusters.
 
     The similarity matrix is computed distributed (:func:`heat.spatial.rbf` or
-    :func:`heat.spatial.cdist`, split along the rows like the samples). For up to
-    ``n_lanczos`` samples the eigenvectors come from a dense symmetric eigensolver
-    (``torch.linalg.eigh``, float64) on process 0, to which the matrix is gathered; for more,
-    from ``n_lanczos`` steps of the Lanczos method on the distributed matrix.
+    :func:`heat.spatial.cdist`, split along the rows like the samples). Its eigenvectors come
+    from one of two solvers (``eigen_solver``, HeAT's names and meanings):
+
+    - "lanczos" (heat's default): for up to ``lanczos_n_iter`` samples exactly, from a dense
+      symmetric eigensolver (``torch.linalg.eigh``, float64) on process 0, to which the matrix
+      is gathered -- what ``n`` Lanczos iterations would give, for less work; for more samples
+      from ``lanczos_n_iter`` steps of the Lanczos method on the distributed matrix
+      (:func:`heat.linalg.lanczos`), then a dense eigensolver on the small tridiagonal matrix.
+    - "randomized": the randomized eigendecomposition :func:`heat.linalg.reigh` of
+      ``I - L`` (whose largest eigenvalues are ``L``'s smallest): ``reigh_rank`` eigenpairs
+      from as many random samples plus ``reigh_n_oversamples``, with ``reigh_power_iter``
+      power iterations; the ``n_clusters`` largest of them are used.
+
+    HeAT 1.8's default solver is "randomized"; heat keeps "lanczos" (exact for small data, at
+    least as accurate otherwise), so pass ``eigen_solver="randomized"`` for HeAT's choice. A
+    ``reigh_*`` parameter set with the Lanczos solver has no effect and says so in a warning.
 
     Parameters
     ----------
     n_clusters : int, optional
         The number of clusters; None picks it from the largest gap among the smallest 20
-        eigenvalues of the Laplacian (the eigengap heuristic).
+        eigenvalues of the Laplacian (the eigengap heuristic), with ``eigen_solver=
+        "randomized"`` among at most ``reigh_rank`` of them, which bounds the number found.
     gamma : float
         Width of the RBF similarity ``exp(-gamma ||x - y||^2)``, > 0.
     metric : {"rbf", "euclidean"}
@@ -58,14 +76,25 @@ class Spectral(ClusteringMixin, BaseEstimator):
         The threshold of "eNeighbour".
     boundary : {"upper", "lower"}
         Whether ``threshold`` bounds the metric from above or from below.
-    n_lanczos : int
-        For more samples than this, the eigenvectors are approximated from this many Lanczos
-        vectors (:func:`heat.linalg.lanczos`: distributed matrix-vector products, nothing
-        gathered); up to this many samples they are computed exactly.
+    eigen_solver : {"lanczos", "randomized"}
+        How the eigenvectors are computed (above).
+    reigh_rank : int
+        "randomized": the number of eigenpairs computed, >= ``n_clusters`` (default 100).
+    reigh_n_oversamples : int
+        "randomized": extra random samples for accuracy, >= 0 (default 10).
+    reigh_power_iter : int
+        "randomized": power iterations, >= 0, for accuracy where the spectrum decays slowly
+        (default 0).
+    lanczos_n_iter : int
+        "lanczos": the number of Lanczos iterations, >= 1 (default 300); up to this many samples
+        the eigenvectors are computed exactly.
     assign_labels : {"kmeans"}
         How the embedded samples are clustered.
     random_state : int, optional
         Seed of the k-means initialization.
+    n_lanczos : int, optional
+        heat's earlier name of ``lanczos_n_iter``, still accepted (a ValueError where both are
+        given with different values).
 
     Attributes
     ----------
@@ -90,6 +119,14 @@ class Spectral(ClusteringMixin, BaseEstimator):
     >>> labels = ht.cluster.Spectral(n_clusters=2, gamma=2.0, random_state=0).fit_predict(x)
     >>> labels[:40].min().item() == labels[:40].max().item() != labels[40:].min().item()
     True
+
+    HeAT's randomized solver, with 30 eigenpairs from 40 random samples:
+
+    >>> model = ht.cluster.Spectral(n_clusters=2, gamma=2.0, eigen_solver="randomized",
+    ...                             reigh_rank=30, random_state=0)
+    >>> labels = model.fit_predict(x)
+    >>> labels[:40].min().item() == labels[:40].max().item() != labels[40:].min().item()
+    True
     """
 
     def __init__(
@@ -100,9 +137,14 @@ class Spectral(ClusteringMixin, BaseEstimator):
         laplacian: str = "fully_connected",
         threshold: float = 1.0,
         boundary: str = "upper",
-        n_lanczos: int = 300,
+        eigen_solver: str = "lanczos",
+        reigh_rank: int = 100,
+        reigh_n_oversamples: int = 10,
+        reigh_power_iter: int = 0,
+        lanczos_n_iter: int = _LANCZOS_N_ITER,
         assign_labels: str = "kmeans",
         random_state: Optional[int] = None,
+        n_lanczos: Optional[int] = None,
     ):
         self.n_clusters = n_clusters
         self.gamma = gamma
@@ -110,9 +152,14 @@ class Spectral(ClusteringMixin, BaseEstimator):
         self.laplacian = laplacian
         self.threshold = threshold
         self.boundary = boundary
-        self.n_lanczos = n_lanczos
+        self.eigen_solver = eigen_solver
+        self.reigh_rank = reigh_rank
+        self.reigh_n_oversamples = reigh_n_oversamples
+        self.reigh_power_iter = reigh_power_iter
+        self.lanczos_n_iter = lanczos_n_iter
         self.assign_labels = assign_labels
         self.random_state = random_state
+        self.n_lanczos = n_lanczos
 
     def _check_params(self) -> None:
         k = self.n_clusters
@@ -140,6 +187,40 @@ class Spectral(ClusteringMixin, BaseEstimator):
             raise ValueError(
                 'metric="euclidean" needs laplacian="eNeighbour" (distances are no similarities)'
             )
+        if isinstance(self.eigen_solver, numbers.Integral):
+            # heat's earlier positional n_lanczos sits where HeAT puts eigen_solver
+            raise TypeError(
+                f"eigen_solver must be one of {_EIGEN_SOLVERS}, got an int "
+                f"({self.eigen_solver}); pass the Lanczos iterations as lanczos_n_iter=..."
+            )
+        check_choice(self.eigen_solver, "eigen_solver", _EIGEN_SOLVERS)
+        reigh_rank = check_int(self.reigh_rank, "reigh_rank", 1)
+        check_int(self.reigh_n_oversamples, "reigh_n_oversamples", 0)
+        check_int(self.reigh_power_iter, "reigh_power_iter", 0)
+        self._lanczos_steps()
+        if self.eigen_solver == "randomized":
+            if k is not None and reigh_rank < k:
+                raise ValueError(
+                    f"reigh_rank must be >= n_clusters = {k} with eigen_solver='randomized', "
+                    f"got {reigh_rank}"
+                )
+        else:
+            for name, default in _REIGH_DEFAULTS.items():
+                warn_ignored(
+                    getattr(self, name), name, default, "eigen_solver is 'lanczos'", stacklevel=4
+                )
+
+    def _lanczos_steps(self) -> int:
+        """``lanczos_n_iter``, or heat's earlier ``n_lanczos`` where that was given."""
+        steps = check_int(self.lanczos_n_iter, "lanczos_n_iter", 1)
+        if self.n_lanczos is None:
+            return steps
+        old = check_int(self.n_lanczos, "n_lanczos", 1)
+        if steps != _LANCZOS_N_ITER and steps != old:
+            raise ValueError(
+                f"n_lanczos ({old}) is the earlier name of lanczos_n_iter ({steps}); give one"
+            )
+        return old
 
     def fit(self, x, y=None) -> "Spectral":
         """
@@ -165,12 +246,6 @@ class Spectral(ClusteringMixin, BaseEstimator):
         self._check_params()
         x = validate_samples(x, name="x", ensure_finite=False)
         n = x.shape[0]
-        if isinstance(self.n_lanczos, bool) or not isinstance(self.n_lanczos, numbers.Integral):
-            raise TypeError(
-                f"n_lanczos must be an integer, but was {type(self.n_lanczos).__name__}"
-            )
-        if self.n_lanczos < 1:
-            raise ValueError(f"n_lanczos must be >= 1, but was {self.n_lanczos}")
         if self.n_clusters is not None and n < self.n_clusters:
             raise ValueError(f"n_samples={n} should be >= n_clusters={self.n_clusters}")
         if n == 0:
@@ -195,7 +270,9 @@ class Spectral(ClusteringMixin, BaseEstimator):
             comm,
             laplacian.balanced if laplacian.split is not None else True,
         )
-        if n > self.n_lanczos:
+        if self.eigen_solver == "randomized":
+            eigenvalues, vectors, rows = self._randomized(normalized, n)
+        elif n > self._lanczos_steps():
             eigenvalues, vectors, rows = self._lanczos(normalized, n)
         else:
             eigenvalues, vectors, rows = self._dense(normalized, n)
@@ -274,14 +351,36 @@ class Spectral(ClusteringMixin, BaseEstimator):
             return result[0], result[1][first : first + block.shape[0]], normalized
         return result[0], result[1], normalized
 
+    def _randomized(self, normalized, n: int):
+        """
+        Approximate eigenpairs from :func:`heat.linalg.reigh` (HeAT's randomized solver) of
+        ``M = I - L``. reigh finds the eigenvalues of largest magnitude; ``M``'s lie in
+        ``[-1, 1]``, those of the clusters near 1 and the bulk of a similarity graph's near 0,
+        which the randomized range finder separates well (``I + M`` would put the bulk at 1,
+        half the clusters' value, and blur them). Of the pairs found, the largest by value
+        (``L``'s smallest) are kept, so eigenvalues near -1 cannot take their place. Every
+        process holds the eigenvalues and its rows of the eigenvectors, in the matrix's rows.
+        """
+        values, vectors = ht.linalg.reigh(
+            normalized,
+            self.reigh_rank,
+            n_oversamples=self.reigh_n_oversamples,
+            power_iter=self.reigh_power_iter,
+        )
+        order = torch.argsort(values.larray.double(), descending=True)
+        laplacian_values = 1.0 - values.larray.double()[order]
+        k = self._choose_k(laplacian_values, n)
+        shown = laplacian_values[: max(k, min(len(laplacian_values), _EIGENGAP_WINDOW))].clone()
+        return shown, vectors.larray.double()[:, order[:k]], vectors
+
     def _lanczos(self, normalized, n: int):
         """
-        Approximate eigenpairs from ``n_lanczos`` Lanczos vectors (:func:`heat.linalg.lanczos`,
+        Approximate eigenpairs from ``lanczos_n_iter`` Lanczos vectors (:func:`heat.linalg.lanczos`,
         distributed matrix-vector products): the Ritz pairs of the small tridiagonal matrix,
         computed on process 0 and broadcast; every process forms its rows of the Ritz vectors.
         """
         comm = normalized.comm
-        basis, tridiagonal = ht.linalg.lanczos(normalized, self.n_lanczos)
+        basis, tridiagonal = ht.linalg.lanczos(normalized, self._lanczos_steps())
         if tridiagonal.split is not None:
             tridiagonal = ht.resplit(tridiagonal, None)
         result = None

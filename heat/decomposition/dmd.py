@@ -234,12 +234,34 @@ def _reduce(basis: ht.DNDarray, states: ht.DNDarray) -> torch.Tensor:
     return _replicated(ht.matmul(basis.T, states))
 
 
-def _check_steps(value, name: str) -> int:
+def _check_steps(value, name: str, backward: bool = False) -> int:
+    """``value`` as an int; negative (steps backward in time) only where ``backward``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an integer, but was {type(value).__name__}")
-    if value < 0:
+    if value < 0 and not backward:
         raise ValueError(f"{name} must be >= 0, but was {value}")
     return int(value)
+
+
+def _powers(transfer: torch.Tensor, times: Sequence[int]) -> torch.Tensor:
+    """
+    ``transfer ** t`` for every ``t`` in ``times``, stacked; a negative ``t`` steps backward
+    with the inverse of the reduced operator (HeAT's ``eigenvalues ** t``). The operator is
+    replicated, so every process decides alike whether it can be inverted.
+    """
+    r = transfer.shape[0]
+    powers = torch.empty((len(times), r, r), dtype=transfer.dtype, device=transfer.device)
+    inverse = None
+    if any(t < 0 for t in times):
+        inverse, info = torch.linalg.inv_ex(transfer)
+        if int(info) != 0 or not bool(torch.isfinite(inverse).all()):
+            raise ValueError(
+                "steps backward in time (negative steps) need the inverse of the reduced "
+                "operator, which is singular for this model"
+            )
+    for i, t in enumerate(times):
+        powers[i] = torch.linalg.matrix_power(transfer if t >= 0 else inverse, abs(t))
+    return powers
 
 
 def _eigen(transfer: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
@@ -375,7 +397,8 @@ class DMD(RegressionMixin, BaseEstimator):
         X : DNDarray
             A state ``(n_features,)`` or states as columns ``(n_features, n_states)``.
         n_steps : int
-            Time steps to advance, >= 0.
+            Time steps to advance; negative: steps backward in time, with the inverse of the
+            reduced operator (ValueError where it is singular).
 
         Returns
         -------
@@ -389,7 +412,8 @@ class DMD(RegressionMixin, BaseEstimator):
         NotFittedError
             Before :meth:`fit`.
         TypeError, ValueError
-            For a non-integer or negative ``n_steps``, or ``X`` of the wrong shape.
+            For a non-integer ``n_steps``, ``X`` of the wrong shape, or negative steps with
+            a singular reduced operator.
 
         Examples
         --------
@@ -398,12 +422,13 @@ class DMD(RegressionMixin, BaseEstimator):
         0.5
         """
         check_is_fitted(self, ["rom_basis_"])
-        n_steps = _check_steps(n_steps, "n_steps")
+        n_steps = _check_steps(n_steps, "n_steps", backward=True)
         states, vector = _check_state(X, self.n_features_in_, self.rom_basis_.dtype, "X", 1)
         basis = _in_type(self.rom_basis_, states.dtype)
         transfer = _in_type(self.rom_transfer_matrix_, states.dtype).larray
+        power = _powers(transfer, [n_steps])[0]
         reduced = _reduce(basis, states)
-        advanced = torch.linalg.matrix_power(transfer, n_steps) @ reduced
+        advanced = power @ reduced
         result = _lift(basis, advanced, 0)
         return result[:, 0] if vector else result
 
@@ -417,7 +442,9 @@ class DMD(RegressionMixin, BaseEstimator):
         X : DNDarray
             A state ``(n_features,)`` or states as columns ``(n_features, n_states)``.
         steps : int or sequence of int
-            An integer ``n``: the steps ``0, 1, ..., n - 1``; a sequence: those steps (>= 0).
+            An integer ``n`` (>= 0): the steps ``0, 1, ..., n - 1``; a sequence: those steps,
+            where negative ones (as in HeAT) go backward in time with the inverse of the
+            reduced operator, e.g. ``dmd.predict(x0, [-2, -1, 0, 1])``.
 
         Returns
         -------
@@ -431,7 +458,8 @@ class DMD(RegressionMixin, BaseEstimator):
         NotFittedError
             Before :meth:`fit`.
         TypeError, ValueError
-            For bad ``steps`` or ``X`` of the wrong shape.
+            For bad ``steps``, ``X`` of the wrong shape, or negative steps with a singular
+            reduced operator.
 
         Examples
         --------
@@ -443,20 +471,19 @@ class DMD(RegressionMixin, BaseEstimator):
         if isinstance(steps, numbers.Integral) and not isinstance(steps, bool):
             times = list(range(_check_steps(steps, "steps")))
         elif isinstance(steps, (list, tuple, range, np.ndarray, torch.Tensor)):
-            times = [_check_steps(t.item() if hasattr(t, "item") else t, "steps[i]")
-                     for t in steps]
+            times = [
+                _check_steps(t.item() if hasattr(t, "item") else t, "steps[i]", backward=True)
+                for t in steps
+            ]
         else:
             raise TypeError(
                 f"steps must be an integer or a sequence of integers, but was {type(steps).__name__}"
             )
         states, vector = _check_state(X, self.n_features_in_, self.rom_basis_.dtype, "X", 1)
         basis = _in_type(self.rom_basis_, states.dtype)
-        reduced = _reduce(basis, states)  # r x b
         transfer = _in_type(self.rom_transfer_matrix_, states.dtype).larray
-        r = transfer.shape[0]
-        powers = torch.empty((len(times), r, r), dtype=transfer.dtype, device=transfer.device)
-        for i, t in enumerate(times):
-            powers[i] = torch.linalg.matrix_power(transfer, t)
+        powers = _powers(transfer, times)
+        reduced = _reduce(basis, states)  # r x b
         trajectories = (powers @ reduced).permute(2, 1, 0)  # b x r x n_steps
         result = _lift(basis, trajectories, 1)  # b x n_features x n_steps
         return result[0] if vector else result

@@ -39,14 +39,15 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 from typing import Any, Optional, Tuple, Union
 
 import numpy as np
 import torch
 
 import heat as ht
-from heat.core.sanitation import check_bool, check_int
 from heat.core.base import BaseEstimator, TransformMixin, check_is_fitted
+from heat.core.sanitation import check_bool, check_int, check_type, warn_ignored
 from heat.utils.validation import (
     check_n_features,
     validate_samples,
@@ -55,6 +56,7 @@ from heat.utils.validation import (
 __all__ = ["IncrementalPCA", "PCA"]
 
 ArrayLike = Union["ht.DNDarray", np.ndarray, torch.Tensor]
+PathLike = Union[str, os.PathLike]
 
 _SOLVERS = ("full", "hierarchical", "randomized")
 
@@ -267,6 +269,11 @@ class PCA(_BasePCA):
         The variance along each component, ``singular_values_**2 / (n_samples - 1)``.
     explained_variance_ratio_ : DNDarray
         ``explained_variance_`` divided by the total variance (sum of the column variances).
+    total_explained_variance_ratio_ : float
+        HeAT's share of the total variance that the components explain together: the sum of
+        ``explained_variance_ratio_`` for "full" and "randomized"; for "hierarchical", HeAT's
+        lower estimate ``1 - error**2`` from the hierarchical SVD's bound ``error`` on the
+        relative error (see :func:`heat.linalg.hsvd_rank`).
     singular_values_ : DNDarray
         The singular values of the centred data belonging to the components.
     mean_ : DNDarray
@@ -291,6 +298,8 @@ class PCA(_BasePCA):
     DNDarray([[1., 0.]], dtype=ht.float32, device=cpu:0, split=None)
     >>> pca.explained_variance_ratio_
     DNDarray([0.8], dtype=ht.float32, device=cpu:0, split=None)
+    >>> round(pca.total_explained_variance_ratio_, 6)
+    0.8
     """
 
     def __init__(
@@ -424,6 +433,7 @@ class PCA(_BasePCA):
         mean = _as_model(mean_tensor, x, dtype)
         centered = x - mean
         largest = min(n_samples, n_features)
+        error = None  # the hierarchical SVD's relative error estimate
         if self.svd_solver == "full":
             s, vt = _r_factor_svd(centered)
             s, vt = _flip_and_agree(s, vt, x.comm)
@@ -440,7 +450,7 @@ class PCA(_BasePCA):
             noise_variance = float(remaining.mean()) if n_components < largest else 0.0
         else:
             total_variance = _squared_norm(centered) / (n_samples - 1)
-            s, vt = self._truncated_svd(centered, n_components)
+            s, vt, error = self._truncated_svd(centered, n_components)
             s, vt = _flip_and_agree(s, vt, x.comm)
             n_components = s.numel()
             explained = float((s.double() ** 2).sum()) / (n_samples - 1)
@@ -461,20 +471,28 @@ class PCA(_BasePCA):
         self.singular_values_ = _as_model(s, x, dtype)
         self.explained_variance_ = _as_model(variance, x, dtype)
         self.explained_variance_ratio_ = _as_model(ratio, x, dtype)
+        if self.svd_solver == "hierarchical":
+            # HeAT's lower estimate: the hierarchical SVD bounds the relative error from above
+            self.total_explained_variance_ratio_ = 1.0 - float(error) ** 2
+        else:
+            self.total_explained_variance_ratio_ = float(ratio.sum())
         self.noise_variance_ = float(noise_variance)
         return self
 
     def _truncated_svd(
         self, centered: "ht.DNDarray", n_components: Union[int, float]
     ) -> Tuple[torch.Tensor, torch.Tensor]:
-        """Singular values and right singular vectors of the hierarchical or randomized SVD."""
+        """
+        Singular values, right singular vectors and (hierarchical only, else None) the relative
+        error estimate of the hierarchical or randomized SVD.
+        """
         if self.svd_solver == "hierarchical":
             if _is_int(n_components):
-                _, s, vt, _ = ht.linalg.hsvd_rank(centered, n_components, compute_sv=True)
+                _, s, vt, error = ht.linalg.hsvd_rank(centered, n_components, compute_sv=True)
             else:
                 rtol = math.sqrt(1.0 - n_components)
-                _, s, vt, _ = ht.linalg.hsvd_rtol(centered, rtol, compute_sv=True)
-            return _replicated_tensor(s), _replicated_tensor(vt)
+                _, s, vt, error = ht.linalg.hsvd_rtol(centered, rtol, compute_sv=True)
+            return _replicated_tensor(s), _replicated_tensor(vt), error
         power = self.iterated_power
         if power == "auto":
             power = 7 if n_components < 0.1 * min(centered.shape) else 4
@@ -489,7 +507,7 @@ class PCA(_BasePCA):
         finally:
             if saved is not None:
                 ht.random.set_state(saved)
-        return _replicated_tensor(s), _replicated_tensor(vt)
+        return _replicated_tensor(s), _replicated_tensor(vt), None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -584,17 +602,37 @@ class IncrementalPCA(_BasePCA):
             if name in vars(self):
                 delattr(self, name)
 
-    def fit(self, x: ArrayLike, y: Any = None) -> "IncrementalPCA":
+    def fit(
+        self,
+        x: Union[ArrayLike, PathLike],
+        y: Any = None,
+        chunk_size: Optional[int] = None,
+        dataset: str = "DATA",
+    ) -> "IncrementalPCA":
         """
         Fit the model from scratch with batches of ``batch_size_`` rows of ``x`` (the last
         batch absorbs a remainder smaller than ``n_components``, as scikit-learn). Collective.
 
+        ``x`` may also be the path of an HDF5 file (HeAT's interface): the 2-D dataset
+        ``dataset`` is then read in chunks of ``chunk_size`` rows (each split along its rows
+        over the processes, :func:`heat.load_hdf5`), and every chunk updates the model as one
+        :meth:`partial_fit`, so only one chunk is in memory at a time. As for arrays, a last
+        chunk with fewer than ``n_components`` rows is merged into the one before it.
+        ``batch_size_`` is then ``chunk_size``. As in HeAT, the chunk size may follow the path
+        positionally: ``fit(path, chunk_size)`` or ``fit(path, chunk_size, dataset)``.
+
         Parameters
         ----------
-        x : DNDarray or array_like
-            Training samples, shape ``(n_samples, n_features)``; any split.
+        x : DNDarray, array_like, str or os.PathLike
+            Training samples, shape ``(n_samples, n_features)``, any split; or an HDF5 file
+            holding them.
         y : None
-            Ignored.
+            Ignored (with a path: the chunk size, where given positionally as in HeAT).
+        chunk_size : int, optional
+            With a path (then required): the rows read and fitted at once, between
+            ``n_components`` and the dataset's number of rows. Ignored with an array.
+        dataset : str
+            With a path: the dataset of the file (default ``"DATA"``). Ignored with an array.
 
         Returns
         -------
@@ -603,7 +641,12 @@ class IncrementalPCA(_BasePCA):
         Raises
         ------
         TypeError, ValueError
-            As :meth:`partial_fit`, on every process alike.
+            As :meth:`partial_fit`, on every process alike. With a path also: ValueError if the
+            file is no HDF5 file, the dataset is not 2-D, ``chunk_size`` is missing, exceeds the
+            number of rows or is below ``n_components``; TypeError if ``chunk_size`` is no int
+            or ``dataset`` no str.
+        FileNotFoundError, KeyError
+            With a path: if the file or the dataset does not exist (on every process alike).
 
         Examples
         --------
@@ -611,7 +654,18 @@ class IncrementalPCA(_BasePCA):
         >>> x = ht.random.randn(50, 4, split=0)
         >>> ht.decomposition.IncrementalPCA(n_components=2, batch_size=20).fit(x).n_samples_seen_
         50
+
+        From an HDF5 file, 20 rows at a time:
+
+        >>> ht.save_hdf5(x, "samples.h5", "DATA")
+        >>> ipca = ht.decomposition.IncrementalPCA(n_components=2)
+        >>> ipca.fit("samples.h5", chunk_size=20).n_samples_seen_
+        50
         """
+        if isinstance(x, (str, os.PathLike)):
+            return self._fit_file(x, y, chunk_size, dataset)
+        warn_ignored(chunk_size, "chunk_size", None, "x is an array, not a file")
+        warn_ignored(dataset, "dataset", "DATA", "x is an array, not a file")
         self._check_params()
         x = validate_samples(x, min_samples=1)
         self._reset()
@@ -623,6 +677,46 @@ class IncrementalPCA(_BasePCA):
             )
         for start, stop in _batches(n_samples, self.batch_size_, self.n_components or 0):
             self._partial_fit(x[start:stop])
+        return self
+
+    def _fit_file(self, path: PathLike, y: Any, chunk_size: Any, dataset: Any) -> "IncrementalPCA":
+        """:meth:`fit` from the dataset ``dataset`` of the HDF5 file ``path``, chunk by chunk."""
+        if y is not None:  # HeAT's positional fit(path, chunk_size[, dataset])
+            if isinstance(chunk_size, str) and dataset == "DATA":
+                dataset = chunk_size
+            elif chunk_size is not None:
+                raise TypeError(
+                    f"chunk_size was given twice: positionally ({y!r}) and as chunk_size "
+                    f"({chunk_size!r})"
+                )
+            chunk_size = y
+        self._check_params()
+        if chunk_size is None:
+            raise ValueError("chunk_size is required when x is the path of an HDF5 file")
+        chunk_size = check_int(chunk_size, "chunk_size", 1)
+        check_type(dataset, "dataset", str, "a str")
+        path = os.fspath(path)
+        n_samples, n_features = _hdf5_matrix_shape(path, dataset, ht.get_comm())
+        if chunk_size > n_samples:
+            raise ValueError(
+                f"chunk_size must be at most the number of rows of dataset '{dataset}' "
+                f"({n_samples}), got {chunk_size}"
+            )
+        if self.n_components is not None:
+            if self.n_components > n_features:
+                raise ValueError(
+                    f"n_components={self.n_components} must be at most n_features={n_features}"
+                )
+            if chunk_size < self.n_components:
+                raise ValueError(
+                    f"chunk_size must be >= n_components={self.n_components} (every chunk is "
+                    f"one partial_fit), got {chunk_size}"
+                )
+        self._reset()
+        self.batch_size_ = chunk_size
+        for start, stop in _batches(n_samples, chunk_size, self.n_components or 0):
+            chunk = ht.load_hdf5(path, dataset, slices=(slice(start, stop),), split=0)
+            self._partial_fit(validate_samples(chunk, min_samples=1))
         return self
 
     def partial_fit(self, x: ArrayLike, y: Any = None) -> "IncrementalPCA":
@@ -738,6 +832,46 @@ class IncrementalPCA(_BasePCA):
         self.explained_variance_ratio_ = _as_model(ratio_all[:n_components], x, dtype)
         self.noise_variance_ = noise_variance
         return self
+
+
+def _hdf5_matrix_shape(path: str, dataset: str, comm) -> Tuple[int, int]:
+    """
+    The shape of the 2-D dataset ``dataset`` of the HDF5 file ``path``. Every process reads the
+    metadata; one all-gather then agrees, so a file one process cannot read raises the same
+    error on all of them.
+    """
+    outcome: Tuple[str, Any]
+    try:
+        if not ht.supports_hdf5():
+            raise RuntimeError("reading an HDF5 file needs h5py, which is not installed")
+        import h5py
+
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"no such file: '{path}'")
+        if not h5py.is_hdf5(path):
+            raise ValueError(f"'{path}' is not an HDF5 file")
+        with h5py.File(path, "r") as handle:
+            node = handle.get(dataset)
+            if not isinstance(node, h5py.Dataset):
+                raise KeyError(f"'{path}' has no dataset '{dataset}'")
+            shape = tuple(int(n) for n in node.shape)
+        if len(shape) != 2:
+            raise ValueError(
+                f"dataset '{dataset}' of '{path}' must be 2-D (samples x features), got shape "
+                f"{shape}"
+            )
+        outcome = ("shape", shape)
+    except (OSError, ValueError, KeyError, RuntimeError) as error:
+        outcome = ("error", (type(error), error.args))
+    outcomes = comm.allgather(outcome)
+    for kind, value in outcomes:
+        if kind == "error":
+            kind_of_error, args = value
+            raise kind_of_error(*args)
+    shapes = {value for _, value in outcomes}
+    if len(shapes) != 1:
+        raise ValueError(f"the processes see different shapes of '{dataset}' in '{path}': {shapes}")
+    return shapes.pop()
 
 
 def _batches(n: int, batch_size: int, min_batch_size: int):

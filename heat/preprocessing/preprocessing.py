@@ -30,6 +30,7 @@ infinity (on every process alike).
 from __future__ import annotations
 
 import math
+import numbers
 import statistics
 from typing import Any, Callable, Optional, Tuple, Union
 
@@ -38,6 +39,7 @@ import torch
 
 import heat as ht
 from heat.core.base import BaseEstimator, TransformMixin, check_is_fitted
+from heat.core.sanitation import check_bool, warn_ignored
 from heat.utils.validation import (
     check_n_features,
     validate_samples,
@@ -663,6 +665,16 @@ class RobustScaler(_InvertibleScaler):
     unit_variance : bool
         Divide the scale by the quantile range of the standard normal distribution, so that
         normally distributed features end up with variance 1.
+    sketched : bool
+        Compute the median and the quantile range from a random subset ("sketch") of the rows
+        instead of all of them (HeAT's option): cheaper for large data, approximate.
+    sketch_size : float, optional
+        With ``sketched``: the fraction of the rows in the sketch, in ``(0, 1]`` (HeAT's
+        default, None: 1 / the number of processes). The ``ceil(sketch_size * n_samples)`` rows
+        are drawn without replacement from heat's random generator, so
+        :func:`heat.random.seed` makes the choice reproducible, the same rows at every process
+        count; the sketch is gathered on every process and its quantiles computed there.
+        Ignored (with a warning when set) without ``sketched``.
 
     Attributes
     ----------
@@ -681,6 +693,15 @@ class RobustScaler(_InvertibleScaler):
     DNDarray([[ 0. , -2. ,  0. ],
               [-1. ,  0. ,  0.4],
               [ 1. ,  0. , -1.6]], dtype=ht.float32, device=cpu:0, split=0)
+
+    The statistics of a sketch of a quarter of the rows approximate those of all rows:
+
+    >>> ht.random.seed(1)
+    >>> x = ht.random.randn(4000, 2, split=0)
+    >>> sketched = ht.preprocessing.RobustScaler(sketched=True, sketch_size=0.25).fit(x)
+    >>> exact = ht.preprocessing.RobustScaler().fit(x)
+    >>> bool(ht.allclose(sketched.scale_, exact.scale_, atol=0.15))
+    True
     """
 
     def __init__(
@@ -691,12 +712,50 @@ class RobustScaler(_InvertibleScaler):
         quantile_range=(25.0, 75.0),
         copy: bool = True,
         unit_variance: bool = False,
+        sketched: bool = False,
+        sketch_size: Optional[float] = None,
     ):
         self.with_centering = with_centering
         self.with_scaling = with_scaling
         self.quantile_range = quantile_range
         self.copy = copy
         self.unit_variance = unit_variance
+        self.sketched = sketched
+        self.sketch_size = sketch_size
+
+    def _check_sketch(self) -> Optional[float]:
+        """The sketch's fraction of the rows (None: 1 / processes), or None without a sketch."""
+        sketched = check_bool(self.sketched, "sketched")
+        size = self.sketch_size
+        if size is not None:
+            if isinstance(size, (bool, np.bool_)) or not isinstance(size, numbers.Real):
+                raise TypeError(f"sketch_size must be None or a float, got {type(size).__name__}")
+            if not 0.0 < size <= 1.0:
+                raise ValueError(f"sketch_size must be in (0, 1], got {size}")
+        if not sketched:
+            warn_ignored(size, "sketch_size", None, "sketched is False", stacklevel=4)
+            return None
+        return size
+
+    def _sketch(self, x: "ht.DNDarray", fraction: Optional[float]) -> "ht.DNDarray":
+        """
+        ``ceil(fraction * n)`` rows of ``x`` drawn without replacement, held by every process
+        (or split along the features like ``x``). Every row gets a uniform key from heat's
+        counter-based generator (the same keys at every process count); the rows with the
+        smallest keys form the sketch (:func:`heat.topk`, then one gather of the sketch).
+        """
+        n = x.shape[0]
+        if fraction is None:
+            fraction = 1.0 / x.comm.size
+        size = min(n, max(1, math.ceil(fraction * n)))
+        if size == n:
+            return x
+        keys = ht.random.rand(
+            n, dtype=ht.float64, split=0 if x.split == 0 else None, device=x.device, comm=x.comm
+        )
+        threshold = ht.topk(keys, size, largest=False)[0].max().item()
+        sketch = x[keys <= threshold]
+        return ht.resplit(sketch, None) if sketch.split == 0 else sketch
 
     def fit(self, x: ArrayLike, y: Any = None) -> "RobustScaler":
         """
@@ -716,10 +775,11 @@ class RobustScaler(_InvertibleScaler):
         Raises
         ------
         TypeError
-            If ``x`` is not an array of real numbers or ``quantile_range`` not a pair of numbers.
+            If ``x`` is not an array of real numbers, ``quantile_range`` not a pair of numbers,
+            ``sketched`` not a bool or ``sketch_size`` not a float.
         ValueError
-            If ``quantile_range`` is not within ``0 <= q_min < q_max <= 100``, or ``x`` is not
-            2-D, empty or holds NaN or infinity.
+            If ``quantile_range`` is not within ``0 <= q_min < q_max <= 100``, ``sketch_size``
+            not in ``(0, 1]``, or ``x`` is not 2-D, empty or holds NaN or infinity.
         """
         try:
             q_min, q_max = (float(q) for q in self.quantile_range)
@@ -732,6 +792,7 @@ class RobustScaler(_InvertibleScaler):
                 f"quantile_range must satisfy 0 <= q_min < q_max <= 100, but was "
                 f"{self.quantile_range!r}"
             )
+        fraction = self._check_sketch()
         x = validate_samples(x, min_samples=1)
         wanted = []
         if self.with_centering:
@@ -742,6 +803,8 @@ class RobustScaler(_InvertibleScaler):
         self.center_ = self.scale_ = None
         if not wanted:
             return self
+        if self.sketched:
+            x = self._sketch(x, fraction)
         quantiles = ht.percentile(x, wanted, axis=0)
         if quantiles.split is not None:
             quantiles = ht.resplit(quantiles, None)

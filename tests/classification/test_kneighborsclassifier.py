@@ -177,3 +177,31 @@ def test_k_smallest_orders_ties_by_index():
     values, index = _k_smallest(distances.T.contiguous().T, 2)
     assert torch.equal(index, torch.sort(distances, dim=1, stable=True).indices[:, :2])
     assert _k_smallest(torch.empty((0, 4)), 3)[1].shape == (0, 3)
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_one_hot_labels(split):
+    # HeAT's KNN took one-hot labels; the predictions come back in the same form
+    x, labels, queries = make_data(29, 9, seed=4)
+    codes = (labels - 1) // 2  # 0, 1, 2; a fourth column without samples
+    one_hot = np.eye(4, dtype=np.float32)[codes]
+    reference = neighbors.KNeighborsClassifier(3, algorithm="brute").fit(x, codes)
+    expected = np.eye(4, dtype=np.float32)[reference.predict(queries)]
+    for y_split in (None, 0, 1):
+        model = ht.classification.KNeighborsClassifier(3)
+        model.fit(ht.array(x, split=split), ht.array(one_hot, split=y_split))
+        close(model.classes_, np.arange(4), 0, "classes_")
+        predicted = model.predict(ht.array(queries, split=split))
+        assert predicted.dtype is ht.float32 and predicted.shape == (9, 4)
+        close(predicted, expected, 0, "one-hot predict")
+        proba = reference.predict_proba(queries)
+        close(model.predict_proba(ht.array(queries, split=split))[:, :3], proba, 1e-10, "proba")
+    integer = ht.classification.KNeighborsClassifier(3).fit(x, one_hot.astype(np.int64))
+    assert integer.predict(ht.array(queries)).dtype is ht.int64
+    knn = ht.classification.KNeighborsClassifier(3)
+    bad = one_hot.copy()
+    bad[-1] = [1, 1, 0, 0]  # two classes in the last row (on the last process)
+    assert_raises_then_collective_works(ValueError, knn.fit, ht.array(x, split=0), ht.array(bad, split=0))
+    bad[-1] = [0.5, 0.5, 0, 0]
+    assert_raises_then_collective_works(ValueError, knn.fit, ht.array(x, split=0), ht.array(bad, split=0))
+    assert_raises_then_collective_works(ValueError, knn.fit, x, one_hot[:-1])

@@ -7,7 +7,11 @@ import numpy as np
 import pytest
 
 import heat as ht
-from tests.helpers import assert_array_equal, assert_raises_then_collective_works, collective_assert
+from tests.helpers import (
+    assert_array_equal,
+    assert_raises_then_collective_works,
+    collective_assert,
+)
 
 sklearn_cluster = pytest.importorskip("sklearn.cluster")
 from sklearn.metrics import adjusted_rand_score  # noqa: E402
@@ -71,3 +75,47 @@ def test_bad_input_raises_on_every_process(blobs, estimator):
     assert_raises_then_collective_works(ValueError, estimator(2).fit, ht.array(bad, split=0))
     fitted = estimator(2, random_state=0).fit(x)
     assert_raises_then_collective_works(ValueError, fitted.predict, ht.ones((2, 3), split=0))
+
+
+def _tree_merge_sizes(processes, k, group):
+    """Points each ++ seeding of HeAT's merge tree sees, every process holding k centres."""
+    sets, sizes = [k] * processes, []
+    while len(sets) > group:
+        merged = []
+        for start in range(0, len(sets), group):
+            total = sum(sets[start : start + group])
+            if total > k:
+                sizes.append(total)
+            merged.append(min(total, k))
+        sets = merged
+    return sizes + [sum(sets)]
+
+
+@pytest.mark.parametrize("estimator", ESTIMATORS)
+@pytest.mark.parametrize("split", [None, 0])
+def test_n_procs_to_merge(blobs, estimator, split, monkeypatch):
+    data, truth, _ = blobs(301, 2, 3, spread=0.3, separation=10.0, seed=25)
+    x = ht.array(data, split=split)
+    seen = []
+    merge_start = estimator._merge_start
+
+    def spy(self, x, centres, *args):
+        seen.append(len(centres))
+        return merge_start(self, x, centres, *args)
+
+    monkeypatch.setattr(estimator, "_merge_start", spy)
+    processes = x.comm.size if split == 0 else 1
+    merged_at_once = estimator(3, random_state=4).fit(x)
+    assert seen == [3 * processes]
+    for group in (2, 3, 8):
+        seen.clear()
+        model = estimator(3, random_state=4, n_procs_to_merge=group).fit(x)
+        assert seen == _tree_merge_sizes(processes, 3, group), group
+        collective_assert(adjusted_rand_score(truth, model.labels_.numpy()) > 0.99, "missed")
+        if group >= processes:  # one level: the same as merging all at once
+            assert np.array_equal(
+                model.cluster_centers_.numpy(), merged_at_once.cluster_centers_.numpy()
+            )
+    assert estimator(3, n_procs_to_merge=2).get_params()["n_procs_to_merge"] == 2
+    assert_raises_then_collective_works(ValueError, estimator(3, n_procs_to_merge=1).fit, x)
+    assert_raises_then_collective_works(TypeError, estimator(3, n_procs_to_merge=2.0).fit, x)

@@ -9,7 +9,11 @@ import pytest
 
 import heat as ht
 from tests.cluster.conftest import make_blobs
-from tests.helpers import assert_array_equal, assert_raises_then_collective_works, collective_assert
+from tests.helpers import (
+    assert_array_equal,
+    assert_raises_then_collective_works,
+    collective_assert,
+)
 
 sklearn_cluster = pytest.importorskip("sklearn.cluster")
 from sklearn.metrics import adjusted_rand_score  # noqa: E402
@@ -222,3 +226,62 @@ def test_wrong_arguments_name_the_public_class(blobs):
     assert_raises_then_collective_works(TypeError, KMeans(2, n_init=True).fit, x)
     assert_raises_then_collective_works(TypeError, KMeans(2, verbose="yes").fit, x)
     assert_raises_then_collective_works(ValueError, KMeans(2, verbose=-1).fit, x)
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_fit_oversampling_and_iter_multiplier(blobs, split, monkeypatch):
+    from heat.cluster import _kcluster
+
+    data, truth, _ = blobs(150, 2, 3, spread=0.5, separation=10.0, seed=31)
+    x = ht.array(data, split=split)
+    # HeAT's rounds: ceil(iter_multiplier * log(initial cost)), the cost of the first centre
+    seen = []
+    rounds = _kcluster._parallel_rounds
+    monkeypatch.setattr(
+        _kcluster, "_parallel_rounds", lambda c, m: seen.append((c, m, rounds(c, m))) or seen[-1][2]
+    )
+    model = ht.cluster.KMeans(3, init="k-means||", random_state=5)
+    model.fit(x, oversampling=4, iter_multiplier=0.5)
+    cost, multiplier, count = seen[-1]
+    assert multiplier == 0.5 and cost > 0 and count == max(1, int(np.ceil(0.5 * np.log(cost))))
+    collective_assert(adjusted_rand_score(truth, model.labels_.numpy()) > 0.99)
+    # an oversampling so large that every point is a candidate after the first round
+    candidates = []
+    local_plus_plus = _kcluster._local_plus_plus
+    monkeypatch.setattr(
+        _kcluster,
+        "_local_plus_plus",
+        lambda points, *a: candidates.append(len(points)) or local_plus_plus(points, *a),
+    )
+    ht.cluster.KMeans(3, init="k-means||", random_state=5).fit(x, oversampling=1e12)
+    assert candidates[-1] == len(data)
+    ht.cluster.KMeans(3, init="k-means||", random_state=5).fit(x)
+    assert candidates[-1] < len(data)  # the default: 2k per round, 5 rounds
+    # HeAT's probability-based names seed by k-means|| once a parameter is given
+    for name in ("probability_based", "kmeans++"):
+        heat_name = ht.cluster.KMeans(3, init=name, random_state=6)
+        heat_name.fit(x, oversampling=4, iter_multiplier=1)
+        parallel = ht.cluster.KMeans(3, init="k-means||", random_state=6)
+        parallel.fit(x, oversampling=4, iter_multiplier=1)
+        assert np.array_equal(
+            heat_name.cluster_centers_.numpy(), parallel.cluster_centers_.numpy()
+        )
+    medians = ht.cluster.KMedians(3, init="kmedians++", random_state=6)
+    medians.fit(x, oversampling=1e12)
+    assert candidates[-1] == len(data)
+
+
+def test_fit_seeding_parameters_warn_or_raise(blobs):
+    data, _, _ = blobs(30, 2, 2, seed=32)
+    x = ht.array(data, split=0)
+    for init in ("random", "k-means++", data[:2]):
+        with pytest.warns(UserWarning, match="oversampling=3 has no effect"):
+            ht.cluster.KMeans(2, init=init, random_state=0).fit(x, oversampling=3)
+        with pytest.warns(UserWarning, match="iter_multiplier=2 has no effect"):
+            ht.cluster.KMeans(2, init=init, random_state=0).fit(x, iter_multiplier=2)
+    KMeans = ht.cluster.KMeans
+    assert_raises_then_collective_works(ValueError, KMeans(2).fit, x, oversampling=0)
+    assert_raises_then_collective_works(ValueError, KMeans(2).fit, x, iter_multiplier=-1.0)
+    assert_raises_then_collective_works(ValueError, KMeans(2).fit, x, oversampling=float("inf"))
+    assert_raises_then_collective_works(TypeError, KMeans(2).fit, x, oversampling="many")
+    assert_raises_then_collective_works(TypeError, KMeans(2).fit, x, iter_multiplier=True)

@@ -5,11 +5,14 @@ same iterations (L1 assignment, NumPy's median; for k-medoids the member nearest
 
 import numpy as np
 import pytest
+from sklearn.metrics import adjusted_rand_score  # noqa: E402
 
 import heat as ht
-from tests.helpers import assert_array_equal, assert_raises_then_collective_works, collective_assert
-
-from sklearn.metrics import adjusted_rand_score  # noqa: E402
+from tests.helpers import (
+    assert_array_equal,
+    assert_raises_then_collective_works,
+    collective_assert,
+)
 
 
 def numpy_kmedians(data, centres, iterations, medoids=False):
@@ -78,3 +81,27 @@ def test_bad_input_raises_on_every_process(blobs, estimator):
     assert_raises_then_collective_works(ValueError, estimator(2).fit, ht.array(bad, split=0))
     fitted = estimator(2, random_state=0).fit(x)
     assert_raises_then_collective_works(ValueError, fitted.predict, ht.ones((2, 3), split=0))
+
+
+@pytest.mark.parametrize("split", [None, 0, 1])
+def test_heat_plus_plus_names(blobs, split):
+    # HeAT's "kmedians++" / "kmedoids++" (and the hyphenated names) are the ++ seeding with the
+    # estimator's L1 cost: the same fit as init="k-means++" from the same seed
+    data, truth, _ = blobs(120, 3, 3, spread=0.5, separation=10.0, seed=21)
+    x = ht.array(data, split=split)
+    for estimator, names in (
+        (ht.cluster.KMedians, ("kmedians++", "k-medians++")),
+        (ht.cluster.KMedoids, ("kmedoids++", "k-medoids++", "kmedians++")),
+    ):
+        reference = estimator(3, init="k-means++", random_state=4).fit(x)
+        for name in names:
+            model = estimator(3, init=name, random_state=4).fit(x)
+            assert np.array_equal(
+                model.cluster_centers_.numpy(), reference.cluster_centers_.numpy()
+            )
+            collective_assert(adjusted_rand_score(truth, model.labels_.numpy()) > 0.99, name)
+    # the names belong to their estimators
+    assert_raises_then_collective_works(ValueError, ht.cluster.KMeans(3, init="kmedians++").fit, x)
+    assert_raises_then_collective_works(
+        ValueError, ht.cluster.KMedians(3, init="kmedoids++").fit, x
+    )

@@ -77,3 +77,75 @@ def test_bad_input_raises_on_every_process():
     bad = rings(10)[0]
     bad[-1, 0] = np.nan
     assert_raises_then_collective_works(ValueError, Spectral(2).fit, ht.array(bad, split=0))
+
+
+@pytest.mark.parametrize("split", [None, 0])
+@pytest.mark.parametrize(
+    "solver",
+    [
+        {"eigen_solver": "lanczos"},
+        {"eigen_solver": "lanczos", "lanczos_n_iter": 40},
+        {"eigen_solver": "randomized"},
+        {"eigen_solver": "randomized", "reigh_rank": 8, "reigh_power_iter": 1},
+    ],
+    ids=["exact", "lanczos", "randomized", "randomized-small"],
+)
+def test_eigen_solvers_find_blobs(blobs, split, solver):
+    # HeAT's eigen_solver keywords: both solvers separate well-separated blobs (labels compared
+    # up to a permutation by the adjusted Rand index)
+    data, truth, _ = blobs(120, 2, 4, spread=0.3, separation=10.0, seed=5)
+    model = ht.cluster.Spectral(n_clusters=4, gamma=0.5, random_state=0, **solver)
+    labels = model.fit_predict(ht.array(data, split=split)).numpy()
+    collective_assert(adjusted_rand_score(truth, labels) == 1.0, f"{solver} missed the blobs")
+    values = model.eigenvalues_.numpy()
+    assert model.n_clusters_ == 4 and np.all(np.diff(values) >= -1e-10)
+    # four clusters, four small eigenvalues of the Laplacian before the gap
+    assert values[3] < 0.05 < 0.5 < values[4]
+
+
+def test_randomized_rank_bounds_the_eigengap_choice(blobs):
+    data, truth, _ = blobs(90, 2, 3, spread=0.2, separation=10.0, seed=31)
+    x = ht.array(data, split=0)
+    model = ht.cluster.Spectral(gamma=0.5, eigen_solver="randomized", reigh_rank=6).fit(x)
+    assert model.n_clusters_ == 3 and len(model.eigenvalues_) == 6
+    collective_assert(adjusted_rand_score(truth, model.labels_.numpy()) == 1.0, "blobs missed")
+
+
+def test_n_lanczos_is_lanczos_n_iter():
+    Spectral = ht.cluster.Spectral
+    assert Spectral(n_lanczos=40)._lanczos_steps() == 40
+    assert Spectral(lanczos_n_iter=40)._lanczos_steps() == 40
+    assert Spectral(n_lanczos=40, lanczos_n_iter=40)._lanczos_steps() == 40
+    with pytest.raises(ValueError, match="n_lanczos"):
+        Spectral(n_lanczos=40, lanczos_n_iter=50)._lanczos_steps()
+    assert "lanczos_n_iter" in Spectral().get_params() and "n_lanczos" in Spectral().get_params()
+
+
+def test_reigh_parameters_unused_by_lanczos_warn():
+    with pytest.warns(UserWarning, match="reigh_rank=20 has no effect"):
+        ht.cluster.Spectral(n_clusters=2, reigh_rank=20)._check_params()
+
+
+def test_bad_eigen_solver_parameters_raise_on_every_process():
+    x = ht.array(rings(10)[0], split=0)
+    Spectral = ht.cluster.Spectral
+    randomized = {"eigen_solver": "randomized"}
+    # the rank must hold n_clusters eigenpairs
+    assert_raises_then_collective_works(
+        ValueError, Spectral(n_clusters=5, reigh_rank=4, **randomized).fit, x
+    )
+    with pytest.raises(ValueError, match="reigh_rank must be >= n_clusters = 5"):
+        Spectral(n_clusters=5, reigh_rank=4, **randomized).fit(x)
+    for exception, params, name in (
+        (ValueError, {"eigen_solver": "arpack"}, "eigen_solver"),
+        (TypeError, {"eigen_solver": 40}, "eigen_solver"),  # heat's old positional n_lanczos
+        (ValueError, {"reigh_rank": 0, **randomized}, "reigh_rank"),
+        (TypeError, {"reigh_rank": 2.5, **randomized}, "reigh_rank"),
+        (ValueError, {"reigh_n_oversamples": -1, **randomized}, "reigh_n_oversamples"),
+        (TypeError, {"reigh_power_iter": "1", **randomized}, "reigh_power_iter"),
+        (ValueError, {"lanczos_n_iter": 0}, "lanczos_n_iter"),
+        (TypeError, {"lanczos_n_iter": 1.0}, "lanczos_n_iter"),
+    ):
+        with pytest.raises(exception, match=name):
+            Spectral(n_clusters=2, **params).fit(x)
+    assert_raises_then_collective_works(ValueError, Spectral(lanczos_n_iter=0).fit, x)

@@ -358,3 +358,96 @@ def test_incremental_errors():
     # None: the first batch's number of components, kept for the later batches
     grown = IPCA().partial_fit(x[:3]).partial_fit(x[3:])
     collective_assert(grown.n_components_ == 3 and grown.n_samples_seen_ == 10)
+
+
+def _shared_file(tmp_path, name):
+    """A path in rank 0's tmp_path, the same on every process."""
+    return ht.MPI_WORLD.bcast(str(tmp_path / name) if ht.MPI_WORLD.rank == 0 else None)
+
+
+@pytest.mark.skipif(not ht.supports_hdf5(), reason="needs h5py")
+@pytest.mark.parametrize("chunk_size", [8, 31])
+def test_incremental_fit_from_hdf5_file(tmp_path, chunk_size):
+    # HeAT's fit(path, chunk_size, dataset): the same model as fitting the array in batches of
+    # chunk_size rows (the last one, of 7 < n_components rows, merged into the one before)
+    x_np = _data((31, 5), seed=13)
+    path = _shared_file(tmp_path, "samples.h5")
+    ht.save_hdf5(ht.array(x_np, split=0), path, "DATA")
+    ht.save_hdf5(ht.array(x_np, split=0), path, "other", mode="a")
+    whole = ht.decomposition.IncrementalPCA(n_components=3, batch_size=chunk_size)
+    whole.fit(ht.array(x_np, split=0))
+    for fitted in (
+        ht.decomposition.IncrementalPCA(n_components=3).fit(path, chunk_size=chunk_size),
+        ht.decomposition.IncrementalPCA(n_components=3).fit(path, chunk_size, "other"),
+    ):
+        collective_assert(fitted.n_samples_seen_ == 31 and fitted.batch_size_ == chunk_size)
+        _compare(
+            [
+                ("|components_|", abs(fitted.components_.numpy()), abs(whole.components_.numpy())),
+                ("singular_values_", fitted.singular_values_, whole.singular_values_),
+                ("mean_", fitted.mean_, whole.mean_),
+            ],
+            _tolerance(np.float64),
+        )
+    # a path-like works as well, and the model transforms like the one fitted from the array
+    fitted = ht.decomposition.IncrementalPCA(n_components=3).fit(tmp_path.__class__(path), 10)
+    whole = ht.decomposition.IncrementalPCA(n_components=3, batch_size=10)
+    whole.fit(ht.array(x_np, split=0))
+    _compare([("components_", fitted.components_, whole.components_)], _tolerance(np.float64))
+
+
+@pytest.mark.skipif(not ht.supports_hdf5(), reason="needs h5py")
+def test_incremental_fit_from_file_errors(tmp_path):
+    IPCA = ht.decomposition.IncrementalPCA
+    path = _shared_file(tmp_path, "samples.h5")
+    ht.save_hdf5(ht.array(_data((12, 4)), split=0), path, "DATA")
+    text = _shared_file(tmp_path, "samples.txt")
+    if ht.MPI_WORLD.rank == 0:
+        with open(text, "w") as handle:
+            handle.write("not hdf5\n")
+    ht.MPI_WORLD.Barrier()
+    for error, args, kwargs, match in (
+        (ValueError, (text,), {"chunk_size": 4}, "not an HDF5 file"),
+        (ValueError, (path,), {"chunk_size": 13}, "chunk_size must be at most"),
+        (ValueError, (path,), {}, "chunk_size is required"),
+        (ValueError, (path,), {"chunk_size": 0}, "chunk_size"),
+        (TypeError, (path,), {"chunk_size": 4.0}, "chunk_size"),
+        (TypeError, (path,), {"chunk_size": 4, "dataset": 1}, "dataset"),
+        (KeyError, (path,), {"chunk_size": 4, "dataset": "missing"}, "missing"),
+        (FileNotFoundError, (path + ".gone",), {"chunk_size": 4}, "gone"),
+    ):
+        with pytest.raises(error, match=match):
+            IPCA(n_components=2).fit(*args, **kwargs)
+    with pytest.raises(ValueError, match="chunk_size must be >= n_components=3"):
+        IPCA(n_components=3).fit(path, chunk_size=2)
+    assert_raises_then_collective_works(ValueError, IPCA().fit, text, chunk_size=4)
+    with pytest.warns(UserWarning, match="chunk_size=4 has no effect"):
+        IPCA(n_components=2).fit(ht.array(_data((12, 4)), split=0), chunk_size=4)
+
+
+@pytest.mark.parametrize("split", [None, 0, 1])
+def test_pca_total_explained_variance_ratio(split):
+    # HeAT's attribute: the ratio summed for "full" (and "randomized"); for "hierarchical" a
+    # lower estimate 1 - error**2, error being the hierarchical SVD's relative error bound
+    x_np = _data((30, 6), seed=21)
+    x = ht.array(x_np, split=split)
+    reference = sklearn_decomposition.PCA(n_components=3).fit(x_np)
+    full = ht.decomposition.PCA(n_components=3, svd_solver="full").fit(x)
+    exact = reference.explained_variance_ratio_.sum()
+    assert isinstance(full.total_explained_variance_ratio_, float)
+    assert np.isclose(full.total_explained_variance_ratio_, exact, rtol=1e-5)
+    randomized = ht.decomposition.PCA(n_components=3, svd_solver="randomized", random_state=0)
+    randomized.fit(x)
+    assert np.isclose(
+        randomized.total_explained_variance_ratio_,
+        randomized.explained_variance_ratio_.numpy().sum(),
+        rtol=1e-5,
+    )
+    for fraction in (0.5, 0.9):
+        ours = ht.decomposition.PCA(n_components=fraction, svd_solver="hierarchical").fit(x)
+        estimate = ours.total_explained_variance_ratio_
+        exact = sklearn_decomposition.PCA().fit(x_np).explained_variance_ratio_
+        collective_assert(fraction - 1e-6 <= estimate <= exact[: ours.n_components_].sum() + 1e-6)
+    ours = ht.decomposition.PCA(n_components=2, svd_solver="hierarchical").fit(x)
+    _, error = ht.linalg.hsvd_rank(x - ht.mean(x, axis=0), 2)
+    assert np.isclose(ours.total_explained_variance_ratio_, 1 - error**2, rtol=1e-6)

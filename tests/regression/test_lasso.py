@@ -176,3 +176,22 @@ def test_gram_from_row_blocks_and_auto_choice(split, monkeypatch):
     model.fit(ht.array(x, split=split), ht.array(y, split=split))
     collective_assert(np.allclose(model.coef_.numpy(), expected.coef_, atol=1e-9))
     assert np.isclose(model.intercept_, expected.intercept_, atol=1e-8)
+
+
+@pytest.mark.parametrize("split", [None, 0, 1])
+def test_theta_is_heats_model(split):
+    # HeAT's theta: (n_features + 1, 1), the intercept first; HeAT predicts [1, x] @ theta, and
+    # without an intercept its first entry is 0
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(25, 4))
+    y = x @ np.array([1.5, 0.0, -2.0, 0.5]) + 0.7 + 0.01 * rng.normal(size=25)
+    hx = ht.array(x, split=split)
+    for fit_intercept in (True, False):
+        model = ht.regression.Lasso(lam=0.05, max_iter=500, fit_intercept=fit_intercept)
+        model.fit(hx, ht.array(y, split=0 if split is not None else None))
+        theta = model.theta.numpy()
+        assert theta.shape == (5, 1) and model.theta.split is None
+        with_ones = np.hstack([np.ones((25, 1)), x])
+        assert np.allclose((with_ones @ theta)[:, 0], model.predict(hx).numpy(), atol=1e-10)
+        if not fit_intercept:
+            assert theta[0, 0] == 0.0
