@@ -8,7 +8,9 @@ drift of the machine's load hits both alike).
 A step is ``zero_grad``, forward, an MSE loss, backward and an SGD step; at ``p`` processes each
 process holds ``1/p`` of both weights and does ``1/p`` of the multiply-adds, plus one all-reduce of
 the ``tokens x width`` activations in forward and one of the input gradient in backward. Each
-process runs heat's default number of compute threads (cores / processes on the node). The time
+process runs heat's default number of compute threads (cores / processes on the node), or
+``--threads`` (on a loaded machine a second thread mostly waits for a time slice, which makes the
+1-process job look slower than it is: ``--threads 1`` compares the split of the work alone). The time
 per step is the slowest process's median over ``--steps`` steps (after ``--warmup``); the
 speed-up is the 1-process time over the ``p``-process time, per run, and its median over the runs.
 
@@ -42,6 +44,8 @@ def worker(args: argparse.Namespace) -> None:
     import heat as ht
 
     comm = ht.MPI_WORLD
+    if args.threads:
+        torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     mlp = ht.nn.ParallelMLP(args.width, args.ffn or 4 * args.width)
     optimizer = torch.optim.SGD(mlp.parameters(), lr=1e-3)
@@ -68,6 +72,7 @@ def worker(args: argparse.Namespace) -> None:
 
 def driver(args: argparse.Namespace) -> int:
     results = {1: [], args.procs: []}
+    print(f"load average at start: {os.getloadavg()[0]:.1f}", flush=True)
     for run in range(args.runs):
         order = [1, args.procs] if run % 2 == 0 else [args.procs, 1]
         for procs in order:
@@ -88,6 +93,7 @@ def driver(args: argparse.Namespace) -> int:
     ratios = [one["step_s"] / many["step_s"] for one, many in zip(results[1], results[args.procs])]
     one = statistics.median(r["step_s"] for r in results[1])
     many = statistics.median(r["step_s"] for r in results[args.procs])
+    print(f"load average at end: {os.getloadavg()[0]:.1f}")
     print()
     print(f"ParallelMLP width {args.width}, ffn {args.ffn or 4 * args.width}, "
           f"{args.tokens} tokens, float32")  # fmt: skip
@@ -100,7 +106,8 @@ def driver(args: argparse.Namespace) -> int:
 
 def _forwarded(args: argparse.Namespace) -> List[str]:
     return ["--width", str(args.width), "--ffn", str(args.ffn), "--tokens", str(args.tokens),
-            "--steps", str(args.steps), "--warmup", str(args.warmup)]  # fmt: skip
+            "--steps", str(args.steps), "--warmup", str(args.warmup),
+            "--threads", str(args.threads)]  # fmt: skip
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -112,6 +119,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=0,
+                        help="compute threads per process (default: heat's, cores / processes)")
     parser.add_argument("--timeout", type=float, default=1800)
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
