@@ -1,5 +1,5 @@
 """
-Neural networks, data parallel and pipeline parallel.
+Neural networks: data, pipeline and tensor parallel.
 
 * :class:`DataParallel` — gradients averaged over all processes (bucketed, overlapped with the
   backward pass; optional compression and hierarchical all-reduce);
@@ -7,7 +7,10 @@ Neural networks, data parallel and pipeline parallel.
 * :class:`Pipeline` — a sequence of layers cut into stages, one per process, trained with
   micro-batches on a GPipe, 1F1B or PipeDream schedule; its plan (:func:`profile_layers`,
   :func:`partition_layers`, :func:`pipeline_schedule`, :func:`simulate_schedule`) is pure and
-  usable on its own.
+  usable on its own;
+* tensor parallelism (Megatron-style) — :class:`ColumnParallelLinear`, :class:`RowParallelLinear`,
+  :class:`ParallelEmbedding`, :class:`ParallelMLP`, :class:`ParallelSelfAttention` split their
+  weights over the processes; :func:`parallelize` swaps them into an existing model.
 
 Every name of ``torch.nn`` is available here too (``ht.nn.Linear``, ``ht.nn.functional``, ...).
 """
@@ -27,6 +30,14 @@ from .pipeline_plan import (
     profile_layers,
     simulate_schedule,
 )
+from .tensor_parallel import (
+    ColumnParallelLinear,
+    ParallelEmbedding,
+    ParallelMLP,
+    ParallelSelfAttention,
+    RowParallelLinear,
+    parallelize,
+)
 
 __all__ = [
     "DataParallel",
@@ -40,6 +51,12 @@ __all__ = [
     "pipeline_schedule",
     "profile_layers",
     "simulate_schedule",
+    "ColumnParallelLinear",
+    "RowParallelLinear",
+    "ParallelEmbedding",
+    "ParallelMLP",
+    "ParallelSelfAttention",
+    "parallelize",
 ]
 
 
