@@ -55,8 +55,24 @@ setup(
         # What scripts/run_tests.py needs (pytest>=8 for new-style hook wrappers in conftest).
         # scipy (skew, kurtosis, cdist) and scikit-learn (scalers, k-means) are test oracles only;
         # netCDF4 and zarr so that the tests of those formats run instead of being skipped.
-        "dev": ["pytest>=8", "pytest-timeout>=2.1", "mpich", "scipy", "scikit-learn", "netCDF4", "zarr", "array-api-strict",
-                "sphinx", "numpydoc", "ipyparallel", "nbclient", "ipykernel", "matplotlib"],
+        "dev": [
+            "pytest>=8",
+            "pytest-timeout>=2.1",
+            "mpich",
+            "scipy",
+            "scikit-learn",
+            "netCDF4",
+            "zarr",
+            "array-api-strict",
+            "sphinx",
+            "numpydoc",
+            "ipyparallel",
+            "nbclient",
+            "ipykernel",
+            "matplotlib",
+            # the formatter and linter that .ci/run checks the tree with (settings in pyproject.toml)
+            "ruff",
+        ],
     },
     classifiers=[
         "Programming Language :: Python :: 3",

@@ -116,12 +116,26 @@ def make_data(scale: float) -> Data:
     y = rng.random((rows, COLS), dtype=np.float32)
     ints = rng.integers(0, UNIQUE_VALUES, size=x.size, dtype=np.int64)
     idx = rng.integers(0, rows, size=rows, dtype=np.int64)
-    big = rng.random(BIG_FACTOR * x.size, dtype=np.float32)  # drawn last: the others stay as they were
+    big = rng.random(
+        BIG_FACTOR * x.size, dtype=np.float32
+    )  # drawn last: the others stay as they were
     tall_rows = max(8, int(round(TALL_ROWS * scale / 8)) * 8)
-    tall = rng.standard_normal((tall_rows, TALL_COLS), dtype=np.float32)  # after big, for the same reason
+    tall = rng.standard_normal(
+        (tall_rows, TALL_COLS), dtype=np.float32
+    )  # after big, for the same reason
     samples = rng.random((max(8, int(CDIST_ROWS * scale)), CDIST_COLS), dtype=np.float32)
     points = rng.random((max(KMEANS_K, int(KMEANS_ROWS * scale)), KMEANS_COLS), dtype=np.float32)
-    return Data(x=x, y=y, ints=ints, idx=idx, mask=x > 0.5, big=big, tall=tall, samples=samples, points=points)
+    return Data(
+        x=x,
+        y=y,
+        ints=ints,
+        idx=idx,
+        mask=x > 0.5,
+        big=big,
+        tall=tall,
+        samples=samples,
+        points=points,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -172,7 +186,9 @@ class NumpyLib:
         except ImportError:
             return _lloyd(x, init, KMEANS_ITER)
         # tol=0: scikit-learn's only way not to stop on tolerance (and the data does not converge)
-        model = KMeans(len(init), init=init, n_init=1, max_iter=KMEANS_ITER, tol=0.0, algorithm="lloyd")
+        model = KMeans(
+            len(init), init=init, n_init=1, max_iter=KMEANS_ITER, tol=0.0, algorithm="lloyd"
+        )
         return model.fit(x)
 
     def lasso(self, x, y):
@@ -262,8 +278,9 @@ class HeatLib(NumpyLib):
     name = "heat"
 
     def __init__(self) -> None:
-        import heat as ht
         import torch
+
+        import heat as ht
 
         self.ht = ht
         self.torch = torch
@@ -359,7 +376,9 @@ class HeatLib(NumpyLib):
         return self.ht.percentile(x, q, axis=axis)
 
     def shared_path(self, name: str) -> str:
-        return self.world.bcast(NumpyLib.shared_path(self, name) if self.rank == 0 else None, root=0)
+        return self.world.bcast(
+            NumpyLib.shared_path(self, name) if self.rank == 0 else None, root=0
+        )
 
     def load_hdf5(self, path: str, dataset: str, split):
         return self.ht.load_hdf5(path, dataset, split=split)
@@ -485,14 +504,21 @@ def _ops() -> List[Op]:
         x = L.distribute(D.flat, 0)
         return [x], lambda: L.unique(x)
 
-    ops.append(Op("unique 1-D float (all distinct)", "time", unique_float, lambda D: np.unique(D.flat)))
+    ops.append(
+        Op("unique 1-D float (all distinct)", "time", unique_float, lambda D: np.unique(D.flat))
+    )
 
     def unique_int(L, D):
         x = L.distribute(D.ints, 0)
         return [x], lambda: L.unique(x)
 
     ops.append(
-        Op(f"unique 1-D int ({UNIQUE_VALUES} values)", "time", unique_int, lambda D: np.unique(D.ints))
+        Op(
+            f"unique 1-D int ({UNIQUE_VALUES} values)",
+            "time",
+            unique_int,
+            lambda D: np.unique(D.ints),
+        )
     )
 
     def bool_getitem(L, D):
@@ -521,7 +547,13 @@ def _ops() -> List[Op]:
         return out
 
     ops.append(
-        Op("x[mask] = 0 split=0", "time", bool_setitem, expect_setitem, checked=lambda inputs: inputs[0])
+        Op(
+            "x[mask] = 0 split=0",
+            "time",
+            bool_setitem,
+            expect_setitem,
+            checked=lambda inputs: inputs[0],
+        )
     )
 
     def cumsum(L, D):
@@ -571,6 +603,7 @@ def _ops() -> List[Op]:
                 atol=1e-6,
             )
         )
+
     # issue 12, appended so that the indices of the operations above stay what they were
     def max_argmax(L, D):
         x = L.distribute(D.big, 0)
@@ -639,11 +672,29 @@ def _ops() -> List[Op]:
         return np.linalg.svd(D.tall.astype(np.float64), compute_uv=False)
 
     n = TALL_COLS
-    ops.append(Op("qr tall-skinny split=0", "time", lambda L, D: tall(L, D, "qr"), expect_r,
-                  rtol=1e-3, atol=1e-2, convert=abs_r,
-                  flops=lambda D: 4.0 * D.tall.shape[0] * n * n - 4.0 * n**3 / 3))  # R and the reduced Q
-    ops.append(Op("svd tall-skinny split=0", "time", lambda L, D: tall(L, D, "svd"), expect_s,
-                  rtol=1e-4, atol=1e-3, convert=singular_values))
+    ops.append(
+        Op(
+            "qr tall-skinny split=0",
+            "time",
+            lambda L, D: tall(L, D, "qr"),
+            expect_r,
+            rtol=1e-3,
+            atol=1e-2,
+            convert=abs_r,
+            flops=lambda D: 4.0 * D.tall.shape[0] * n * n - 4.0 * n**3 / 3,
+        )
+    )  # R and the reduced Q
+    ops.append(
+        Op(
+            "svd tall-skinny split=0",
+            "time",
+            lambda L, D: tall(L, D, "svd"),
+            expect_s,
+            rtol=1e-4,
+            atol=1e-3,
+            convert=singular_values,
+        )
+    )
 
     # issue 8: euclidean distances of 10000 x 16 samples to themselves (ring exchange at p > 1)
     for quadratic in (False, True):
@@ -657,18 +708,34 @@ def _ops() -> List[Op]:
             products = D.samples.astype(np.float64) @ D.samples.T.astype(np.float64)
             return np.sqrt(np.maximum(squared[:, None] + squared[None, :] - 2 * products, 0))
 
-        ops.append(Op(f"cdist{' quadratic_expansion' if quadratic else ''} split=0", "time", cdist,
-                      expect_cdist, rtol=1e-3, atol=2e-3,
-                      flops=lambda D: 2.0 * D.samples.shape[0] ** 2 * D.samples.shape[1]))
+        ops.append(
+            Op(
+                f"cdist{' quadratic_expansion' if quadratic else ''} split=0",
+                "time",
+                cdist,
+                expect_cdist,
+                rtol=1e-3,
+                atol=2e-3,
+                flops=lambda D: 2.0 * D.samples.shape[0] ** 2 * D.samples.shape[1],
+            )
+        )
 
     # issue 8: 20 Lloyd iterations (k-means, k = 8) of 1e6 x 8 samples from the first 8 samples
     def kmeans(L, D):
         x = L.distribute(D.points, 0)
         return [x], lambda: L.kmeans(x, D.points[:KMEANS_K])
 
-    ops.append(Op("kmeans 20 iterations split=0", "kmeans", kmeans,
-                  lambda D: _lloyd(D.points, D.points[:KMEANS_K], KMEANS_ITER),
-                  rtol=1e-3, atol=1e-3, convert=lambda L, model: L.centres(model)))
+    ops.append(
+        Op(
+            "kmeans 20 iterations split=0",
+            "kmeans",
+            kmeans,
+            lambda D: _lloyd(D.points, D.points[:KMEANS_K], KMEANS_ITER),
+            rtol=1e-3,
+            atol=1e-3,
+            convert=lambda L, model: L.centres(model),
+        )
+    )
 
     # issue 8: PCA of the 200000 x 50 tall-skinny matrix (split along its rows), 10 components
     def pca(L, D):
@@ -680,8 +747,17 @@ def _ops() -> List[Op]:
         s = np.linalg.svd(centred, compute_uv=False)[:PCA_COMPONENTS]
         return s**2 / (len(centred) - 1)
 
-    ops.append(Op("pca full 10 components split=0", "time", pca, expect_variance, rtol=1e-3,
-                  atol=1e-4, convert=lambda L, model: L.explained_variance(model)))
+    ops.append(
+        Op(
+            "pca full 10 components split=0",
+            "time",
+            pca,
+            expect_variance,
+            rtol=1e-3,
+            atol=1e-4,
+            convert=lambda L, model: L.explained_variance(model),
+        )
+    )
 
     # issue 8: Lasso, 20 coordinate-descent sweeps over the 20 coefficients of 200000 x 20 samples
     # (HeAT 1.8 solves another problem: its first column is the intercept and it assumes columns
@@ -691,9 +767,19 @@ def _ops() -> List[Op]:
         y = L.distribute(_lasso_targets(D), 0)
         return [x, y], lambda: L.lasso(x, y)
 
-    ops.append(Op(f"lasso {LASSO_ITER} iterations split=0", "time", lasso,
-                  lambda D: _lasso_sweeps(D.tall[:, :LASSO_COLS], _lasso_targets(D), LASSO_LAM, LASSO_ITER),
-                  rtol=1e-3, atol=1e-3, convert=lambda L, model: L.lasso_coef(model)))
+    ops.append(
+        Op(
+            f"lasso {LASSO_ITER} iterations split=0",
+            "time",
+            lasso,
+            lambda D: _lasso_sweeps(
+                D.tall[:, :LASSO_COLS], _lasso_targets(D), LASSO_LAM, LASSO_ITER
+            ),
+            rtol=1e-3,
+            atol=1e-3,
+            convert=lambda L, model: L.lasso_coef(model),
+        )
+    )
     return ops
 
 
@@ -727,7 +813,9 @@ def _lloyd(points: np.ndarray, init: np.ndarray, iterations: int) -> np.ndarray:
         squared = (centres**2).sum(1)[None, :] - 2.0 * (x @ centres.T)
         labels = squared.argmin(1)
         counts = np.bincount(labels, minlength=k)
-        sums = np.stack([np.bincount(labels, weights=x[:, j], minlength=k) for j in range(x.shape[1])], 1)
+        sums = np.stack(
+            [np.bincount(labels, weights=x[:, j], minlength=k) for j in range(x.shape[1])], 1
+        )
         nonempty = counts > 0
         centres[nonempty] = sums[nonempty] / counts[nonempty, None]
     return centres
@@ -822,7 +910,11 @@ def calibrate(L, fn: Callable[[], Any], first: float, min_time: float, cap: int 
     """
     number, elapsed = 1, _slowest(L, first)
     while elapsed < min_time and number < cap:
-        number = min(cap, 10 * number, max(2 * number, math.ceil(1.2 * number * min_time / max(elapsed, 1e-9))))
+        number = min(
+            cap,
+            10 * number,
+            max(2 * number, math.ceil(1.2 * number * min_time / max(elapsed, 1e-9))),
+        )
         L.barrier()
         start = time.perf_counter()
         for _ in range(number):
@@ -887,7 +979,12 @@ def run_op(
     mismatch = compare(got, op.expect(D), op)
     del result, got, inputs, fn
     return dict(
-        times=times, number=number, mem_delta=mem_delta, in_bytes=in_bytes, out_bytes=out_bytes, mismatch=mismatch
+        times=times,
+        number=number,
+        mem_delta=mem_delta,
+        in_bytes=in_bytes,
+        out_bytes=out_bytes,
+        mismatch=mismatch,
     )
 
 
@@ -912,7 +1009,9 @@ class Agreement:
                 reason = error or "another process did not finish (hung in a collective?)"
                 with open(f"{self.abort_path}.{self.L.rank}", "w") as f:
                     json.dump({"op": op_name, "error": reason, "rank": self.L.rank}, f)
-                sys.stderr.write(f"[rank {self.L.rank}] {op_name}: no agreement after {self.timeout} s; aborting\n")
+                sys.stderr.write(
+                    f"[rank {self.L.rank}] {op_name}: no agreement after {self.timeout} s; aborting\n"
+                )
                 sys.stderr.flush()
                 self.L.world.Abort(3)
             time.sleep(0.002)
@@ -943,7 +1042,9 @@ def selected_ops(text: str) -> List[int]:
     chosen = [index for index, op in enumerate(OPS) if text in op.name]
     if not chosen:
         names = "\n  ".join(op.name for op in OPS)
-        raise ValueError(f"--ops {text!r} is part of no operation's name; the operations:\n  {names}")
+        raise ValueError(
+            f"--ops {text!r} is part of no operation's name; the operations:\n  {names}"
+        )
     return chosen
 
 
@@ -956,7 +1057,10 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     parser.add_argument("--ops", default="", help="only operations whose name contains this text")
     parser.add_argument("--skip", default="", help="operation indices to leave out, e.g. 0-5,9")
     parser.add_argument(
-        "--slow", type=float, default=5.0, help="seconds: a slower warm-up call is the only measurement"
+        "--slow",
+        type=float,
+        default=5.0,
+        help="seconds: a slower warm-up call is the only measurement",
     )
     parser.add_argument("--agree-timeout", type=float, default=120.0)
     parser.add_argument("--out", default="", help="JSON-lines file written by rank 0")
@@ -1033,11 +1137,25 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
             error = short_error(exc)
             if os.environ.get("ALGORITHMS_TRACEBACK"):
                 traceback.print_exc()
-            local = dict(times=[-1.0] * args.repeat, number=0, mem_delta=0, in_bytes=0, out_bytes=0, mismatch="")
+            local = dict(
+                times=[-1.0] * args.repeat,
+                number=0,
+                mem_delta=0,
+                in_bytes=0,
+                out_bytes=0,
+                mismatch="",
+            )
         gc.collect()
         bad_check = 1.0 if local["mismatch"] else 0.0
         ratio = local["mem_delta"] / max(1, local["in_bytes"] + local["out_bytes"])
-        vector = [1.0 if error else 0.0, bad_check, local["mem_delta"], local["in_bytes"], local["out_bytes"], ratio]
+        vector = [
+            1.0 if error else 0.0,
+            bad_check,
+            local["mem_delta"],
+            local["in_bytes"],
+            local["out_bytes"],
+            ratio,
+        ]
         agreed = agree.maximum(vector + list(local["times"]), op.name, error)
         failed, mismatched = agreed[0] > 0, agreed[1] > 0
         messages = agree.gather((error, local["mismatch"])) if (failed or mismatched) else []

@@ -38,8 +38,9 @@ import sys
 import threading
 import time
 
-import heat as ht  # HeAT 1.8, from the interpreter's site-packages
 import torch
+
+import heat as ht  # HeAT 1.8, from the interpreter's site-packages
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -79,8 +80,13 @@ def epoch(args, comm):
     """(seconds, samples yielded, rows read) of one fresh dataset's epoch on this process."""
     began = time.perf_counter()
     dataset = Rows(
-        args.file, comm=comm, dataset_names=args.datasets, transforms=[None] * len(args.datasets),
-        use_gpu=False, initial_load=args.initial_load, load_length=args.load_length,
+        args.file,
+        comm=comm,
+        dataset_names=args.datasets,
+        transforms=[None] * len(args.datasets),
+        use_gpu=False,
+        initial_load=args.initial_load,
+        load_length=args.load_length,
     )
     loader = ht.utils.data.DataLoader(dataset=dataset, batch_size=args.batch)
     samples = 0
@@ -111,12 +117,18 @@ def main() -> None:
     parser.add_argument("--load-length", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--warmup", type=int, default=0, help="untimed epochs first")
-    parser.add_argument("--timeout", type=float, default=600.0,
-                        help="seconds before a hung job prints its stacks and ends")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=600.0,
+        help="seconds before a hung job prints its stacks and ends",
+    )
     args = parser.parse_args()
     if os.path.abspath(ht.__file__).startswith(REPO + os.sep):
-        sys.exit(f"this imports the repository's heat ({ht.__file__}), not HeAT 1.8: "
-                 "run it with the anchor environment's python, without PYTHONPATH")
+        sys.exit(
+            f"this imports the repository's heat ({ht.__file__}), not HeAT 1.8: "
+            "run it with the anchor environment's python, without PYTHONPATH"
+        )
     threading.excepthook = end_job_on_thread_error
     faulthandler.dump_traceback_later(args.timeout, exit=True)
     comm = ht.MPI_WORLD
@@ -139,13 +151,22 @@ def main() -> None:
     peak_extra = comm.gather(round(max(extras), 1))
     if comm.rank == 0:
         record = dict(
-            heat_version=ht.__version__, procs=comm.size, batch=args.batch,
-            initial_load=args.initial_load, load_length=args.load_length, partial=partial,
-            samples=samples, samples_per_s=samples / best, seconds=best, rows_read=rows_read,
-            peak_rss_mb=peak_rss, peak_extra_mb=peak_extra, exact_peak=exact,
+            heat_version=ht.__version__,
+            procs=comm.size,
+            batch=args.batch,
+            initial_load=args.initial_load,
+            load_length=args.load_length,
+            partial=partial,
+            samples=samples,
+            samples_per_s=samples / best,
+            seconds=best,
+            rows_read=rows_read,
+            peak_rss_mb=peak_rss,
+            peak_extra_mb=peak_extra,
+            exact_peak=exact,
             note="HeAT 1.8: contiguous share per process, the n % p last rows never read, "
-                 "shuffled only within a process, remainder batch dropped; refills read past the "
-                 "share and wrap, so rows_read differs from it and samples may repeat rows",
+            "shuffled only within a process, remainder batch dropped; refills read past the "
+            "share and wrap, so rows_read differs from it and samples may repeat rows",
         )
         print(json.dumps(record), flush=True)
 

@@ -185,9 +185,7 @@ def worker(args: argparse.Namespace) -> None:
         comm.Barrier()
         after = _node_bytes() if leader else None
         slowest = max(comm.allgather(elapsed))
-        deltas = comm.allgather(
-            {k: after[k] - before[k] for k in after} if leader else None
-        )
+        deltas = comm.allgather({k: after[k] - before[k] for k in after} if leader else None)
         return slowest, [d for d in deltas if d is not None]
 
     def report(variant, seconds, batches, nodes, expected, extra=None):
@@ -320,7 +318,7 @@ def worker(args: argparse.Namespace) -> None:
             expected = ring_node_tx * averages
             extra["global_averages"] = averages
         else:  # heat DASO
-            records = list(setup["daso"].timeline)[setup["first_record"]:]
+            records = list(setup["daso"].timeline)[setup["first_record"] :]
             actions = [r.action for r in records]
             # every send and every blocking average moves this process's slice (1/G of the
             # vector) in bfloat16 once to the other node: a node sends half the float32 vector
@@ -335,9 +333,8 @@ def worker(args: argparse.Namespace) -> None:
             extra.update(
                 global_syncs=syncs,
                 actions=actions,
-                daso_timeline_exposed_s=max(
-                    comm.allgather(sum(r.exposed_seconds for r in records))
-                ) / batches,
+                daso_timeline_exposed_s=max(comm.allgather(sum(r.exposed_seconds for r in records)))
+                / batches,
                 daso_phases_s={
                     phase: max(g.get(phase, 0.0) for g in gathered) / batches
                     for phase in sorted({p for g in gathered for p in g})
@@ -351,9 +348,7 @@ def worker(args: argparse.Namespace) -> None:
         daso = built["heat DASO"]["daso"]
         daso.epoch_loss_logic(last_loss["heat DASO"])
         daso.last_batch = args.cooldown  # epoch 2: cool-down (blocking every batch)
-        elapsed, nodes = measure(
-            lambda: train(built["heat DASO"]["model"], daso, args.cooldown)
-        )
+        elapsed, nodes = measure(lambda: train(built["heat DASO"]["model"], daso, args.cooldown))
         report(
             "heat DASO cool-down", elapsed, args.cooldown, nodes, args.cooldown * param_bytes // 2
         )
@@ -379,9 +374,11 @@ def _table(results: List[dict], args: argparse.Namespace) -> str:
     by_variant: Dict[str, List[dict]] = {}
     for r in results:
         by_variant.setdefault(r["variant"], []).append(r)
-    base = statistics.median(r["batch_s"] for r in by_variant.get("compute only", [])) if (
-        "compute only" in by_variant
-    ) else None
+    base = (
+        statistics.median(r["batch_s"] for r in by_variant.get("compute only", []))
+        if ("compute only" in by_variant)
+        else None
+    )
     lines = [
         "| variant | time/batch (ms), median | spread over runs | exposed comm/batch (ms) | "
         "cross-node bytes/batch/node, measured (eth0) | expected (payload) | measured/expected "
@@ -480,8 +477,7 @@ def _runs(args: argparse.Namespace, env: Dict[str, str], results: List[dict], bu
     from emulated_cluster import EmulatedCluster
 
     print(
-        f"load average at start: {os.getloadavg()[0]:.2f}; {len(busy)} busy background "
-        "process(es)",
+        f"load average at start: {os.getloadavg()[0]:.2f}; {len(busy)} busy background process(es)",
         flush=True,
     )
     with EmulatedCluster(nodes=args.nodes, rate=args.rate) as cluster:
@@ -540,7 +536,16 @@ def _runs(args: argparse.Namespace, env: Dict[str, str], results: List[dict], bu
 
 def _forwarded(args: argparse.Namespace) -> List[str]:
     out = []
-    for name in ("width", "layers", "batch", "compute_ms", "batches", "warmup", "cooldown", "block"):
+    for name in (
+        "width",
+        "layers",
+        "batch",
+        "compute_ms",
+        "batches",
+        "warmup",
+        "cooldown",
+        "block",
+    ):
         out += [f"--{name.replace('_', '-')}", str(getattr(args, name))]
     out += ["--variants", ",".join(args.variants)]
     return out

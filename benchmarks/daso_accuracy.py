@@ -150,7 +150,8 @@ def plot(histories: Dict[str, Dict[str, List[float]]], path: str, title: str) ->
     for name, h in histories.items():
         losses = h["loss_all"]
         smooth = [
-            sum(losses[max(0, i - window + 1) : i + 1]) / len(losses[max(0, i - window + 1) : i + 1])
+            sum(losses[max(0, i - window + 1) : i + 1])
+            / len(losses[max(0, i - window + 1) : i + 1])
             for i in range(len(losses))
         ]
         left.plot(h["time"], smooth, label=name)

@@ -42,17 +42,24 @@ def main() -> None:
     chosen = [case for case in cases.registry() if case.name.startswith("elementwise")]
     rows = []
     for index, case in enumerate(chosen):
-        records = {r["library"]: r for r in measure_case(case, adapters, data, args.repeat, args.min_time, world, index)}
-        rows.append((case.name[len("elementwise "):], records["heat"], records["numpy"]))
+        records = {
+            r["library"]: r
+            for r in measure_case(case, adapters, data, args.repeat, args.min_time, world, index)
+        }
+        rows.append((case.name[len("elementwise ") :], records["heat"], records["numpy"]))
     if world.rank == 0:
-        print(f"elementwise throughput, {args.per_process:.0e} float32 per process, {world.size} process(es)")
+        print(
+            f"elementwise throughput, {args.per_process:.0e} float32 per process, {world.size} process(es)"
+        )
         print(f"{'expression':16s} {'heat s':>9s} {'numpy s':>9s} {'heat/numpy':>11s}  check")
         for label, heat, numpy in rows:
             if heat["status"] != "ok" or numpy["status"] != "ok":
                 print(f"{label:16s} error: {heat.get('error') or numpy.get('error')}")
                 continue
-            print(f"{label:16s} {heat['median']:9.4f} {numpy['median']:9.4f} {heat['median'] / numpy['median']:11.2f}"
-                  f"  {heat['check']}")
+            print(
+                f"{label:16s} {heat['median']:9.4f} {numpy['median']:9.4f} {heat['median'] / numpy['median']:11.2f}"
+                f"  {heat['check']}"
+            )
 
 
 if __name__ == "__main__":

@@ -35,18 +35,26 @@ def main() -> None:
     adapters[0].torch.set_num_threads(1)
     world = World(True)
     chosen = [case for case in cases.registry() if case.name.startswith("overhead")]
-    print(f"per-call time in microseconds, 10-element float32 arrays, {world.size} process(es) "
-          f"(heat {adapters[0].version})")
-    print(f"{'operation':12s} {'heat':>8s} {'numpy':>8s} {'torch':>8s} {'heat/torch':>11s} {'heat/numpy':>11s}")
+    print(
+        f"per-call time in microseconds, 10-element float32 arrays, {world.size} process(es) "
+        f"(heat {adapters[0].version})"
+    )
+    print(
+        f"{'operation':12s} {'heat':>8s} {'numpy':>8s} {'torch':>8s} {'heat/torch':>11s} {'heat/numpy':>11s}"
+    )
     for index, case in enumerate(chosen):
-        records = measure_case(case, adapters, None, args.repeat, 0.0, world, index, number=args.number)
+        records = measure_case(
+            case, adapters, None, args.repeat, 0.0, world, index, number=args.number
+        )
         us = {r["library"]: r["median"] * 1e6 for r in records if r["status"] == "ok"}
-        label = case.name[len("overhead "):].replace(" (10 values)", "")
+        label = case.name[len("overhead ") :].replace(" (10 values)", "")
         if len(us) < 3:
             print(f"{label:12s} error: {[r.get('error') for r in records if r['status'] != 'ok']}")
             continue
-        print(f"{label:12s} {us['heat']:8.2f} {us['numpy']:8.2f} {us['torch']:8.2f} "
-              f"{us['heat'] / us['torch']:11.2f} {us['heat'] / us['numpy']:11.2f}")
+        print(
+            f"{label:12s} {us['heat']:8.2f} {us['numpy']:8.2f} {us['torch']:8.2f} "
+            f"{us['heat'] / us['torch']:11.2f} {us['heat'] / us['numpy']:11.2f}"
+        )
 
 
 if __name__ == "__main__":

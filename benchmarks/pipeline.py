@@ -140,7 +140,9 @@ def worker(args: argparse.Namespace) -> None:
 
     def report(variant, **fields):
         if rank == 0:
-            print("RESULT " + json.dumps({"variant": variant, "run": args.run, **fields}), flush=True)
+            print(
+                "RESULT " + json.dumps({"variant": variant, "run": args.run, **fields}), flush=True
+            )
 
     def memory(counters):
         """Stage 0's peaks, and the largest peak count over the stages."""

@@ -58,14 +58,18 @@ def main() -> None:
         times["1->0"].append(timed(lambda: ht.resplit(x1, 0), comm))
     if comm.rank == 0:
         gib = rows * cols * 4 / 2**30
-        print(f"resplit of a {rows} x {cols} float32 matrix ({gib:.2f} GiB, "
-              f"{gib / comm.size:.2f} GiB per process), {comm.size} processes, "
-              f"{torch.get_num_threads()} thread(s) each, {args.repeat} repetitions")
+        print(
+            f"resplit of a {rows} x {cols} float32 matrix ({gib:.2f} GiB, "
+            f"{gib / comm.size:.2f} GiB per process), {comm.size} processes, "
+            f"{torch.get_num_threads()} thread(s) each, {args.repeat} repetitions"
+        )
         print(f"{'direction':10s} {'median s':>9s} {'best s':>8s} {'GB/s':>6s}")
         for direction, values in times.items():
             median = statistics.median(values)
-            print(f"{direction:10s} {median:9.3f} {min(values):8.3f} "
-                  f"{rows * cols * 4 / 1e9 / median:6.2f}")
+            print(
+                f"{direction:10s} {median:9.3f} {min(values):8.3f} "
+                f"{rows * cols * 4 / 1e9 / median:6.2f}"
+            )
         ratio = statistics.median(times["0->1"]) / statistics.median(times["1->0"])
         print(f"0->1 / 1->0 (medians): {ratio:.2f}")
 

@@ -103,7 +103,9 @@ def stop_group(proc: subprocess.Popen) -> None:
             continue
 
 
-def run_library(label: str, command: List[str], env: Dict[str, str], args, work: str, extra=()) -> dict:
+def run_library(
+    label: str, command: List[str], env: Dict[str, str], args, work: str, extra=()
+) -> dict:
     """Runs one library at one process count until every operation has a record."""
     results: Dict[int, dict] = {}
     meta: Optional[dict] = None
@@ -111,14 +113,25 @@ def run_library(label: str, command: List[str], env: Dict[str, str], args, work:
     for attempt in range(args.max_restarts + 1):
         out = os.path.join(work, f"{label}.try{attempt}.jsonl")
         logfile = os.path.join(work, f"{label}.try{attempt}.log")
-        cmd = command + [ALGORITHMS] + list(extra) + [
-            "--scale", str(args.scale),
-            "--repeat", str(args.repeat),
-            "--min-time", str(args.min_time),
-            "--agree-timeout", str(args.agree_timeout),
-            "--slow", str(args.slow),
-            "--out", out,
-        ]
+        cmd = (
+            command
+            + [ALGORITHMS]
+            + list(extra)
+            + [
+                "--scale",
+                str(args.scale),
+                "--repeat",
+                str(args.repeat),
+                "--min-time",
+                str(args.min_time),
+                "--agree-timeout",
+                str(args.agree_timeout),
+                "--slow",
+                str(args.slow),
+                "--out",
+                out,
+            ]
+        )
         if args.ops:
             cmd += ["--ops", args.ops]
         if args.threads:
@@ -128,7 +141,14 @@ def run_library(label: str, command: List[str], env: Dict[str, str], args, work:
         if results:
             cmd += ["--skip", ",".join(str(i) for i in sorted(results))]
         with open(logfile, "w") as logf:
-            proc = subprocess.Popen(cmd, env=env, cwd=work, stdout=logf, stderr=subprocess.STDOUT, start_new_session=True)
+            proc = subprocess.Popen(
+                cmd,
+                env=env,
+                cwd=work,
+                stdout=logf,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
             seen, last_change, hung = 0, time.monotonic(), False
             while True:
                 code = proc.poll()
@@ -164,14 +184,22 @@ def run_library(label: str, command: List[str], env: Dict[str, str], args, work:
         if started is None:
             # died outside an operation (e.g. at import, while heat is being edited): try again
             tail = _tail(logfile)
-            log(f"  {label}: run ended outside an operation (exit {proc.returncode}); log {logfile}:\n{tail}")
+            log(
+                f"  {label}: run ended outside an operation (exit {proc.returncode}); log {logfile}:\n{tail}"
+            )
             failures += 1
             if failures > 2:
-                return dict(meta=meta, results=results, failed=f"run failed (exit {proc.returncode}): {tail[-200:]}")
+                return dict(
+                    meta=meta,
+                    results=results,
+                    failed=f"run failed (exit {proc.returncode}): {tail[-200:]}",
+                )
             time.sleep(30)
             continue
         reason = _abort_reason(out)
-        record = dict(event="result", index=started["index"], op=started["op"], status="error", error=reason)
+        record = dict(
+            event="result", index=started["index"], op=started["op"], status="error", error=reason
+        )
         if not reason and hung:
             # too slow or hung: the time limit is a lower bound on one call
             record.update(
@@ -279,8 +307,18 @@ def table(runs: Dict[str, dict], procs: List[int]) -> List[str]:
     numpy = runs.get("numpy", {}).get("results", {})
     indices = sorted({i for run in runs.values() for i in run["results"]})
     header = [
-        "operation", "p", "ours (s)", "HeAT 1.8 (s)", "NumPy (s)", "1.8/ours", "ours/NumPy",
-        "mem ours (MB)", "mem 1.8 (MB)", "in+out ours (MB)", "target", "result",
+        "operation",
+        "p",
+        "ours (s)",
+        "HeAT 1.8 (s)",
+        "NumPy (s)",
+        "1.8/ours",
+        "ours/NumPy",
+        "mem ours (MB)",
+        "mem 1.8 (MB)",
+        "in+out ours (MB)",
+        "target",
+        "result",
     ]
     rows = []
     notes = []
@@ -292,28 +330,48 @@ def table(runs: Dict[str, dict], procs: List[int]) -> List[str]:
             any_record = ours or anchor or base
             if any_record is None:
                 continue
-            group = (ours or {}).get("group") or (anchor or {}).get("group") or (base or {}).get("group") or "time"
+            group = (
+                (ours or {}).get("group")
+                or (anchor or {}).get("group")
+                or (base or {}).get("group")
+                or "time"
+            )
             cost = f"{ours['best'] / base['best']:.2f}" if _ok(ours) and _ok(base) else "-"
             in_out = ours["in_bytes"] + ours["out_bytes"] if _ok(ours) else None
-            rows.append([
-                any_record["op"], str(p), _seconds(ours), _seconds(anchor), _seconds(base), speedup(ours, anchor), cost,
-                _mb(ours.get("mem_delta")) if _ok(ours) else "-",
-                _mb(anchor.get("mem_delta")) if _ok(anchor) else "-",
-                _mb(in_out) if in_out is not None else "-", f">= {SPEEDUP_TARGET.get(group, 1.0):g}x", verdict(ours, anchor, group),
-            ])
+            rows.append(
+                [
+                    any_record["op"],
+                    str(p),
+                    _seconds(ours),
+                    _seconds(anchor),
+                    _seconds(base),
+                    speedup(ours, anchor),
+                    cost,
+                    _mb(ours.get("mem_delta")) if _ok(ours) else "-",
+                    _mb(anchor.get("mem_delta")) if _ok(anchor) else "-",
+                    _mb(in_out) if in_out is not None else "-",
+                    f">= {SPEEDUP_TARGET.get(group, 1.0):g}x",
+                    verdict(ours, anchor, group),
+                ]
+            )
             if group in BASELINE_TARGET and p == 1:
                 rows[-1][-2] += f", <= {BASELINE_TARGET[group]:g}x NumPy"
                 if _ok(ours) and _ok(base) and ours["best"] > BASELINE_TARGET[group] * base["best"]:
                     slower = f"{ours['best'] / base['best']:.2f}x the serial baseline"
-                    rows[-1][-1] = ("FAIL (" + slower + ")" if rows[-1][-1].startswith("PASS")
-                                    else rows[-1][-1][:-1] + "; " + slower + ")")
+                    rows[-1][-1] = (
+                        "FAIL (" + slower + ")"
+                        if rows[-1][-1].startswith("PASS")
+                        else rows[-1][-1][:-1] + "; " + slower + ")"
+                    )
             for who, record in (("ours", ours), ("HeAT 1.8", anchor), ("NumPy", base)):
                 if record is None:
                     continue
                 if record.get("status") != "ok":
                     notes.append(f"- {record['op']}, p={p}, {who}: error: {record.get('error')}")
                 elif record.get("check") != "ok":
-                    notes.append(f"- {record['op']}, p={p}, {who}: wrong result: {record.get('check')}")
+                    notes.append(
+                        f"- {record['op']}, p={p}, {who}: wrong result: {record.get('check')}"
+                    )
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     passed = sum(1 for row in rows if row[-1].startswith("PASS"))
@@ -358,15 +416,20 @@ def matmul_peak(python: str, env: Dict[str, str], n: int, threads: int) -> float
     """GFLOP/s of torch's float32 n x n matrix product with ``threads`` threads (best of 7)."""
     try:
         out = subprocess.run(
-            [python, "-c", _PEAK_SNIPPET, str(n), str(threads)], env=env, capture_output=True,
-            text=True, timeout=600,
+            [python, "-c", _PEAK_SNIPPET, str(n), str(threads)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
         )
         return float(out.stdout.strip().splitlines()[-1])
     except (subprocess.SubprocessError, ValueError, IndexError):
         return float("nan")
 
 
-def flops_table(runs: Dict[str, dict], procs: List[int], peaks: Dict[int, float], threads: int) -> List[str]:
+def flops_table(
+    runs: Dict[str, dict], procs: List[int], peaks: Dict[int, float], threads: int
+) -> List[str]:
     """GFLOP/s, speed-up from 1 to 2 processes and share of the peak, for ops that count flops."""
     numpy = runs.get("numpy", {}).get("results", {})
     indices = sorted(
@@ -376,7 +439,9 @@ def flops_table(runs: Dict[str, dict], procs: List[int], peaks: Dict[int, float]
         return []
 
     def rate(record: Optional[dict]) -> Optional[float]:
-        return record["flops"] / record["best"] / 1e9 if _ok(record) and record.get("flops") else None
+        return (
+            record["flops"] / record["best"] / 1e9 if _ok(record) and record.get("flops") else None
+        )
 
     def cell(value: Optional[float]) -> str:
         return f"{value:.1f}" if value is not None else "-"
@@ -409,7 +474,11 @@ def flops_table(runs: Dict[str, dict], procs: List[int], peaks: Dict[int, float]
             name = name or (ours or anchor or {}).get("op")
             ours_rates[p], anchor_rates[p] = rate(ours), rate(anchor)
             row += [cell(ours_rates[p]), cell(anchor_rates[p])]
-            if ours_rates[p] is not None and anchor_rates[p] is not None and ours_rates[p] < anchor_rates[p]:
+            if (
+                ours_rates[p] is not None
+                and anchor_rates[p] is not None
+                and ours_rates[p] < anchor_rates[p]
+            ):
                 problems.append(f"slower than 1.8 at p={p}")
         base = numpy.get(index)
         name = name or (base or {}).get("op")
@@ -427,7 +496,9 @@ def flops_table(runs: Dict[str, dict], procs: List[int], peaks: Dict[int, float]
             used = min(cores, p * (threads or max(1, cores // p)))
             single = peaks.get(1)
             peak = max(peaks.get(used, 0.0), used * single) if single else peaks.get(used)
-            share = 100.0 * ours_rates[p] / peak if ours_rates[p] and peak and peak == peak else None
+            share = (
+                100.0 * ours_rates[p] / peak if ours_rates[p] and peak and peak == peak else None
+            )
             row.append(f"{share:.0f}%" if share is not None else "-")
         row.append("FAIL (" + "; ".join(problems) + ")" if problems else "PASS")
         lines.append("| " + " | ".join([name or str(index)] + row) + " |")
@@ -442,21 +513,35 @@ def main(argv: Optional[List[str]] = None) -> None:
     parser.add_argument("--procs", default="1,2", help="process counts, comma-separated")
     parser.add_argument("--ops", default="", help="only operations whose name contains this text")
     parser.add_argument("--ours-python", default=sys.executable)
-    parser.add_argument("--ours-path", default=REPO, help="directory holding our heat package (PYTHONPATH)")
+    parser.add_argument(
+        "--ours-path", default=REPO, help="directory holding our heat package (PYTHONPATH)"
+    )
     parser.add_argument("--anchor-python", default=DEFAULT_ANCHOR)
     parser.add_argument("--no-anchor", action="store_true", help="leave HeAT 1.8 out")
     parser.add_argument("--no-numpy", action="store_true", help="leave NumPy out")
     parser.add_argument("--mpiexec", default="mpiexec")
-    parser.add_argument("--work-dir", default="", help="where the runs write (default: a new temp dir)")
+    parser.add_argument(
+        "--work-dir", default="", help="where the runs write (default: a new temp dir)"
+    )
     parser.add_argument("--json", default="", help="also write all records to this JSON file")
-    parser.add_argument("--idle-timeout", type=float, default=600.0, help="seconds without progress")
+    parser.add_argument(
+        "--idle-timeout", type=float, default=600.0, help="seconds without progress"
+    )
     parser.add_argument("--slow", type=float, default=5.0, help="see algorithms.py --slow")
     parser.add_argument("--agree-timeout", type=float, default=120.0)
     parser.add_argument("--max-restarts", type=int, default=10)
-    parser.add_argument("--inject-failure", default="", help="testing the harness: see algorithms.py")
-    parser.add_argument("--mmap-threshold", default="1048576", help="MALLOC_MMAP_THRESHOLD_ ('' keeps glibc's)")
-    parser.add_argument("--threads", type=int, default=0, help="torch threads per process (0: cores // processes)")
-    parser.add_argument("--rounds", type=int, default=1, help="run every library this often, in turn; keep the best")
+    parser.add_argument(
+        "--inject-failure", default="", help="testing the harness: see algorithms.py"
+    )
+    parser.add_argument(
+        "--mmap-threshold", default="1048576", help="MALLOC_MMAP_THRESHOLD_ ('' keeps glibc's)"
+    )
+    parser.add_argument(
+        "--threads", type=int, default=0, help="torch threads per process (0: cores // processes)"
+    )
+    parser.add_argument(
+        "--rounds", type=int, default=1, help="run every library this often, in turn; keep the best"
+    )
     args = parser.parse_args(argv)
     try:  # before anything runs: a name that matches nothing would run nothing
         sys.path.insert(0, HERE)
@@ -478,7 +563,9 @@ def main(argv: Optional[List[str]] = None) -> None:
     else:
         base_env.pop("MALLOC_MMAP_THRESHOLD_", None)
     ours_env = dict(base_env)
-    ours_env["PYTHONPATH"] = os.pathsep.join(p for p in (args.ours_path, os.environ.get("PYTHONPATH", "")) if p)
+    ours_env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (args.ours_path, os.environ.get("PYTHONPATH", "")) if p
+    )
     anchor_env = dict(base_env)
     anchor_env.pop("PYTHONPATH", None)
 
@@ -492,21 +579,27 @@ def main(argv: Optional[List[str]] = None) -> None:
 
     load_start = os.getloadavg()
     started = time.strftime("%Y-%m-%d %H:%M:%S")
-    log(f"work dir {work}; load average at start {load_start[0]:.1f} {load_start[1]:.1f} {load_start[2]:.1f}")
+    log(
+        f"work dir {work}; load average at start {load_start[0]:.1f} {load_start[1]:.1f} {load_start[2]:.1f}"
+    )
     cores = os.cpu_count() or 1
-    peak_threads = sorted({1} | {min(cores, p * (args.threads or max(1, cores // p))) for p in procs})
+    peak_threads = sorted(
+        {1} | {min(cores, p * (args.threads or max(1, cores // p))) for p in procs}
+    )
     peaks: Dict[int, float] = {}
 
     def measure() -> None:
         for t in peak_threads:
-            value = matmul_peak(args.ours_python, ours_env, int(2000 * args.scale ** 0.5), t)
+            value = matmul_peak(args.ours_python, ours_env, int(2000 * args.scale**0.5), t)
             if value == value:
                 peaks[t] = max(peaks.get(t, 0.0), value)
 
     measure()
     runs: Dict[str, dict] = {}
 
-    def run_round(label: str, command: List[str], env: Dict[str, str], round_index: int, extra=()) -> None:
+    def run_round(
+        label: str, command: List[str], env: Dict[str, str], round_index: int, extra=()
+    ) -> None:
         name = label if args.rounds == 1 else f"{label}.round{round_index}"
         result = run_library(name, command, env, args, work, extra)
         if label not in runs:
@@ -559,7 +652,10 @@ def main(argv: Optional[List[str]] = None) -> None:
     if args.json:
         with open(args.json, "w") as f:
             json.dump(
-                {name: dict(meta=run.get("meta"), results=list(run["results"].values())) for name, run in runs.items()},
+                {
+                    name: dict(meta=run.get("meta"), results=list(run["results"].values()))
+                    for name, run in runs.items()
+                },
                 f,
                 indent=1,
             )

@@ -91,7 +91,10 @@ def write_file(path: str, rows: int, row_shape, compression) -> None:
     rng = np.random.default_rng(0)
     with h5py.File(path, "w") as f:
         x = f.create_dataset(
-            "x", (rows,) + row_shape, np.float32, chunks=(chunk_rows,) + row_shape,
+            "x",
+            (rows,) + row_shape,
+            np.float32,
+            chunks=(chunk_rows,) + row_shape,
             compression=compression,
         )
         y = f.create_dataset(
@@ -191,8 +194,9 @@ def anchor_loads(rows: int, row_bytes: int, window_bytes: int):
     return max(1, initial), max(1, initial // 7)
 
 
-def run_anchor(args, path: str, batch: int, initial_load: int, load_length: int,
-               repeat: int, warmup: int = 0) -> Optional[Dict]:
+def run_anchor(
+    args, path: str, batch: int, initial_load: int, load_length: int, repeat: int, warmup: int = 0
+) -> Optional[Dict]:
     """
     The JSON record of benchmarks/anchor_partial_h5.py at this job's number of processes, the
     same on every process; None without an anchor Python or if the run fails (logged).
@@ -206,21 +210,45 @@ def run_anchor(args, path: str, batch: int, initial_load: int, load_length: int,
     COMM.handle.Barrier()
     record = None
     if COMM.rank == 0:
-        command = [args.anchor_python, ANCHOR_SCRIPT, path, "--datasets", "x", "y",
-                   "--batch", str(batch), "--initial-load", str(initial_load),
-                   "--load-length", str(load_length), "--repeat", str(repeat),
-                   "--warmup", str(warmup), "--timeout", str(args.anchor_timeout)]
+        command = [
+            args.anchor_python,
+            ANCHOR_SCRIPT,
+            path,
+            "--datasets",
+            "x",
+            "y",
+            "--batch",
+            str(batch),
+            "--initial-load",
+            str(initial_load),
+            "--load-length",
+            str(load_length),
+            "--repeat",
+            str(repeat),
+            "--warmup",
+            str(warmup),
+            "--timeout",
+            str(args.anchor_timeout),
+        ]
         if COMM.size > 1:
             mpiexec = os.path.join(os.path.dirname(args.anchor_python), "mpiexec")
             if not os.path.exists(mpiexec):
                 mpiexec = shutil.which("mpiexec") or "mpiexec"
             command = [mpiexec, "-n", str(COMM.size)] + command
-        env = {k: v for k, v in os.environ.items()
-               if not k.startswith(LAUNCHER_PREFIXES) and k != "PYTHONPATH"}
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(LAUNCHER_PREFIXES) and k != "PYTHONPATH"
+        }
         try:
             done = subprocess.run(
-                command, env=env, cwd=os.path.dirname(path), stdin=subprocess.DEVNULL,
-                capture_output=True, text=True, timeout=args.anchor_timeout + 60,
+                command,
+                env=env,
+                cwd=os.path.dirname(path),
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=args.anchor_timeout + 60,
             )
             lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
             if done.returncode == 0 and lines:
@@ -272,8 +300,13 @@ def consumer(args, folder: str) -> List[Dict]:
     try:
         for kind, row_shape, compression, path, rows in files(args, folder):
             batch = args.batch if kind == "small" else max(1, args.batch // 8)
-            loader = StreamingDataLoader(path, ["x", "y"], shuffle=True, batch_size=batch,
-                                         window_bytes=int(args.window_mb * 2**20))
+            loader = StreamingDataLoader(
+                path,
+                ["x", "y"],
+                shuffle=True,
+                batch_size=batch,
+                window_bytes=int(args.window_mb * 2**20),
+            )
             loader_pass(loader)()  # warm: the page cache, the loader's buffers
             runs = []
             for _ in range(args.repeat):
@@ -282,19 +315,31 @@ def consumer(args, folder: str) -> List[Dict]:
                 working_pass(loader, args.consumer_ms, spent)()
                 seconds = COMM.allreduce(time.perf_counter() - began, op=ht.MPI.MAX)
                 stats = loader.stats()
-                runs.append(dict(stats, epoch_s=seconds, compute_s=COMM.allreduce(spent[0], op=ht.MPI.MAX)))
+                runs.append(
+                    dict(stats, epoch_s=seconds, compute_s=COMM.allreduce(spent[0], op=ht.MPI.MAX))
+                )
             runs.sort(key=lambda r: r["wait_fraction"])
             median = runs[len(runs) // 2]
-            loader_times = {k: round(median[k], 3) for k in median
-                            if k in ("read_s", "read_wait_s", "exchange_s", "gather_s", "round_wait_s")}
+            loader_times = {
+                k: round(median[k], 3)
+                for k in median
+                if k in ("read_s", "read_wait_s", "exchange_s", "gather_s", "round_wait_s")
+            }
             record = dict(
-                consumer=True, rows=kind, compression=compression or "none", procs=COMM.size,
-                batch=batch, consumer_ms=args.consumer_ms, window_rows=loader.window_rows,
-                epoch_s=round(median["epoch_s"], 3), compute_s=round(median["compute_s"], 3),
+                consumer=True,
+                rows=kind,
+                compression=compression or "none",
+                procs=COMM.size,
+                batch=batch,
+                consumer_ms=args.consumer_ms,
+                window_rows=loader.window_rows,
+                epoch_s=round(median["epoch_s"], 3),
+                compute_s=round(median["compute_s"], 3),
                 wait_share=round(median["wait_fraction"], 4),
                 wait_share_mean=round(median["wait_fraction_mean"], 4),
                 wait_share_best=round(runs[0]["wait_fraction"], 4),
-                wait_shares=[round(r["wait_fraction"], 4) for r in runs], **loader_times,
+                wait_shares=[round(r["wait_fraction"], 4) for r in runs],
+                **loader_times,
             )
             results.append(record)
             log(json.dumps(record))
@@ -351,17 +396,29 @@ def throughput(args, folder: str) -> List[Dict]:
         anchor = run_anchor(args, path, batch, initial_load, load_length, args.repeat)
         heat18 = anchor["samples_per_s"] if anchor else None
         record = dict(
-            rows=kind, compression=compression or "none", procs=COMM.size,
-            file_mb=round(rows * (row_bytes + 8) / 1e6, 1), window_rows=window,
-            batch=batch, **{k: round(v) for k, v in best.items()},
+            rows=kind,
+            compression=compression or "none",
+            procs=COMM.size,
+            file_mb=round(rows * (row_bytes + 8) / 1e6, 1),
+            window_rows=window,
+            batch=batch,
+            **{k: round(v) for k, v in best.items()},
             off_plain=round(best["off"] / best["plain"], 2),
             on_perm=round(best["on"] / best["perm"], 2),
             on_torch=round(best["on"] / best["torch"], 1),
             heat18=round(heat18) if heat18 else None,
             on_heat18=round(best["on"] / heat18, 2) if heat18 else None,
-            heat18_run=anchor and {
-                k: anchor[k] for k in ("samples", "rows_read", "initial_load", "load_length",
-                                       "partial", "peak_rss_mb")
+            heat18_run=anchor
+            and {
+                k: anchor[k]
+                for k in (
+                    "samples",
+                    "rows_read",
+                    "initial_load",
+                    "load_length",
+                    "partial",
+                    "peak_rss_mb",
+                )
             },
         )
         results.append(record)
@@ -390,7 +447,9 @@ def memory(args, folder: str) -> List[Dict]:
         if COMM.rank == 0:
             write_file(path, rows, row_shape, None)
         COMM.handle.Barrier()
-        loader = StreamingDataLoader(path, ["x", "y"], batch_size=args.batch, window_bytes=window_bytes)
+        loader = StreamingDataLoader(
+            path, ["x", "y"], batch_size=args.batch, window_bytes=window_bytes
+        )
         assert loader.window_rows == window
         for _ in loader:  # a first epoch: pools, libraries and the page cache warmed up
             pass
@@ -404,12 +463,17 @@ def memory(args, folder: str) -> List[Dict]:
         anchor = run_anchor(args, path, args.batch, initial_load, load_length, 1, warmup=1)
         window_mb = window * (row_bytes + 8) / 2**20
         record = dict(
-            procs=COMM.size, factor=factor, window_rows=window, window_mb=round(window_mb, 1),
+            procs=COMM.size,
+            factor=factor,
+            window_rows=window,
+            window_mb=round(window_mb, 1),
             budget_mb=round(window_bytes / 2**20, 1),
             file_mb=round(rows * (row_bytes + 8) / 2**20, 1),
-            peak_extra_mb=round(peak, 1), exact=exact,
+            peak_extra_mb=round(peak, 1),
+            exact=exact,
             heat18_peak_extra_mb=anchor and max(anchor["peak_extra_mb"]),
-            heat18_initial_load=initial_load, heat18_load_length=load_length,
+            heat18_initial_load=initial_load,
+            heat18_load_length=load_length,
         )
         results.append(record)
         log(json.dumps(record))
@@ -421,33 +485,53 @@ def memory(args, folder: str) -> List[Dict]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     parser.add_argument("--file-mb", type=float, default=128.0, help="features per file, MB")
-    parser.add_argument("--window-mb", type=float, default=128.0, help="the loader's window_bytes, MiB")
-    parser.add_argument("--batch", type=int, default=256, help="rows per batch (small rows; /8 large)")
+    parser.add_argument(
+        "--window-mb", type=float, default=128.0, help="the loader's window_bytes, MiB"
+    )
+    parser.add_argument(
+        "--batch", type=int, default=256, help="rows per batch (small rows; /8 large)"
+    )
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--torch-seconds", type=float, default=3.0)
     parser.add_argument("--folder", default=None)
-    parser.add_argument("--memory-window-mb", type=float, default=16.0,
-                        help="the loader's window_bytes in the memory test, MiB")
+    parser.add_argument(
+        "--memory-window-mb",
+        type=float,
+        default=16.0,
+        help="the loader's window_bytes in the memory test, MiB",
+    )
     parser.add_argument("--no-memory", action="store_true")
     parser.add_argument("--no-throughput", action="store_true")
-    parser.add_argument("--kinds", default="small,large", help="rows of the files: small, large or both")
-    parser.add_argument("--consumer-ms", type=float, default=0.0,
-                        help="busy compute per 64 KiB of features (a batch of 256 small rows); "
-                             "0 skips the working-consumer measurement")
+    parser.add_argument(
+        "--kinds", default="small,large", help="rows of the files: small, large or both"
+    )
+    parser.add_argument(
+        "--consumer-ms",
+        type=float,
+        default=0.0,
+        help="busy compute per 64 KiB of features (a batch of 256 small rows); "
+        "0 skips the working-consumer measurement",
+    )
     parser.add_argument(
         "--anchor-python",
         default=DEFAULT_ANCHOR_PYTHON if os.path.exists(DEFAULT_ANCHOR_PYTHON) else "",
         help="Python of an environment with HeAT 1.8 for the heat18 column ('' skips it; "
-             f"default {DEFAULT_ANCHOR_PYTHON} where it exists)",
+        f"default {DEFAULT_ANCHOR_PYTHON} where it exists)",
     )
-    parser.add_argument("--anchor-timeout", type=float, default=1200.0,
-                        help="seconds before a HeAT 1.8 run counts as hung")
+    parser.add_argument(
+        "--anchor-timeout",
+        type=float,
+        default=1200.0,
+        help="seconds before a HeAT 1.8 run counts as hung",
+    )
     parser.add_argument("--out", default=None, help="write the records as JSON")
     args = parser.parse_args()
     folder = tempfile.mkdtemp(prefix="heat-streaming-", dir=args.folder) if COMM.rank == 0 else None
     folder = COMM.bcast(folder)
     try:
-        log(f"# {COMM.size} process(es), torch threads {torch.get_num_threads()}, load {os.getloadavg()}")
+        log(
+            f"# {COMM.size} process(es), torch threads {torch.get_num_threads()}, load {os.getloadavg()}"
+        )
         log(f"# heat from {os.path.dirname(ht.__file__)}")
         log(f"# heat18: {args.anchor_python or 'skipped (no --anchor-python)'}")
         records = [] if args.no_throughput else throughput(args, folder)

@@ -119,8 +119,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--threads", type=int, default=0,
-                        help="compute threads per process (default: heat's, cores / processes)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=0,
+        help="compute threads per process (default: heat's, cores / processes)",
+    )
     parser.add_argument("--timeout", type=float, default=1800)
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)

@@ -114,8 +114,9 @@ def main(argv: list[str]) -> int:
         return 0
     with tempfile.TemporaryDirectory() as scratch:
         fresh = write_all(Path(scratch))
-        differing = [p.name for p in fresh if not (TARGET / p.name).exists()
-                     or not _same(p, TARGET / p.name)]
+        differing = [
+            p.name for p in fresh if not (TARGET / p.name).exists() or not _same(p, TARGET / p.name)
+        ]
     if differing:
         print(f"differ from what scripts/make_datasets.py writes: {differing}")
         return 1

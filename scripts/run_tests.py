@@ -344,7 +344,8 @@ def run_once(
     reader.start()
     finished = threading.Event()
     watcher = threading.Thread(
-        target=dump_stacks_on_first_timeout, args=(process, log_dir, output_lines, finished),
+        target=dump_stacks_on_first_timeout,
+        args=(process, log_dir, output_lines, finished),
         daemon=True,
     )
     watcher.start()
@@ -409,11 +410,13 @@ def show_timeout_stacks(log_dir: Path, procs: int, rank0_lines: list[str]) -> No
             text = ""
         # pytest-timeout's dump (between two banners, oldest call first) or faulthandler's
         # (after SIGUSR1, most recent call first)
-        starts = [i for i in (text.find(_TIMEOUT_BANNER), text.find(_FAULTHANDLER_HEADER)) if i >= 0]
+        starts = [
+            i for i in (text.find(_TIMEOUT_BANNER), text.find(_FAULTHANDLER_HEADER)) if i >= 0
+        ]
         if not starts:
             print(f"rank {rank}: no stack dump")
             continue
-        frames = own_frames(text[min(starts):].splitlines())
+        frames = own_frames(text[min(starts) :].splitlines())
         print(f"rank {rank}:")
         print("\n".join(frames[-LOG_TAIL_LINES // 2 :]) or "  (no heat or test frames)")
     print("-" * 78, flush=True)

@@ -286,7 +286,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     first_line = ""
     if report.failed:
         lines = [line for line in report.longreprtext.splitlines() if line.startswith("E ")]
-        first_line = (lines[0] if lines else report.longreprtext.strip().splitlines()[-1:] or [""])
+        first_line = lines[0] if lines else report.longreprtext.strip().splitlines()[-1:] or [""]
         first_line = (first_line if isinstance(first_line, str) else first_line[0])[:300]
     with open(_OUTCOMES_PATH, "a") as stream:
         stream.write(f"{report.outcome}\t{report.when}\t{report.nodeid}\t{first_line}\n")

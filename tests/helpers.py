@@ -75,7 +75,9 @@ def check_layout(x: "ht.DNDarray") -> None:
         )
         if total != x.gshape[x.split] or not others_ok:
             ok = False
-            message = f"local shapes {shapes} do not compose gshape {x.gshape} along split {x.split}"
+            message = (
+                f"local shapes {shapes} do not compose gshape {x.gshape} along split {x.split}"
+            )
         cached = x._balanced
         if cached is not None:
             actual = x.is_balanced(force_check=True)
@@ -108,12 +110,17 @@ def assert_array_equal(
     if ok and check_dtype:
         expected_type = ht.types.canonical_heat_type(expected.dtype)
         if actual.dtype is not expected_type:
-            ok, message = False, f"dtype {actual.dtype.__name__} != expected {expected_type.__name__}"
+            ok, message = (
+                False,
+                f"dtype {actual.dtype.__name__} != expected {expected_type.__name__}",
+            )
     values = actual.numpy()
     if ok:
         try:
             if expected.dtype.kind in "fc" or values.dtype.kind in "fc":
-                np.testing.assert_allclose(values, expected, rtol=rtol, atol=atol, equal_nan=equal_nan)
+                np.testing.assert_allclose(
+                    values, expected, rtol=rtol, atol=atol, equal_nan=equal_nan
+                )
             else:
                 np.testing.assert_array_equal(values, expected)
         except AssertionError as error:
@@ -133,7 +140,9 @@ def assert_raises_then_collective_works(exception, function, *args, **kwargs) ->
     collective_assert(total == ht.MPI_WORLD.size, "collective after the error did not complete")
 
 
-def random_array(shape: Sequence[int], dtype=np.float64, seed: int = 0, low=-10, high=10) -> np.ndarray:
+def random_array(
+    shape: Sequence[int], dtype=np.float64, seed: int = 0, low=-10, high=10
+) -> np.ndarray:
     """Reproducible NumPy test data, identical on every rank."""
     rng = np.random.default_rng(seed)
     dtype = np.dtype(dtype)
@@ -143,7 +152,9 @@ def random_array(shape: Sequence[int], dtype=np.float64, seed: int = 0, low=-10,
         lo = max(low, np.iinfo(dtype).min)
         return rng.integers(lo, high, size=shape).astype(dtype)
     if dtype.kind == "c":
-        return (rng.uniform(low, high, size=shape) + 1j * rng.uniform(low, high, size=shape)).astype(dtype)
+        return (
+            rng.uniform(low, high, size=shape) + 1j * rng.uniform(low, high, size=shape)
+        ).astype(dtype)
     return rng.uniform(low, high, size=shape).astype(dtype)
 
 
@@ -160,7 +171,9 @@ def combinations(shapes: Iterable[Sequence[int]] = SHAPES):
             yield tuple(shape), split
 
 
-def assert_arrays_equal(pairs, rtol: float = 1e-5, atol: float = 1e-8, check_dtype: bool = True) -> None:
+def assert_arrays_equal(
+    pairs, rtol: float = 1e-5, atol: float = 1e-8, check_dtype: bool = True
+) -> None:
     """
     Batched :func:`assert_array_equal` for many results at once, with two collectives in all
     (one allgather of every local block, one agreement on the outcome) instead of ~5 per array.
@@ -188,36 +201,63 @@ def assert_arrays_equal(pairs, rtol: float = 1e-5, atol: float = 1e-8, check_dty
         shapes = [g[index][0] for g in gathered]
         blocks = [g[index][1] for g in gathered]
         if actual.larray.dtype != actual.dtype.torch_type():
-            ok, message = False, prefix + f"larray dtype {actual.larray.dtype} != dtype {actual.dtype}"
+            ok, message = (
+                False,
+                prefix + f"larray dtype {actual.larray.dtype} != dtype {actual.dtype}",
+            )
             break
         if actual.split is None:
             if any(s != actual.gshape for s in shapes):
-                ok, message = False, prefix + f"split=None but local shapes {shapes} != gshape {actual.gshape}"
+                ok, message = (
+                    False,
+                    prefix + f"split=None but local shapes {shapes} != gshape {actual.gshape}",
+                )
                 break
             values = blocks[actual.comm.rank]
         else:
             split = actual.split
-            if any(len(s) != actual.ndim or any(s[i] != actual.gshape[i] for i in range(actual.ndim) if i != split)
-                   for s in shapes) or sum(s[split] for s in shapes) != actual.gshape[split]:
-                ok, message = False, prefix + f"local shapes {shapes} do not compose {actual.gshape} along {split}"
+            if (
+                any(
+                    len(s) != actual.ndim
+                    or any(s[i] != actual.gshape[i] for i in range(actual.ndim) if i != split)
+                    for s in shapes
+                )
+                or sum(s[split] for s in shapes) != actual.gshape[split]
+            ):
+                ok, message = (
+                    False,
+                    prefix + f"local shapes {shapes} do not compose {actual.gshape} along {split}",
+                )
                 break
             if actual._balanced is not None:
                 balanced = tuple(s[split] for s in shapes) == tuple(
-                    actual.comm.counts_displs_shape(actual.gshape, split)[0])
+                    actual.comm.counts_displs_shape(actual.gshape, split)[0]
+                )
                 if balanced != actual._balanced:
-                    ok, message = False, prefix + f"balanced flag says {actual._balanced}, layout says {balanced}"
+                    ok, message = (
+                        False,
+                        prefix + f"balanced flag says {actual._balanced}, layout says {balanced}",
+                    )
                     break
             values = np.concatenate(blocks, axis=split)
         if actual.gshape != expected.shape:
             ok, message = False, prefix + f"shape {actual.gshape} != expected {expected.shape}"
             break
         if check_dtype and actual.dtype is not ht.types.canonical_heat_type(expected.dtype):
-            ok, message = False, prefix + f"dtype {actual.dtype.__name__} != expected {expected.dtype}"
+            ok, message = (
+                False,
+                prefix + f"dtype {actual.dtype.__name__} != expected {expected.dtype}",
+            )
             break
         try:
             if expected.dtype.kind in "fc" or values.dtype.kind in "fc":
-                np.testing.assert_allclose(values, expected, rtol=options.get("rtol", rtol),
-                                           atol=options.get("atol", atol), equal_nan=True)
+                np.testing.assert_allclose(
+                    values,
+                    expected,
+                    rtol=options.get("rtol", rtol),
+                    atol=options.get("atol", atol),
+                    equal_nan=True,
+                )
             else:
                 np.testing.assert_array_equal(values, expected)
         except AssertionError as error:
@@ -235,7 +275,9 @@ REDUCTION_CASES = [(shape, split) for shape in REDUCTION_SHAPES for split in spl
 REDUCTION_IDS = [f"{shape}-split{split}" for shape, split in REDUCTION_CASES]
 # the costlier statistics: None, the first and the last split axis (-1 is the last one)
 SHORT_CASES = [
-    (shape, split) for shape in REDUCTION_SHAPES for split in sorted({None, 0, len(shape) - 1}, key=str)
+    (shape, split)
+    for shape in REDUCTION_SHAPES
+    for split in sorted({None, 0, len(shape) - 1}, key=str)
 ]
 SHORT_IDS = [f"{shape}-split{split}" for shape, split in SHORT_CASES]
 

@@ -143,7 +143,11 @@ def test_installed_heat_console_script():
         pytest.skip("no `heat` console script beside the interpreter (pip install -e . makes it)")
     try:
         done = subprocess.run(
-            [script, "-i"], env=fresh_job_environment(), cwd=ROOT, capture_output=True, text=True,
+            [script, "-i"],
+            env=fresh_job_environment(),
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
             timeout=90,
         )
     except subprocess.TimeoutExpired as expired:
@@ -247,8 +251,13 @@ def test_closed_pipe_in_a_fresh_interpreter():
     os.close(read_end)  # the reader is gone before heat writes anything
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "heat", "-i"], stdout=write_end, stderr=subprocess.PIPE,
-            env=fresh_job_environment(), cwd=ROOT, text=True, timeout=90,
+            [sys.executable, "-m", "heat", "-i"],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            env=fresh_job_environment(),
+            cwd=ROOT,
+            text=True,
+            timeout=90,
         )
     finally:
         os.close(write_end)

@@ -37,8 +37,12 @@ def test_comparisons_and_results(split):
     np.testing.assert_array_equal(values(ht.stack(nz, axis=1)), np.argwhere(m))
     assert isinstance(ht.where(y > 1), tuple)
     # 0-d reductions
-    for result in (ht.argmax(y), ht.argmin(y), ht.std(ht.array(a * 1.0, split=split)),
-                   ht.trace(ht.ones((2, 2), split=split))):
+    for result in (
+        ht.argmax(y),
+        ht.argmin(y),
+        ht.std(ht.array(a * 1.0, split=split)),
+        ht.trace(ht.ones((2, 2), split=split)),
+    ):
         assert isinstance(result, ht.DNDarray) and result.shape == ()
     assert ht.argmax(y).item() == 1 and isinstance(float(ht.std(x)), float)
     z = ht.array(a, split=split)
@@ -49,15 +53,21 @@ def test_comparisons_and_results(split):
 def test_types_and_promotion(split):
     a = np.array([1, 2, 3])
     x = ht.array(a, split=split)
-    for result, expected in ((x / x, a / a), (x / 2, a / 2), (x * 0.5, a * 0.5),
-                             (x // 2.0, a // 2.0)):
+    for result, expected in (
+        (x / x, a / a),
+        (x / 2, a / 2),
+        (x * 0.5, a * 0.5),
+        (x // 2.0, a // 2.0),
+    ):
         assert result.dtype is ht.float64 and expected.dtype == np.float64
         np.testing.assert_array_equal(values(result), expected)
     assert (x / x).astype(ht.float32).dtype is ht.float32
     assert (x.astype(ht.float32) / x.astype(ht.float32)).dtype is ht.float32
     assert (x.astype(ht.float32) / x).dtype is ht.float64  # float32 with int64, as NumPy
     assert (ht.ones(3, split=split) * 0.5).dtype is ht.float32
-    assert ht.cov(ht.array([[1.0, 2.0, 3.0], [1.0, 0.0, 1.0]], dtype=ht.float64)).dtype is ht.float64
+    assert (
+        ht.cov(ht.array([[1.0, 2.0, 3.0], [1.0, 0.0, 1.0]], dtype=ht.float64)).dtype is ht.float64
+    )
     single = np.array([[1.0, 2.0, 3.0], [1.0, 0.0, 1.0]], dtype=np.float32)
     assert ht.cov(ht.array(single)).dtype is ht.float64 and np.cov(single).dtype == np.float64
     assert ht.cov(ht.array(single)).astype(ht.float32).dtype is ht.float32
@@ -82,8 +92,12 @@ def test_types_and_promotion(split):
 
 
 def test_shapes_of_scalars():
-    for function, args in ((ht.empty_like, (3,)), (ht.zeros_like, (2.0,)), (ht.ones_like, (2,)),
-                           (ht.full_like, (2, 3))):
+    for function, args in (
+        (ht.empty_like, (3,)),
+        (ht.zeros_like, (2.0,)),
+        (ht.ones_like, (2,)),
+        (ht.full_like, (2, 3)),
+    ):
         result = function(*args)
         assert result.shape == (), function.__name__
     assert ht.full_like(2, 3).dtype is ht.int64 and ht.zeros_like(2.0).dtype is ht.float32
@@ -132,6 +146,10 @@ def test_the_page_is_in_the_docs():
     docs = Path(__file__).resolve().parent.parent / "docs"
     assert "coming_from_heat" in (docs / "index.rst").read_text()
     page = (docs / "coming_from_heat.rst").read_text()
-    for claim in ("ht.array_equal(a, b)", "ht.stack(ht.nonzero(x), axis=1)", "float64",
-                  "ht.datasets.load_iris()"):
+    for claim in (
+        "ht.array_equal(a, b)",
+        "ht.stack(ht.nonzero(x), axis=1)",
+        "float64",
+        "ht.datasets.load_iris()",
+    ):
         assert claim in page

@@ -89,7 +89,9 @@ def test_the_files_are_what_the_generator_writes():
     if ht.MPI_WORLD.rank == 0:
         done = subprocess.run(
             [sys.executable, str(ROOT / "scripts" / "make_datasets.py"), "--check"],
-            capture_output=True, text=True, timeout=120,
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
         ok, message = done.returncode == 0, done.stdout + done.stderr
     else:

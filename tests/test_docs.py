@@ -81,12 +81,27 @@ def built_docs(tmp_path_factory):
     source = folder / "source"
     shutil.copytree(DOCS, source, ignore=shutil.ignore_patterns("_build", "generated"))
     html = folder / "html"
-    command = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
-               str(source), str(html)]
+    command = [
+        sys.executable,
+        "-m",
+        "sphinx",
+        "-W",
+        "--keep-going",
+        "-q",
+        "-b",
+        "html",
+        str(source),
+        str(html),
+    ]
     # its own session, so that a timeout ends the build with every process it started
     process = subprocess.Popen(
-        command, env=fresh_job_environment(), cwd=ROOT, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True, start_new_session=True,
+        command,
+        env=fresh_job_environment(),
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
     )
     try:
         stdout, stderr = process.communicate(timeout=BUILD_SECONDS)

@@ -20,17 +20,39 @@ from tests.helpers import fresh_job_environment
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, "scripts", "gpu_check.py")
-FAMILIES = {"elementwise", "reductions", "sort and unique", "indexing", "resplit and manipulations",
-            "linalg.matmul", "linalg.qr and svd", "linalg.eigh, solve, norm", "fft",
-            "statistics and random", "io.hdf5 save/load", "cluster.KMeans", "PCA and cdist",
-            "StreamingDataLoader on the device", "nn.DataParallel on the device",
-            "DASO on the device", "operands on two devices", "heat info"}
+FAMILIES = {
+    "elementwise",
+    "reductions",
+    "sort and unique",
+    "indexing",
+    "resplit and manipulations",
+    "linalg.matmul",
+    "linalg.qr and svd",
+    "linalg.eigh, solve, norm",
+    "fft",
+    "statistics and random",
+    "io.hdf5 save/load",
+    "cluster.KMeans",
+    "PCA and cdist",
+    "StreamingDataLoader on the device",
+    "nn.DataParallel on the device",
+    "DASO on the device",
+    "operands on two devices",
+    "heat info",
+}
 
 
 def run_check(command, timeout):
     try:
-        done = subprocess.run(command, env=fresh_job_environment(), cwd=ROOT, capture_output=True,
-                              text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            command,
+            env=fresh_job_environment(),
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
     except subprocess.TimeoutExpired as expired:
         pytest.fail(f"gpu_check hung: {expired.stdout!r} {expired.stderr!r}")
     return done
@@ -76,8 +98,23 @@ def test_two_processes_agree_on_every_check(only_at_one_process, tmp_path):
     if mpiexec is None:
         pytest.skip("no mpiexec on PATH")
     report_path = str(tmp_path / "report2.json")
-    done = run_check([mpiexec, "-n", "2", sys.executable, SCRIPT, "--device", "cpu", "--quick",
-                      "--json", report_path, "--check-timeout", "120"], 400)
+    done = run_check(
+        [
+            mpiexec,
+            "-n",
+            "2",
+            sys.executable,
+            SCRIPT,
+            "--device",
+            "cpu",
+            "--quick",
+            "--json",
+            report_path,
+            "--check-timeout",
+            "120",
+        ],
+        400,
+    )
     report = read_report(report_path, done)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert report["environment"]["processes"] == 2

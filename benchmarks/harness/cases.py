@@ -90,7 +90,9 @@ def _elementwise(label: str, expression, words: float) -> Case:
         return [x, y], lambda: L.finish(expression(L.module, x, y))
 
     def expect(D):
-        return np.asarray(expression(np, D.big.astype(np.float64), second_operand(D).astype(np.float64)))
+        return np.asarray(
+            expression(np, D.big.astype(np.float64), second_operand(D).astype(np.float64))
+        )
 
     op = Op(f"elementwise {label}", "time", build, expect, rtol=1e-4, atol=1e-5)
     return Case(op.name, "core", op, traffic=lambda D, w=words: 4.0 * w * D.big.size)
@@ -132,7 +134,9 @@ def _suite_of(op: Op) -> str:
         return "linalg"
     if name.startswith("load_hdf5"):
         return "io"
-    if name.startswith(("sort", "unique", "histc", "percentile", "cdist", "kmeans", "pca", "lasso")):
+    if name.startswith(
+        ("sort", "unique", "histc", "percentile", "cdist", "kmeans", "pca", "lasso")
+    ):
         return "algorithms"
     return "core"
 
@@ -168,7 +172,17 @@ def externals() -> List[External]:
     """The scripts with their own method, run as subprocesses."""
 
     def streaming(size: str, out: str) -> List[str]:
-        small = ["--file-mb", "4", "--window-mb", "1", "--repeat", "2", "--torch-seconds", "0.5", "--no-memory"]
+        small = [
+            "--file-mb",
+            "4",
+            "--window-mb",
+            "1",
+            "--repeat",
+            "2",
+            "--torch-seconds",
+            "0.5",
+            "--no-memory",
+        ]
         return (small if size == "small" else []) + ["--out", out]
 
     def daso_accuracy(size: str, out: str) -> List[str]:
@@ -176,15 +190,35 @@ def externals() -> List[External]:
         return (small if size == "small" else []) + ["--json", out]
 
     def daso(size: str, out: str) -> List[str]:
-        small = ["--runs", "1", "--batches", "4", "--warmup", "1", "--width", "256", "--compute-ms", "20",
-                 "--timeout", "240"]
+        small = [
+            "--runs",
+            "1",
+            "--batches",
+            "4",
+            "--warmup",
+            "1",
+            "--width",
+            "256",
+            "--compute-ms",
+            "20",
+            "--timeout",
+            "240",
+        ]
         return (small if size == "small" else []) + ["--json", out]
 
     return [
         External("streaming loader", "io", os.path.join(HERE, "streaming.py"), streaming),
-        External("daso accuracy", "training", os.path.join(HERE, "daso_accuracy.py"), daso_accuracy),
-        External("daso emulated cluster", "training", os.path.join(HERE, "daso.py"), daso, mpi=False,
-                 needs_root=True),
+        External(
+            "daso accuracy", "training", os.path.join(HERE, "daso_accuracy.py"), daso_accuracy
+        ),
+        External(
+            "daso emulated cluster",
+            "training",
+            os.path.join(HERE, "daso.py"),
+            daso,
+            mpi=False,
+            needs_root=True,
+        ),
     ]
 
 

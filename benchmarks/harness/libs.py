@@ -67,7 +67,11 @@ class TorchAdapter(algorithms.NumpyLib):
 
     def reduce(self, kind: str, x, axis):
         if kind == "std":
-            return self.torch.std(x, correction=0) if axis is None else self.torch.std(x, dim=axis, correction=0)
+            return (
+                self.torch.std(x, correction=0)
+                if axis is None
+                else self.torch.std(x, dim=axis, correction=0)
+            )
         fn = getattr(self.torch, kind)
         return fn(x) if axis is None else fn(x, dim=axis)
 
@@ -109,7 +113,11 @@ class TorchAdapter(algorithms.NumpyLib):
         return self.torch.histc(x, bins=bins, min=lo, max=hi)
 
     def percentile(self, x, q, axis):
-        return self.torch.quantile(x, q / 100.0) if axis is None else self.torch.quantile(x, q / 100.0, dim=axis)
+        return (
+            self.torch.quantile(x, q / 100.0)
+            if axis is None
+            else self.torch.quantile(x, q / 100.0, dim=axis)
+        )
 
     def kmeans(self, x, init):
         _unsupported("torch", "k-means")
@@ -148,7 +156,10 @@ class DaskAdapter(algorithms.NumpyLib):
         self.module = da
         self.workers = workers
         self.cluster = LocalCluster(
-            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
             silence_logs=40,
         )
         self.client = Client(self.cluster)
@@ -216,7 +227,15 @@ class DaskAdapter(algorithms.NumpyLib):
 
     def __getattribute__(self, item: str) -> Any:
         unsupported = {
-            "resplit", "reshape", "sort", "setitem", "histc", "percentile", "kmeans", "pca", "lasso",
+            "resplit",
+            "reshape",
+            "sort",
+            "setitem",
+            "histc",
+            "percentile",
+            "kmeans",
+            "pca",
+            "lasso",
             "load_hdf5",
         }
         if item in unsupported:

@@ -15,7 +15,9 @@ LIBRARIES = OrderedDict(heat="heat", anchor="HeAT 1.8", numpy="NumPy", torch="to
 SERIAL = ("numpy", "torch")
 
 
-def index_results(records: List[dict]) -> "OrderedDict[Tuple[str, str], Dict[Tuple[str, int], dict]]":
+def index_results(
+    records: List[dict],
+) -> "OrderedDict[Tuple[str, str], Dict[Tuple[str, int], dict]]":
     """(suite, case) -> {(library, processes): record}, cases in the order they ran."""
     table: "OrderedDict[Tuple[str, str], Dict[Tuple[str, int], dict]]" = OrderedDict()
     for record in records:
@@ -65,8 +67,14 @@ def rate_cell(record: Optional[dict], limits: dict, cores: int) -> str:
     return f"{rate:.3g} {unit}" + (f" ({100 * share:.0f}%)" if share is not None else "")
 
 
-def case_rows(key, results: Dict[Tuple[str, int], dict], procs: List[int], limits: dict, cores: int,
-              present: List[str]) -> List[List[str]]:
+def case_rows(
+    key,
+    results: Dict[Tuple[str, int], dict],
+    procs: List[int],
+    limits: dict,
+    cores: int,
+    present: List[str],
+) -> List[List[str]]:
     heat_times = {p: r["median"] for (lib, p), r in results.items() if lib == "heat" and _ok(r)}
     efficiency = stats.parallel_efficiency(heat_times)
     rows = []
@@ -82,16 +90,24 @@ def case_rows(key, results: Dict[Tuple[str, int], dict], procs: List[int], limit
             if lib == "heat":
                 continue
             other = others[lib]
-            value = stats.ratio(heat.get("median") if _ok(heat) else None,
-                                other.get("median") if _ok(other) else None)
+            value = stats.ratio(
+                heat.get("median") if _ok(heat) else None,
+                other.get("median") if _ok(other) else None,
+            )
             row.append(stats.format_ratio(value, _valid(heat, other)))
         row.append(f"{efficiency[p]:.2f}" if p in efficiency and len(efficiency) > 1 else "-")
         row.append(rate_cell(heat, limits, cores))
         row.append(f"{heat['peak_rss_mb']:.0f}" if _ok(heat) and heat.get("peak_rss_mb") else "-")
-        checks = [f"{LIBRARIES[lib]}: {r.get('check')}" for lib, r in others.items()
-                  if _ok(r) and r.get("check", "ok") != "ok"]
-        errors = [f"{LIBRARIES[lib]}: {r.get('error')}" for lib, r in others.items()
-                  if r is not None and r.get("status") == "error"]
+        checks = [
+            f"{LIBRARIES[lib]}: {r.get('check')}"
+            for lib, r in others.items()
+            if _ok(r) and r.get("check", "ok") != "ok"
+        ]
+        errors = [
+            f"{LIBRARIES[lib]}: {r.get('error')}"
+            for lib, r in others.items()
+            if r is not None and r.get("status") == "error"
+        ]
         row.append("; ".join(checks + errors).replace("|", "/") or "ok")
         rows.append(row)
     return rows
@@ -105,7 +121,9 @@ def markdown_table(header: List[str], rows: List[List[str]]) -> List[str]:
 
 def external_lines(record: dict) -> List[str]:
     """A short table of what an external script wrote (its scalar fields), or its error."""
-    title = f"### {record['case']}" + (f", {record['processes']} process(es)" if record.get("processes") else "")
+    title = f"### {record['case']}" + (
+        f", {record['processes']} process(es)" if record.get("processes") else ""
+    )
     lines = [title, "", f"`{record.get('command', '')}`" if record.get("command") else "", ""]
     if record.get("status") != "ok":
         lines.append(f"{record.get('status')}: {record.get('error')}")
@@ -113,8 +131,15 @@ def external_lines(record: dict) -> List[str]:
     output = record.get("output")
     rows = output if isinstance(output, list) else (output or {}).get("results")
     if isinstance(output, dict) and "histories" in output:
-        rows = [dict(method=name, final_accuracy=round(h["accuracy"][-1], 4), train_s=round(h["epoch_time"][-1], 2),
-                     epochs=len(h["accuracy"])) for name, h in output["histories"].items()]
+        rows = [
+            dict(
+                method=name,
+                final_accuracy=round(h["accuracy"][-1], 4),
+                train_s=round(h["epoch_time"][-1], 2),
+                epochs=len(h["accuracy"]),
+            )
+            for name, h in output["histories"].items()
+        ]
     if not rows:
         lines.append(f"ok ({record.get('wall_s')} s); no table")
         return lines + [""]
@@ -152,17 +177,27 @@ def plot_scaling(suite: str, table, procs: List[int], path: str) -> Optional[str
                 continue
             base = min(times)
             xs = sorted(times)
-            axis.plot(xs, [times[base] / times[p] for p in xs], style, color=colour, marker="o",
-                      label=f"{case} ({LIBRARIES[lib]})" if lib != "heat" else case)
+            axis.plot(
+                xs,
+                [times[base] / times[p] for p in xs],
+                style,
+                color=colour,
+                marker="o",
+                label=f"{case} ({LIBRARIES[lib]})" if lib != "heat" else case,
+            )
             drawn += 1
     if not drawn:
         plt.close(figure)
         return None
-    axis.plot(sorted(procs), [p / min(procs) for p in sorted(procs)], "k-", linewidth=0.8, label="ideal")
+    axis.plot(
+        sorted(procs), [p / min(procs) for p in sorted(procs)], "k-", linewidth=0.8, label="ideal"
+    )
     axis.set_xlabel("processes")
     axis.set_ylabel(f"speed-up over {min(procs)} process(es)")
     axis.set_xticks(sorted(procs))
-    axis.set_title(f"{suite}: strong scaling (solid heat, dashed HeAT 1.8, dotted Dask)", fontsize=10)
+    axis.set_title(
+        f"{suite}: strong scaling (solid heat, dashed HeAT 1.8, dotted Dask)", fontsize=10
+    )
     axis.legend(fontsize=6, ncol=2, loc="upper left")
     figure.tight_layout()
     figure.savefig(path, dpi=100)
@@ -175,7 +210,11 @@ def write(result: dict, base: str) -> Tuple[str, List[str]]:
     info, limits, procs = result["machine"], result.get("limits") or {}, result["procs"]
     cores = info.get("cores") or 1
     table = index_results(result["records"])
-    present = [lib for lib in LIBRARIES if any(lib == key[0] for results in table.values() for key in results)]
+    present = [
+        lib
+        for lib in LIBRARIES
+        if any(lib == key[0] for results in table.values() for key in results)
+    ]
     if "heat" not in present:
         present.insert(0, "heat")
     lines = [
@@ -189,12 +228,16 @@ def write(result: dict, base: str) -> Tuple[str, List[str]]:
     metas = [r for r in result["records"] if r.get("event") == "meta"]
     for meta in metas:
         for lib, v in meta.get("libraries", {}).items():
-            lines.append(f"- {LIBRARIES.get(lib, lib)} at {meta['processes']} process(es): {v['version']} "
-                         f"({v['location']}), {meta.get('threads')} thread(s) per process")
+            lines.append(
+                f"- {LIBRARIES.get(lib, lib)} at {meta['processes']} process(es): {v['version']} "
+                f"({v['location']}), {meta.get('threads')} thread(s) per process"
+            )
     if limits:
-        lines.append(f"- machine limits, one process, one thread: copy {limits['copy_gbs']:.1f} GB/s "
-                     f"(read + write, {limits['copy_mb']:.0f} MB), torch matmul {limits['matmul_gflops']:.1f} GFLOP/s "
-                     f"(n = {limits['matmul_n']}); P processes: min(P, {cores}) times these")
+        lines.append(
+            f"- machine limits, one process, one thread: copy {limits['copy_gbs']:.1f} GB/s "
+            f"(read + write, {limits['copy_mb']:.0f} MB), torch matmul {limits['matmul_gflops']:.1f} GFLOP/s "
+            f"(n = {limits['matmul_n']}); P processes: min(P, {cores}) times these"
+        )
     lines += [
         f"- method: one warm-up call, median of {result['repeats']} repetitions of >= {result['min_time']} s, "
         "a barrier around each, the slowest process's time; libraries alternated repetition by repetition "
@@ -209,14 +252,21 @@ def write(result: dict, base: str) -> Tuple[str, List[str]]:
         "`(differs)` and sets no time target.",
     ]
     if result["size"] == "small":
-        lines.append("With `--size small` the data of most cases fits in the caches: a share above 100% of the "
-                     "copy limit (measured on a copy larger than the caches) is cache bandwidth, not a mistake.")
+        lines.append(
+            "With `--size small` the data of most cases fits in the caches: a share above 100% of the "
+            "copy limit (measured on a copy larger than the caches) is cache bandwidth, not a mistake."
+        )
     lines.append("")
     for failure in (r for r in result["records"] if r.get("event") == "failure"):
-        lines.append(f"- {LIBRARIES.get(failure['label'], failure['label'])} at {failure['processes']} "
-                     f"process(es): {failure['error']}")
-    header = ["case", "P"] + [LIBRARIES[lib] for lib in present] + [f"heat/{LIBRARIES[lib]}" for lib in present
-                                                                      if lib != "heat"]
+        lines.append(
+            f"- {LIBRARIES.get(failure['label'], failure['label'])} at {failure['processes']} "
+            f"process(es): {failure['error']}"
+        )
+    header = (
+        ["case", "P"]
+        + [LIBRARIES[lib] for lib in present]
+        + [f"heat/{LIBRARIES[lib]}" for lib in present if lib != "heat"]
+    )
     header += ["eff.", "rate", "RSS (MB)", "check"]
     plots = []
     suites = []

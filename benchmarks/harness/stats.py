@@ -115,7 +115,9 @@ def format_seconds(value: Optional[float]) -> str:
     return f"{value * 1e6:.3g} us"
 
 
-def rate_fraction(rate: Optional[float], limit_per_process: Optional[float], processes: int, cores: int) -> Optional[float]:
+def rate_fraction(
+    rate: Optional[float], limit_per_process: Optional[float], processes: int, cores: int
+) -> Optional[float]:
     """Share of the machine's limit reached: ``rate / (min(processes, cores) * limit_per_process)``.
 
     The limit of one single-threaded process (memory bandwidth of a copy, or a matmul's
@@ -149,7 +151,9 @@ def parse_procs(text: str) -> List[int]:
         try:
             value = int(part)
         except ValueError:
-            raise ValueError(f"--procs: expected comma-separated positive integers, got {text!r}") from None
+            raise ValueError(
+                f"--procs: expected comma-separated positive integers, got {text!r}"
+            ) from None
         if value < 1:
             raise ValueError(f"--procs: process counts must be >= 1, got {value}")
         if value not in counts:

@@ -36,9 +36,10 @@ from typing import Any, Dict, List, Optional
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
+import algorithms  # noqa: E402
+
 from harness import cases as registry  # noqa: E402
 from harness import libs, stats  # noqa: E402
-import algorithms  # noqa: E402
 
 ERROR_CHARS = 200
 
@@ -108,8 +109,12 @@ def measure_limits(size: str) -> dict:
         torch.mm(a, b, out=c)
         best_mm = min(best_mm, time.perf_counter() - start)
     torch.set_num_threads(threads)
-    return dict(copy_gbs=2 * mb * 2**20 / best_copy / 1e9, matmul_gflops=2.0 * n**3 / best_mm / 1e9,
-                copy_mb=mb, matmul_n=n)
+    return dict(
+        copy_gbs=2 * mb * 2**20 / best_copy / 1e9,
+        matmul_gflops=2.0 * n**3 / best_mm / 1e9,
+        copy_mb=mb,
+        matmul_n=n,
+    )
 
 
 def peak_rss_mb() -> float:
@@ -154,8 +159,17 @@ class World:
                 time.sleep(0.01)
 
 
-def measure_case(case: registry.Case, adapters: list, D, repeats: int, min_time: float, world: World,
-                 shift: int, number: Optional[int] = None, processes: Optional[int] = None) -> List[Dict[str, Any]]:
+def measure_case(
+    case: registry.Case,
+    adapters: list,
+    D,
+    repeats: int,
+    min_time: float,
+    world: World,
+    shift: int,
+    number: Optional[int] = None,
+    processes: Optional[int] = None,
+) -> List[Dict[str, Any]]:
     """
     Measures one case in every library of this process; one record per library.
 
@@ -170,8 +184,17 @@ def measure_case(case: registry.Case, adapters: list, D, repeats: int, min_time:
         threads = torch.get_num_threads()
         torch.set_num_threads(case.threads)
         try:
-            return measure_case(dataclasses.replace(case, threads=None), adapters, D, repeats, min_time, world,
-                                shift, number, processes)
+            return measure_case(
+                dataclasses.replace(case, threads=None),
+                adapters,
+                D,
+                repeats,
+                min_time,
+                world,
+                shift,
+                number,
+                processes,
+            )
         finally:
             torch.set_num_threads(threads)
     states: Dict[str, Dict[str, Any]] = {}
@@ -213,13 +236,17 @@ def measure_case(case: registry.Case, adapters: list, D, repeats: int, min_time:
             failed = world.maximum(1.0 if error else 0.0)
             if failed and not error:
                 errors = [e for e in world.gather(error) if e]
-                state.update(status="error", error=errors[0] if errors else "error on another process")
+                state.update(
+                    status="error", error=errors[0] if errors else "error on another process"
+                )
             elif failed:
                 world.gather(error)
             if state["status"] == "ok":
                 messages = world.gather(state.pop("mismatch"))
                 state["check"] = next((m for m in messages if m), "") or "ok"
-                state["peak_rss_mb_per_process"] = [round(v, 1) for v in world.gather(state["peak_rss_mb"])]
+                state["peak_rss_mb_per_process"] = [
+                    round(v, 1) for v in world.gather(state["peak_rss_mb"])
+                ]
                 state["peak_rss_mb"] = max(state["peak_rss_mb_per_process"])
     for repetition in range(repeats):
         for L in stats.rotated(order, repetition):
@@ -239,9 +266,14 @@ def measure_case(case: registry.Case, adapters: list, D, repeats: int, min_time:
         state = states[L.label]
         state.pop("inputs", None)
         state.pop("fn", None)
-        record = dict(event="result", case=case.name, suite=case.suite, library=L.label,
-                      processes=processes or world.size,
-                      **state)
+        record = dict(
+            event="result",
+            case=case.name,
+            suite=case.suite,
+            library=L.label,
+            processes=processes or world.size,
+            **state,
+        )
         if state["status"] == "ok":
             record.update(median=stats.median(state["times"]), best=min(state["times"]))
             if flops:
@@ -256,7 +288,9 @@ def measure_case(case: registry.Case, adapters: list, D, repeats: int, min_time:
 def main(argv: Optional[List[str]] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     parser.add_argument("--label", default="heat", help="this worker's name in the plan")
-    parser.add_argument("--libraries", default="heat", help="comma-separated: heat, anchor, numpy, torch, dask")
+    parser.add_argument(
+        "--libraries", default="heat", help="comma-separated: heat, anchor, numpy, torch, dask"
+    )
     parser.add_argument("--suite", default="core")
     parser.add_argument("--cases", default="", help="comma-separated parts of case names")
     parser.add_argument("--size", choices=tuple(registry.SCALES), default="default")
@@ -267,7 +301,11 @@ def main(argv: Optional[List[str]] = None) -> None:
     parser.add_argument("--out", default="", help="JSON-lines file written by rank 0")
     parser.add_argument("--plan", default="")
     parser.add_argument("--token", default="")
-    parser.add_argument("--limits", default="", help="rank 0 measures the machine's limits first, into this JSON file")
+    parser.add_argument(
+        "--limits",
+        default="",
+        help="rank 0 measures the machine's limits first, into this JSON file",
+    )
     args = parser.parse_args(argv)
 
     labels = [label for label in args.libraries.split(",") if label]
@@ -287,6 +325,7 @@ def main(argv: Optional[List[str]] = None) -> None:
             with open(args.limits, "w") as f:
                 json.dump(measure_limits(args.size), f)
         world.quiet_barrier()
+
     chosen = registry.select(args.suite, [n for n in args.cases.split(",") if n])
     D = algorithms.make_data(registry.SCALES[args.size])
     turns = Turns(args.label, args.plan or None, args.token or None)
@@ -297,9 +336,17 @@ def main(argv: Optional[List[str]] = None) -> None:
             sink.write(json.dumps(record) + "\n")
             sink.flush()
 
-    emit(dict(event="meta", label=args.label, processes=args.procs if not uses_mpi else world.size, threads=torch.get_num_threads(),
-              libraries={L.label: dict(version=L.version, location=L.location) for L in adapters},
-              python=sys.version.split()[0], executable=sys.executable))
+    emit(
+        dict(
+            event="meta",
+            label=args.label,
+            processes=args.procs if not uses_mpi else world.size,
+            threads=torch.get_num_threads(),
+            libraries={L.label: dict(version=L.version, location=L.location) for L in adapters},
+            python=sys.version.split()[0],
+            executable=sys.executable,
+        )
+    )
     try:
         if args.limits and not chosen:
             limits()
@@ -308,8 +355,9 @@ def main(argv: Optional[List[str]] = None) -> None:
             if args.limits and index == 0:
                 limits()
             processes = args.procs if not uses_mpi else world.size
-            for record in measure_case(case, adapters, D, args.repeats, args.min_time, world, index,
-                                       processes=processes):
+            for record in measure_case(
+                case, adapters, D, args.repeats, args.min_time, world, index, processes=processes
+            ):
                 emit(record)
             turns.done(index, world.rank)
         emit(dict(event="done"))

@@ -107,9 +107,7 @@ class _BatchParallel:
         rng = np.random.default_rng(seed)
         weights = weights.to(block.dtype)
         if len(per_process) > 1:
-            centres, weights = self._merge_levels(
-                x, centres, weights, per_process, rng, shift
-            )
+            centres, weights = self._merge_levels(x, centres, weights, per_process, rng, shift)
         keep = weights > 0
         centres, weights = centres[keep], weights[keep]
         merged = self._merge_start(x, centres, weights, rng, shift)

@@ -29,7 +29,10 @@ def _cluster_medians(x, labels: torch.Tensor, counts: torch.Tensor, centres: tor
         if counts[cluster] == 0:  # the same on every process
             continue
         members = ht.array(
-            block[labels == cluster], is_split=0 if distributed else None, comm=x.comm, copy=None,
+            block[labels == cluster],
+            is_split=0 if distributed else None,
+            comm=x.comm,
+            copy=None,
             device=x.device,
         )
         median = ht.median(members, axis=0)

@@ -53,5 +53,5 @@ __array_api_version__ = _methods.API_VERSIONS[-1]
 # what ``from heat.core import *`` gives heat: every public name, and the standard's two dunders
 __all__ = [name for name in globals() if not name.startswith("_")] + [
     "__array_api_version__",
-    "__array_namespace_info__",
+    "__array_namespace_info__",  # noqa: F405 (defined by the star import of _methods)
 ]

@@ -18,6 +18,7 @@ from .dndarray import DNDarray
 
 __all__ = ["to_tensor"]
 
+
 def to_tensor(obj, dtype) -> Tuple[torch.Tensor, Optional[str]]:
     """
     A torch tensor holding ``obj`` (Python data, NumPy array, tensor), and why it does not share
@@ -36,15 +37,19 @@ def to_tensor(obj, dtype) -> Tuple[torch.Tensor, Optional[str]]:
         dtype = types.heat_type_of(obj)
     if isinstance(obj, (list, tuple)) and _contains_array(obj):
         # arrays among the elements (0-d ones too, which torch.tensor rejects): stacked
-        return (_stacked(obj, dtype.torch_type()),
-                f"obj is a {type(obj).__name__}, whose values must be copied into an array")
+        return (
+            _stacked(obj, dtype.torch_type()),
+            f"obj is a {type(obj).__name__}, whose values must be copied into an array",
+        )
     try:
         tensor = torch.tensor(obj, dtype=dtype.torch_type())
     except (TypeError, ValueError, RuntimeError) as error:
         if inferred and dtype is types.int64 and _fits_uint64(obj):
             # Python ints above int64's range: uint64, as NumPy chooses
-            return (torch.tensor(obj, dtype=torch.uint64),
-                    f"obj is a {type(obj).__name__}, whose values must be copied into an array")
+            return (
+                torch.tensor(obj, dtype=torch.uint64),
+                f"obj is a {type(obj).__name__}, whose values must be copied into an array",
+            )
         ragged_depth = _ragged_depth(obj)
         if ragged_depth is not None:
             # NumPy's error class for an inhomogeneous nesting
@@ -111,8 +116,11 @@ def _nested_shape(obj) -> Optional[Tuple[int, ...]]:
 
 def _contains_array(obj) -> bool:
     """Whether a nested sequence holds a NumPy array or a tensor (of any dimension) anywhere."""
-    return any(isinstance(o, (np.ndarray, torch.Tensor))
-               or (isinstance(o, (list, tuple)) and _contains_array(o)) for o in obj)
+    return any(
+        isinstance(o, (np.ndarray, torch.Tensor))
+        or (isinstance(o, (list, tuple)) and _contains_array(o))
+        for o in obj
+    )
 
 
 def _stacked(obj, torch_type: torch.dtype) -> torch.Tensor:
@@ -143,10 +151,16 @@ def _stacked(obj, torch_type: torch.dtype) -> torch.Tensor:
 
 
 def _contains_dndarray(obj) -> bool:
-    return any(isinstance(o, DNDarray) or (isinstance(o, (list, tuple)) and _contains_dndarray(o))
-               for o in obj)
+    return any(
+        isinstance(o, DNDarray) or (isinstance(o, (list, tuple)) and _contains_dndarray(o))
+        for o in obj
+    )
 
 
 def _resolve_nested(obj):
-    return [o.numpy() if isinstance(o, DNDarray) else
-            (_resolve_nested(o) if isinstance(o, (list, tuple)) else o) for o in obj]
+    return [
+        o.numpy()
+        if isinstance(o, DNDarray)
+        else (_resolve_nested(o) if isinstance(o, (list, tuple)) else o)
+        for o in obj
+    ]

@@ -39,8 +39,12 @@ _UFUNC_NAMES = {"true_divide": "divide", "absolute": "abs", "conjugate": "conj"}
 # ufunc method -> {ufunc name: heat function}; np.add.reduce(x) is heat.sum(x, axis=0)
 _UFUNC_METHODS = {
     "reduce": {
-        "add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",
-        "logical_and": "all", "logical_or": "any",
+        "add": "sum",
+        "multiply": "prod",
+        "maximum": "max",
+        "minimum": "min",
+        "logical_and": "all",
+        "logical_or": "any",
     },
     "accumulate": {"add": "cumsum", "multiply": "cumprod"},
 }
@@ -50,17 +54,37 @@ _NUMPY_MODULES = {"numpy": "", "numpy.linalg": "linalg", "numpy.fft": "fft"}
 _NUMPY_METADATA = {
     "ndim": lambda a: a.ndim if isinstance(a, DNDarray) else np.ndim(a),
     "size": lambda a, axis=None: (
-        (a.size if axis is None else a.gshape[axis]) if isinstance(a, DNDarray) else np.size(a, axis)
+        (a.size if axis is None else a.gshape[axis])
+        if isinstance(a, DNDarray)
+        else np.size(a, axis)
     ),
 }
 # torch functions whose heat function has another name (same meaning)
 _TORCH_NAMES = {
-    "cat": "concatenate", "concat": "concatenate", "clamp": "clip", "clip": "clip",
-    "mm": "matmul", "true_divide": "divide", "acos": "arccos", "asin": "arcsin",
-    "atan": "arctan", "atan2": "arctan2", "acosh": "arccosh", "asinh": "arcsinh",
-    "atanh": "arctanh", "eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal",
-    "gt": "greater", "ge": "greater_equal", "unsqueeze": "expand_dims", "amax": "max",
-    "amin": "min", "fix": "trunc", "arctan2": "arctan2",
+    "cat": "concatenate",
+    "concat": "concatenate",
+    "clamp": "clip",
+    "clip": "clip",
+    "mm": "matmul",
+    "true_divide": "divide",
+    "acos": "arccos",
+    "asin": "arcsin",
+    "atan": "arctan",
+    "atan2": "arctan2",
+    "acosh": "arccosh",
+    "asinh": "arcsinh",
+    "atanh": "arctanh",
+    "eq": "equal",
+    "ne": "not_equal",
+    "lt": "less",
+    "le": "less_equal",
+    "gt": "greater",
+    "ge": "greater_equal",
+    "unsqueeze": "expand_dims",
+    "amax": "max",
+    "amin": "min",
+    "fix": "trunc",
+    "arctan2": "arctan2",
 }
 # torch functions whose meaning differs from heat's function of the same name (torch.std is
 # unbiased, torch.median the lower median, torch.sort/max(dim) return indices too, ...)

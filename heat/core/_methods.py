@@ -20,19 +20,21 @@ from typing import Callable, Dict, Optional
 
 import torch
 
-from . import _interop
-from . import arithmetics
-from . import complex_math
-from . import factories
-from . import halos
-from . import indexing
-from . import layout
-from . import manipulations
-from . import partition
-from . import printing
-from . import relational
-from . import rounding
-from . import types
+from . import (
+    _interop,
+    arithmetics,
+    complex_math,
+    factories,
+    halos,
+    indexing,
+    layout,
+    manipulations,
+    partition,
+    printing,
+    relational,
+    rounding,
+    types,
+)
 from .dndarray import DNDarray
 from .linalg import products
 
@@ -54,8 +56,17 @@ _COMPLEX = frozenset((types.complex64, types.complex128))
 # the operators' shortcut calls torch directly: uint16/uint32/uint64, which torch only stores,
 # take the engines' path
 _REAL_NUMERIC = frozenset(
-    (types.uint8, types.int8, types.int16, types.int32, types.int64, types.float16,
-     types.bfloat16, types.float32, types.float64)
+    (
+        types.uint8,
+        types.int8,
+        types.int16,
+        types.int32,
+        types.int64,
+        types.float16,
+        types.bfloat16,
+        types.float32,
+        types.float64,
+    )
 )
 _NUMERIC = _REAL_NUMERIC | _COMPLEX
 _FLOATING = frozenset((types.float16, types.bfloat16, types.float32, types.float64))
@@ -105,9 +116,8 @@ def _fast_operator(
                 return function(other, self) if reflected else function(self, other)
             array = torch_operation(self._array, other._array)
         elif (
-            (kind is float or (kind is int and _INT64_MIN <= other <= _INT64_MAX))
-            and self._dtype in scalar_types
-        ):
+            kind is float or (kind is int and _INT64_MIN <= other <= _INT64_MAX)
+        ) and self._dtype in scalar_types:
             array = torch_operation(self._array, other)
         else:
             return function(other, self) if reflected else function(self, other)
@@ -123,7 +133,11 @@ def _fast_operator(
         return result
 
     operands = "other, self" if reflected else "self, other"
-    return _named(method, dunder, f"``heat.{function.__name__}({operands})``, with a shortcut for common calls.")
+    return _named(
+        method,
+        dunder,
+        f"``heat.{function.__name__}({operands})``, with a shortcut for common calls.",
+    )
 
 
 def _named(method: Callable, name: str, doc: str) -> Callable:
@@ -139,6 +153,7 @@ def _plain_operators(name: str, function: Callable, kinds: str) -> Dict[str, Cal
     ``__iname__`` (``function(self, other, out=self)``), for the kinds listed in ``kinds``
     (a subset of ``"fri"``).
     """
+
     def forward(self, other):
         return function(self, other)
 
@@ -176,7 +191,14 @@ def _operators() -> Dict[str, Callable]:
         ("__lt__", relational.lt, relational._less, _REAL_NUMERIC | _BOOL, types.bool, False),
         ("__le__", relational.le, relational._less_equal, _REAL_NUMERIC | _BOOL, types.bool, False),
         ("__gt__", relational.gt, relational._greater, _REAL_NUMERIC | _BOOL, types.bool, False),
-        ("__ge__", relational.ge, relational._greater_equal, _REAL_NUMERIC | _BOOL, types.bool, False),
+        (
+            "__ge__",
+            relational.ge,
+            relational._greater_equal,
+            _REAL_NUMERIC | _BOOL,
+            types.bool,
+            False,
+        ),
     ):
         methods[dunder] = _fast_operator(
             dunder, function, torch_operation, fast_types, result_type, reflected
@@ -390,30 +412,84 @@ def _new_array_of_type(cls, *value, **kwargs) -> DNDarray:
 # method name -> heat function; binary ones take ``other`` (broadcast to self's shape, aligned to
 # self's layout as ``x += y`` does), unary ones nothing
 _IN_PLACE_BINARY = {
-    "add_": "add", "sub_": "subtract", "subtract_": "subtract", "mul_": "multiply",
-    "multiply_": "multiply", "div_": "divide", "divide_": "divide", "true_divide_": "divide",
-    "floordiv_": "floor_divide", "floor_divide_": "floor_divide", "pow_": "pow",
-    "power_": "pow", "mod_": "remainder", "remainder_": "remainder", "fmod_": "fmod",
-    "bitwise_and_": "bitwise_and", "bitwise_or_": "bitwise_or", "bitwise_xor_": "bitwise_xor",
-    "left_shift_": "left_shift", "bitwise_left_shift_": "left_shift",
-    "right_shift_": "right_shift", "bitwise_right_shift_": "right_shift",
-    "copysign_": "copysign", "hypot_": "hypot", "gcd_": "gcd", "lcm_": "lcm",
-    "arctan2_": "arctan2", "atan2_": "arctan2",
+    "add_": "add",
+    "sub_": "subtract",
+    "subtract_": "subtract",
+    "mul_": "multiply",
+    "multiply_": "multiply",
+    "div_": "divide",
+    "divide_": "divide",
+    "true_divide_": "divide",
+    "floordiv_": "floor_divide",
+    "floor_divide_": "floor_divide",
+    "pow_": "pow",
+    "power_": "pow",
+    "mod_": "remainder",
+    "remainder_": "remainder",
+    "fmod_": "fmod",
+    "bitwise_and_": "bitwise_and",
+    "bitwise_or_": "bitwise_or",
+    "bitwise_xor_": "bitwise_xor",
+    "left_shift_": "left_shift",
+    "bitwise_left_shift_": "left_shift",
+    "right_shift_": "right_shift",
+    "bitwise_right_shift_": "right_shift",
+    "copysign_": "copysign",
+    "hypot_": "hypot",
+    "gcd_": "gcd",
+    "lcm_": "lcm",
+    "arctan2_": "arctan2",
+    "atan2_": "arctan2",
 }
 _IN_PLACE_UNARY = {
-    "neg_": "neg", "negative_": "neg", "pos_": "pos", "positive_": "pos", "abs_": "abs",
-    "absolute_": "abs", "invert_": "bitwise_not", "bitwise_not_": "bitwise_not",
-    "bitwise_invert_": "bitwise_not", "reciprocal_": "reciprocal", "exp_": "exp",
-    "expm1_": "expm1", "exp2_": "exp2", "log_": "log", "log2_": "log2", "log10_": "log10",
-    "log1p_": "log1p", "sqrt_": "sqrt", "square_": "square", "sin_": "sin", "cos_": "cos",
-    "tan_": "tan", "arcsin_": "arcsin", "arccos_": "arccos", "arctan_": "arctan", "sinh_": "sinh",
-    "cosh_": "cosh", "tanh_": "tanh", "arcsinh_": "arcsinh", "arccosh_": "arccosh",
-    "arctanh_": "arctanh", "ceil_": "ceil", "floor_": "floor", "trunc_": "trunc", "sign_": "sign",
+    "neg_": "neg",
+    "negative_": "neg",
+    "pos_": "pos",
+    "positive_": "pos",
+    "abs_": "abs",
+    "absolute_": "abs",
+    "invert_": "bitwise_not",
+    "bitwise_not_": "bitwise_not",
+    "bitwise_invert_": "bitwise_not",
+    "reciprocal_": "reciprocal",
+    "exp_": "exp",
+    "expm1_": "expm1",
+    "exp2_": "exp2",
+    "log_": "log",
+    "log2_": "log2",
+    "log10_": "log10",
+    "log1p_": "log1p",
+    "sqrt_": "sqrt",
+    "square_": "square",
+    "sin_": "sin",
+    "cos_": "cos",
+    "tan_": "tan",
+    "arcsin_": "arcsin",
+    "arccos_": "arccos",
+    "arctan_": "arctan",
+    "sinh_": "sinh",
+    "cosh_": "cosh",
+    "tanh_": "tanh",
+    "arcsinh_": "arcsinh",
+    "arccosh_": "arccosh",
+    "arctanh_": "arctanh",
+    "ceil_": "ceil",
+    "floor_": "floor",
+    "trunc_": "trunc",
+    "sign_": "sign",
 }
 
 _INTEGER_FUNCTIONS = frozenset(
-    ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "left_shift", "right_shift",
-     "gcd", "lcm")
+    (
+        "bitwise_and",
+        "bitwise_or",
+        "bitwise_xor",
+        "bitwise_not",
+        "left_shift",
+        "right_shift",
+        "gcd",
+        "lcm",
+    )
 )
 
 
@@ -421,20 +497,32 @@ def _in_place_doc(name: str, function: Callable, binary: bool) -> str:
     """The docstring of the in-place method ``name`` that calls ``function``."""
     operands, argument = ("self, other", "2") if binary else ("self", "")
     dtype = "int64" if function.__name__ in _INTEGER_FUNCTIONS else "float32"
-    other = """
+    other = (
+        """
 
     ``other`` (a DNDarray, scalar or array-like) is broadcast to ``self``'s shape; an array split
     along another axis is aligned to ``self``'s layout, as for the augmented assignments
     (``x += y``).
-""" if binary else " No communication.\n"
-    parameters = """
+"""
+        if binary
+        else " No communication.\n"
+    )
+    parameters = (
+        """
     Parameters
     ----------
     other : DNDarray, scalar or array-like
-""" if binary else ""
-    value_error = """    ValueError
+"""
+        if binary
+        else ""
+    )
+    value_error = (
+        """    ValueError
         If ``other`` does not broadcast to ``self``'s shape.
-""" if binary else ""
+"""
+        if binary
+        else ""
+    )
     return f"""
     In place: ``heat.{function.__name__}({operands}, out=self)``; returns ``self``.{other}
     The result is written into ``self``'s local blocks and ``self`` is returned, so its dtype,
@@ -568,8 +656,11 @@ def _in_place_methods(namespace: Dict[str, Callable]) -> Dict[str, Callable]:
             if callable(function):
                 methods[name] = build(name, function)
     for name, method in (
-        ("clip_", _clip_), ("nan_to_num_", _nan_to_num_), ("cumsum_", _cumsum_),
-        ("cumprod_", _cumprod_), ("round_", _round_),
+        ("clip_", _clip_),
+        ("nan_to_num_", _nan_to_num_),
+        ("cumsum_", _cumsum_),
+        ("cumprod_", _cumprod_),
+        ("round_", _round_),
     ):
         methods[name] = _named(method, name, method.__doc__)
     methods["cumproduct_"] = _cumprod_

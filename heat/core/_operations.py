@@ -12,12 +12,11 @@ from __future__ import annotations
 from typing import Callable, Optional, Sequence, Tuple, Union
 
 import torch
-from .communication import MPI
 
 from . import types
 from ._conversion import to_tensor
 from ._redistribution import redistribute_tensor, resplit_tensor
-from .communication import sanitize_comm
+from .communication import MPI, sanitize_comm
 from .devices import sanitize_device
 from .dndarray import DNDarray
 from .sanitation import broadcast_shapes, sanitize_axis
@@ -58,7 +57,11 @@ _PYTHON_SCALARS = (bool, int, float, complex)
 # NumPy; uint64 is computed on its bits read as int64, which gives the same bits for +, -, *,
 # bitwise operations and left shifts; ordering uses keys with the sign bit flipped, and
 # division, remainder and right shift have unsigned kernels below.
-_UNSIGNED_COMPUTE = {torch.uint16: torch.int32, torch.uint32: torch.int64, torch.uint64: torch.int64}
+_UNSIGNED_COMPUTE = {
+    torch.uint16: torch.int32,
+    torch.uint32: torch.int64,
+    torch.uint64: torch.int64,
+}
 _UNSIGNED_TYPES = frozenset((types.uint16, types.uint32, types.uint64))
 _INT64_MIN = -(2**63)
 _INT64_MAX = 2**63 - 1
@@ -154,7 +157,11 @@ def from_order_key(key: torch.Tensor, storage: torch.dtype) -> torch.Tensor:
 
 
 _SIGNED_BITS = {types.uint16: types.int16, types.uint32: types.int32, types.uint64: types.int64}
-_SIGNED_TORCH_BITS = {torch.uint16: torch.int16, torch.uint32: torch.int32, torch.uint64: torch.int64}
+_SIGNED_TORCH_BITS = {
+    torch.uint16: torch.int16,
+    torch.uint32: torch.int32,
+    torch.uint64: torch.int64,
+}
 
 
 def signed_view(tensor: torch.Tensor) -> torch.Tensor:
@@ -185,7 +192,12 @@ def signed_bits(x: DNDarray) -> DNDarray:
     """
     signed = _SIGNED_BITS[x._dtype]
     return DNDarray(
-        x._array.view(signed.torch_type()), x._gshape, signed, x._split, x._device, x._comm,
+        x._array.view(signed.torch_type()),
+        x._gshape,
+        signed,
+        x._split,
+        x._device,
+        x._comm,
         x._balanced,
     )
 
@@ -198,8 +210,13 @@ def unsigned_from_bits(result, dtype):
     if not isinstance(result, DNDarray) or result._dtype is not _SIGNED_BITS[dtype]:
         return result
     return DNDarray(
-        result._array.view(dtype.torch_type()), result._gshape, dtype, result._split,
-        result._device, result._comm, result._balanced,
+        result._array.view(dtype.torch_type()),
+        result._gshape,
+        dtype,
+        result._split,
+        result._device,
+        result._comm,
+        result._balanced,
     )
 
 
@@ -208,7 +225,9 @@ def _unsupported_uint64(operation, error: Exception) -> TypeError:
     return TypeError(f"{name} is not supported for uint64 operands ({error})")
 
 
-def unsigned_call(operation: Callable, tensors: Sequence[torch.Tensor], kwargs: dict) -> torch.Tensor:
+def unsigned_call(
+    operation: Callable, tensors: Sequence[torch.Tensor], kwargs: dict
+) -> torch.Tensor:
     """
     ``operation(*tensors, **kwargs)`` for tensors of one unsigned storage type (uint16, uint32 or
     uint64; the first tensor's type), through the computation types; the result in the storage
@@ -284,14 +303,45 @@ def _uint64_sign(a: torch.Tensor) -> torch.Tensor:
     return (a != 0).to(torch.uint8).to(torch.uint64)
 
 
-for _operation in (torch.lt, torch.le, torch.gt, torch.ge, torch.less, torch.greater,
-                   torch.less_equal, torch.greater_equal, torch.maximum, torch.minimum,
-                   torch.fmax, torch.fmin, torch.clamp, torch.clip, torch.eq, torch.ne):
+for _operation in (
+    torch.lt,
+    torch.le,
+    torch.gt,
+    torch.ge,
+    torch.less,
+    torch.greater,
+    torch.less_equal,
+    torch.greater_equal,
+    torch.maximum,
+    torch.minimum,
+    torch.fmax,
+    torch.fmin,
+    torch.clamp,
+    torch.clip,
+    torch.eq,
+    torch.ne,
+):
     register_unsigned(_operation, "order")
-for _operation in (torch.add, torch.sub, torch.subtract, torch.mul, torch.multiply, torch.neg,
-                   torch.negative, torch.bitwise_and, torch.bitwise_or, torch.bitwise_xor,
-                   torch.bitwise_not, torch.bitwise_left_shift, torch.square, torch.pow,
-                   torch.logical_not, torch.logical_and, torch.logical_or, torch.logical_xor):
+for _operation in (
+    torch.add,
+    torch.sub,
+    torch.subtract,
+    torch.mul,
+    torch.multiply,
+    torch.neg,
+    torch.negative,
+    torch.bitwise_and,
+    torch.bitwise_or,
+    torch.bitwise_xor,
+    torch.bitwise_not,
+    torch.bitwise_left_shift,
+    torch.square,
+    torch.pow,
+    torch.logical_not,
+    torch.logical_and,
+    torch.logical_or,
+    torch.logical_xor,
+):
     register_unsigned(_operation, "wrap")
 for _operation, _kernel in (
     (torch.floor_divide, uint64_floor_divide),
@@ -410,9 +460,7 @@ def write_out(result: DNDarray, out: DNDarray, name: str = "out") -> DNDarray:
     if not isinstance(out, DNDarray):
         raise TypeError(f"{name} must be a DNDarray, but was {type(out).__name__}")
     if out.gshape != result.gshape:
-        raise ValueError(
-            f"{name} has shape {out.gshape}, but the result has shape {result.gshape}"
-        )
+        raise ValueError(f"{name} has shape {out.gshape}, but the result has shape {result.gshape}")
     local = align_local(result, out.gshape, out.split, out if out.split is not None else None)
     if out.larray.shape != local.shape:
         local = local.expand(out.larray.shape)
@@ -458,7 +506,12 @@ def _finish_elementwise(result: DNDarray, where, out: Optional[DNDarray]) -> DND
             out.larray.copy_(local.expand(out.lshape))
             return out
         result = DNDarray(
-            local.expand(out.lshape), out.gshape, result.dtype, out.split, out.device, out.comm,
+            local.expand(out.lshape),
+            out.gshape,
+            result.dtype,
+            out.split,
+            out.device,
+            out.comm,
             out._balanced,
         )
     result = _apply_where(result, where, out)
@@ -558,8 +611,13 @@ def as_replicated_array(value, dtype=None, device=None, comm=None) -> DNDarray:
         raise TypeError(f"value has dtype {tensor.dtype}, which heat cannot hold")
     device = sanitize_device(device)
     return DNDarray(
-        tensor.to(device.torch_device), tuple(tensor.shape), _TORCH_TO_HEAT[tensor.dtype], None,
-        device, sanitize_comm(comm), True,
+        tensor.to(device.torch_device),
+        tuple(tensor.shape),
+        _TORCH_TO_HEAT[tensor.dtype],
+        None,
+        device,
+        sanitize_comm(comm),
+        True,
     )
 
 
@@ -569,7 +627,10 @@ def _as_operand(value, other: Optional[DNDarray], name: str):
         return value
     try:
         return as_replicated_array(
-            value, None, None if other is None else other.device, None if other is None else other.comm
+            value,
+            None,
+            None if other is None else other.device,
+            None if other is None else other.comm,
         )
     except (TypeError, ValueError) as error:
         raise TypeError(
@@ -715,9 +776,26 @@ def binary_op(
 
 # torch functions known to accept a Python scalar as their second argument (cheaper than a tensor)
 _ACCEPTS_SCALAR = frozenset(
-    (torch.add, torch.sub, torch.mul, torch.div, torch.true_divide, torch.floor_divide,
-     torch.remainder, torch.fmod, torch.pow, torch.eq, torch.ne, torch.lt, torch.le, torch.gt,
-     torch.ge, torch.bitwise_and, torch.bitwise_or, torch.bitwise_xor)
+    (
+        torch.add,
+        torch.sub,
+        torch.mul,
+        torch.div,
+        torch.true_divide,
+        torch.floor_divide,
+        torch.remainder,
+        torch.fmod,
+        torch.pow,
+        torch.eq,
+        torch.ne,
+        torch.lt,
+        torch.le,
+        torch.gt,
+        torch.ge,
+        torch.bitwise_and,
+        torch.bitwise_or,
+        torch.bitwise_xor,
+    )
 )
 # (array dtype, scalar type, promote_to_float) -> computation type, following NEP 50
 _SCALAR_RESULT_TYPES = {}
@@ -758,14 +836,20 @@ def _check_integer_range(value, operand_type) -> None:
     if type(value) is int and operand_type in _INTEGER_TYPES:
         info = torch.iinfo(operand_type.torch_type())
         if not info.min <= value <= info.max:
-            raise OverflowError(
-                f"Python integer {value} out of bounds for {operand_type.__name__}"
-            )
+            raise OverflowError(f"Python integer {value} out of bounds for {operand_type.__name__}")
 
 
 _INTEGER_TYPES = frozenset(
-    (types.uint8, types.uint16, types.uint32, types.uint64, types.int8, types.int16, types.int32,
-     types.int64)
+    (
+        types.uint8,
+        types.uint16,
+        types.uint32,
+        types.uint64,
+        types.int8,
+        types.int16,
+        types.int32,
+        types.int64,
+    )
 )
 
 
@@ -928,8 +1012,11 @@ _ALL_AXES = tuple(tuple(range(ndim)) for ndim in range(65))
 
 def _neutral_like(tensor: torch.Tensor, shape, neutral, partial_op) -> torch.Tensor:
     """A tensor of the reduction's output dtype filled with ``neutral``."""
-    probe = partial_op(torch.zeros((1,) * max(tensor.ndim, 1), dtype=tensor.dtype, device=tensor.device),
-                       tuple(range(max(tensor.ndim, 1))), keepdim=True)
+    probe = partial_op(
+        torch.zeros((1,) * max(tensor.ndim, 1), dtype=tensor.dtype, device=tensor.device),
+        tuple(range(max(tensor.ndim, 1))),
+        keepdim=True,
+    )
     return torch.full(shape, neutral, dtype=probe.dtype, device=tensor.device)
 
 

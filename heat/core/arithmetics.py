@@ -160,7 +160,11 @@ def _binary(
     if out is None and where is None:
         # the common case, kept short: it is on every operator's path
         return binary_op(
-            operation, t1, t2, fn_kwargs=fn_kwargs, promote_to_float=promote_to_float,
+            operation,
+            t1,
+            t2,
+            fn_kwargs=fn_kwargs,
+            promote_to_float=promote_to_float,
             operand_type=operand_type,
         )
     out = _unwrap_out(out)
@@ -226,6 +230,8 @@ def _zero_division_safe(operation):
 
 
 _safe_floor_divide = _zero_division_safe(torch.floor_divide)
+
+
 def _float_remainder(a, b):
     """torch.remainder, with NumPy's and the array API standard's sign of a zero result: the
     divisor's (``remainder(-1.0, 1.0)`` is +0.0, ``remainder(1.0, -1.0)`` is -0.0)."""
@@ -245,7 +251,9 @@ register_unsigned(_safe_fmod, uint64_remainder)
 # ---------------------------------------------------------------------------------------------
 # basic arithmetic
 # ---------------------------------------------------------------------------------------------
-def add(t1: _ScalarOrArray, t2: _ScalarOrArray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
+def add(
+    t1: _ScalarOrArray, t2: _ScalarOrArray, out: Optional[DNDarray] = None, where=None
+) -> DNDarray:
     """
     Elementwise sum ``t1 + t2``, with broadcasting and NumPy's type promotion.
 
@@ -360,8 +368,16 @@ def divide(
     """
     rt = _operand_result_type(t1, t2, "divide")
     operand_type = types.float64 if _is_exact(rt) else None
-    return _binary(torch.div, t1, t2, out, where, "divide", operand_type=operand_type,
-                   result_type=operand_type or rt)
+    return _binary(
+        torch.div,
+        t1,
+        t2,
+        out,
+        where,
+        "divide",
+        operand_type=operand_type,
+        result_type=operand_type or rt,
+    )
 
 
 true_divide = divide
@@ -389,8 +405,16 @@ def floor_divide(
     if _is_complex(rt):
         raise TypeError("floor_divide is not supported for complex operands")
     operand_type = _int8_for_bool(rt)
-    return _binary(_safe_floor_divide, t1, t2, out, where, "floor_divide",
-                   operand_type=operand_type, result_type=operand_type or rt)
+    return _binary(
+        _safe_floor_divide,
+        t1,
+        t2,
+        out,
+        where,
+        "floor_divide",
+        operand_type=operand_type,
+        result_type=operand_type or rt,
+    )
 
 
 floordiv = floor_divide  # HeAT's name
@@ -417,8 +441,16 @@ def remainder(
     if _is_complex(rt):
         raise TypeError("remainder is not supported for complex operands")
     operand_type = _int8_for_bool(rt)
-    return _binary(_safe_remainder, t1, t2, out, where, "remainder",
-                   operand_type=operand_type, result_type=operand_type or rt)
+    return _binary(
+        _safe_remainder,
+        t1,
+        t2,
+        out,
+        where,
+        "remainder",
+        operand_type=operand_type,
+        result_type=operand_type or rt,
+    )
 
 
 mod = remainder
@@ -480,7 +512,9 @@ def divmod(
 
 
 @_docstrings.sections(_docstrings.INTEGER_DIVISION)
-def fmod(t1: _ScalarOrArray, t2: _ScalarOrArray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
+def fmod(
+    t1: _ScalarOrArray, t2: _ScalarOrArray, out: Optional[DNDarray] = None, where=None
+) -> DNDarray:
     """
     Elementwise remainder of truncated division (C's ``fmod``): the result has the sign of the
     dividend ``t1``.
@@ -498,8 +532,16 @@ def fmod(t1: _ScalarOrArray, t2: _ScalarOrArray, out: Optional[DNDarray] = None,
     if _is_complex(rt):
         raise TypeError("fmod is not supported for complex operands")
     operand_type = _int8_for_bool(rt)
-    return _binary(_safe_fmod, t1, t2, out, where, "fmod",
-                   operand_type=operand_type, result_type=operand_type or rt)
+    return _binary(
+        _safe_fmod,
+        t1,
+        t2,
+        out,
+        where,
+        "fmod",
+        operand_type=operand_type,
+        result_type=operand_type or rt,
+    )
 
 
 def _has_negative(value) -> bool:
@@ -519,7 +561,9 @@ def _has_negative(value) -> bool:
         return False
 
 
-def pow(t1: _ScalarOrArray, t2: _ScalarOrArray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
+def pow(
+    t1: _ScalarOrArray, t2: _ScalarOrArray, out: Optional[DNDarray] = None, where=None
+) -> DNDarray:
     """
     Elementwise power ``t1 ** t2``.
 
@@ -554,8 +598,16 @@ def pow(t1: _ScalarOrArray, t2: _ScalarOrArray, out: Optional[DNDarray] = None, 
     operand_type = _int8_for_bool(rt)
     if _is_exact(rt) and _has_negative(t2):
         raise ValueError("Integers to negative integer powers are not allowed.")
-    return _binary(torch.pow, t1, t2, out, where, "pow",
-                   operand_type=operand_type, result_type=operand_type or rt)
+    return _binary(
+        torch.pow,
+        t1,
+        t2,
+        out,
+        where,
+        "pow",
+        operand_type=operand_type,
+        result_type=operand_type or rt,
+    )
 
 
 power = pow
@@ -593,8 +645,16 @@ def float_power(
     """
     rt = _operand_result_type(t1, t2, "float_power")
     operand_type = types.complex128 if _is_complex(rt) else types.float64
-    return _binary(torch.pow, t1, t2, out, where, "float_power", operand_type=operand_type,
-                   result_type=operand_type)
+    return _binary(
+        torch.pow,
+        t1,
+        t2,
+        out,
+        where,
+        "float_power",
+        operand_type=operand_type,
+        result_type=operand_type,
+    )
 
 
 def neg(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
@@ -651,7 +711,9 @@ def _reciprocal_tensor(tensor: torch.Tensor) -> torch.Tensor:
 
 
 # 1 for 1, else 0 (through int64 bits: CUDA has no where or bool cast for uint64)
-register_unsigned(_reciprocal_tensor, lambda tensor: (tensor == 1).to(torch.int64).view(torch.uint64))
+register_unsigned(
+    _reciprocal_tensor, lambda tensor: (tensor == 1).to(torch.int64).view(torch.uint64)
+)
 
 
 def reciprocal(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
@@ -737,7 +799,9 @@ positive = pos
 def _bitwise_type(t1, t2, name: str, shift: bool = False):
     rt = _operand_result_type(t1, t2, name)
     if not _is_exact(rt):
-        raise TypeError(f"{name} is only supported for integer and boolean operands, not {rt.__name__}")
+        raise TypeError(
+            f"{name} is only supported for integer and boolean operands, not {rt.__name__}"
+        )
     return types.int8 if shift and rt is types.bool else rt
 
 
@@ -852,8 +916,16 @@ def left_shift(
     """
     rt = _bitwise_type(t1, t2, "left_shift", shift=True)
     operand_type = rt if rt is types.int8 else None
-    return _binary(torch.bitwise_left_shift, t1, t2, out, where, "left_shift",
-                   operand_type=operand_type, result_type=rt)
+    return _binary(
+        torch.bitwise_left_shift,
+        t1,
+        t2,
+        out,
+        where,
+        "left_shift",
+        operand_type=operand_type,
+        result_type=rt,
+    )
 
 
 @_docstrings.sections(_docstrings.BITWISE)
@@ -872,8 +944,16 @@ def right_shift(
     """
     rt = _bitwise_type(t1, t2, "right_shift", shift=True)
     operand_type = rt if rt is types.int8 else None
-    return _binary(torch.bitwise_right_shift, t1, t2, out, where, "right_shift",
-                   operand_type=operand_type, result_type=rt)
+    return _binary(
+        torch.bitwise_right_shift,
+        t1,
+        t2,
+        out,
+        where,
+        "right_shift",
+        operand_type=operand_type,
+        result_type=rt,
+    )
 
 
 # the array API standard's (and NumPy 2's) names of the shifts
@@ -941,8 +1021,17 @@ def _real_float_binary(operation, t1, t2, out, where, name: str) -> DNDarray:
         )
         if loop_type is not float_type:
             operand_type = float_type = loop_type
-    return _binary(operation, t1, t2, out, where, name, operand_type=operand_type,
-                   promote_to_float=True, result_type=float_type)
+    return _binary(
+        operation,
+        t1,
+        t2,
+        out,
+        where,
+        name,
+        operand_type=operand_type,
+        promote_to_float=True,
+        result_type=float_type,
+    )
 
 
 def _operand_type(operand):
@@ -950,7 +1039,9 @@ def _operand_type(operand):
     return operand._dtype if isinstance(operand, DNDarray) else types.result_type(operand)
 
 
-def hypot(t1: _ScalarOrArray, t2: _ScalarOrArray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
+def hypot(
+    t1: _ScalarOrArray, t2: _ScalarOrArray, out: Optional[DNDarray] = None, where=None
+) -> DNDarray:
     """
     Elementwise hypotenuse ``sqrt(t1**2 + t2**2)``, computed without intermediate overflow.
 
@@ -1029,7 +1120,9 @@ def _integer_binary(operation, t1, t2, out, where, name: str) -> DNDarray:
 
 
 @_docstrings.sections(_docstrings.GCD_LCM)
-def gcd(t1: _ScalarOrArray, t2: _ScalarOrArray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
+def gcd(
+    t1: _ScalarOrArray, t2: _ScalarOrArray, out: Optional[DNDarray] = None, where=None
+) -> DNDarray:
     """
     Elementwise greatest common divisor of ``|t1|`` and ``|t2|`` (``gcd(0, 0) = 0``).
 
@@ -1044,7 +1137,9 @@ def gcd(t1: _ScalarOrArray, t2: _ScalarOrArray, out: Optional[DNDarray] = None, 
 
 
 @_docstrings.sections(_docstrings.GCD_LCM)
-def lcm(t1: _ScalarOrArray, t2: _ScalarOrArray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
+def lcm(
+    t1: _ScalarOrArray, t2: _ScalarOrArray, out: Optional[DNDarray] = None, where=None
+) -> DNDarray:
     """
     Elementwise least common multiple of ``|t1|`` and ``|t2|`` (0 if either is 0).
 
@@ -1067,10 +1162,15 @@ def _diff_operand(value, a: DNDarray, axis: int, name: str):
 
     if not isinstance(value, DNDarray):
         try:
-            value = array(value if isinstance(value, torch.Tensor) else np.asarray(value),
-                          device=a.device, comm=a.comm)
+            value = array(
+                value if isinstance(value, torch.Tensor) else np.asarray(value),
+                device=a.device,
+                comm=a.comm,
+            )
         except (TypeError, ValueError) as error:
-            raise TypeError(f"{name} must be a scalar or array-like, but was {type(value).__name__}") from error
+            raise TypeError(
+                f"{name} must be a scalar or array-like, but was {type(value).__name__}"
+            ) from error
     if value.ndim == 0:
         return value
     if value.ndim != a.ndim or any(
@@ -1512,7 +1612,7 @@ def _row_scan(torch_scan, numpy_ufunc):
     def scan(tensor: torch.Tensor, dim: int) -> torch.Tensor:
         shape = tensor.shape
         rows = shape[dim] if tensor.ndim else 0
-        row = math.prod(shape[dim + 1:])
+        row = math.prod(shape[dim + 1 :])
         if (
             tensor.device.type != "cpu"
             or tensor.dtype not in _ROW_SCAN_TYPES
@@ -1622,7 +1722,9 @@ def cumulative_prod(
     return _cumulative_standard(x, axis, dtype, include_initial, cumprod, 1, "cumulative_prod")
 
 
-def cumsum(a: DNDarray, axis: Optional[int] = None, dtype=None, out: Optional[DNDarray] = None) -> DNDarray:
+def cumsum(
+    a: DNDarray, axis: Optional[int] = None, dtype=None, out: Optional[DNDarray] = None
+) -> DNDarray:
     """
     Cumulative sum along ``axis``.
 
@@ -1659,7 +1761,9 @@ def cumsum(a: DNDarray, axis: Optional[int] = None, dtype=None, out: Optional[DN
     return _cumulative(a, axis, dtype, out, _cumsum_partial, MPI.SUM, torch.add, 0)
 
 
-def cumprod(a: DNDarray, axis: Optional[int] = None, dtype=None, out: Optional[DNDarray] = None) -> DNDarray:
+def cumprod(
+    a: DNDarray, axis: Optional[int] = None, dtype=None, out: Optional[DNDarray] = None
+) -> DNDarray:
     """
     Cumulative product along ``axis``.
 

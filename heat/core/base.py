@@ -24,8 +24,6 @@ from __future__ import annotations
 import inspect
 from typing import Any, Dict, Iterable, List, Optional
 
-
-
 __all__ = [
     "BaseEstimator",
     "ClassificationMixin",

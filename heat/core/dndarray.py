@@ -556,8 +556,13 @@ class DNDarray:
         DNDarray([0, 1, 2], dtype=ht.int64, device=cpu:0, split=0)
         """
         return DNDarray(
-            self._array.clone(), self._gshape, self._dtype, self._split, self._device,
-            self._comm, self._balanced,
+            self._array.clone(),
+            self._gshape,
+            self._dtype,
+            self._split,
+            self._device,
+            self._comm,
+            self._balanced,
         )
 
     # ------------------------------------------------------------------ indexing

@@ -166,7 +166,9 @@ def _log1p_tensor(tensor: torch.Tensor) -> torch.Tensor:
         real, imag = tensor.real, tensor.imag
         infinite = (real.isinf() & imag.isnan()) | (real.isnan() & imag.isinf())
         if bool(infinite.any()):
-            special = torch.complex(torch.full_like(real, torch.inf), torch.full_like(real, torch.nan))
+            special = torch.complex(
+                torch.full_like(real, torch.inf), torch.full_like(real, torch.nan)
+            )
             result = torch.where(infinite, special, result)
     return result
 

@@ -16,11 +16,11 @@ import numpy as np
 import torch
 
 from . import types
-from .communication import MPICommunication, sanitize_comm
-from .devices import Device, sanitize_device
 from ._conversion import to_tensor
 from ._operations import _TORCH_TO_HEAT as _TORCH_TYPES
 from ._operations import _UNSIGNED_TYPES, signed_bits
+from .communication import MPICommunication, sanitize_comm
+from .devices import Device, sanitize_device
 from .dndarray import DNDarray
 from .sanitation import sanitize_shape, sanitize_split
 
@@ -43,6 +43,7 @@ __all__ = [
     "zeros",
     "zeros_like",
 ]
+
 
 def copy(x: DNDarray, /) -> DNDarray:
     """
@@ -228,7 +229,9 @@ def from_dlpack(
     True
     """
     if not hasattr(x, "__dlpack__"):
-        raise TypeError(f"x must support the DLPack protocol (__dlpack__), but was {type(x).__name__}")
+        raise TypeError(
+            f"x must support the DLPack protocol (__dlpack__), but was {type(x).__name__}"
+        )
     if isinstance(x, DNDarray):
         x.__dlpack_device__()  # raises for a distributed array, as x.__dlpack__() does
         tensor = x.larray
@@ -371,8 +374,12 @@ def asarray(
     >>> ht.asarray(np.ones(3, np.float32), copy=False).dtype
     <class 'heat.core.types.float32'>
     """
-    if isinstance(obj, DNDarray) and (dtype is None or types.canonical_heat_type(dtype) is obj.dtype) \
-            and (device is None or sanitize_device(device) == obj.device) and not copy:
+    if (
+        isinstance(obj, DNDarray)
+        and (dtype is None or types.canonical_heat_type(dtype) is obj.dtype)
+        and (device is None or sanitize_device(device) == obj.device)
+        and not copy
+    ):
         return obj
     return array(obj, dtype=dtype, copy=copy, order=order, is_split=is_split, device=device)
 
@@ -630,7 +637,9 @@ def arange(
             device=device.torch_device,
         )[: lshape[0]].to(dtype.torch_type())
     else:
-        local = _range_values(offset, lshape[0], start, step, dtype.torch_type(), device.torch_device)
+        local = _range_values(
+            offset, lshape[0], start, step, dtype.torch_type(), device.torch_device
+        )
     return DNDarray(local, gshape, dtype, split, device, comm, True)
 
 
@@ -679,7 +688,9 @@ def linspace(
     device = sanitize_device(device)
     comm = sanitize_comm(comm)
     offset, lshape, _ = comm.chunk(gshape, split)
-    index = torch.arange(offset, offset + lshape[0], dtype=torch.float64, device=device.torch_device)
+    index = torch.arange(
+        offset, offset + lshape[0], dtype=torch.float64, device=device.torch_device
+    )
     if divisor > 0:
         values = start + index * step
         if endpoint and offset + lshape[0] == num and lshape[0] > 0:
@@ -712,14 +723,22 @@ def logspace(
     >>> ht.logspace(0, 2, 3)
     DNDarray([  1.,  10., 100.], dtype=ht.float32, device=cpu:0, split=None)
     """
-    exponents = linspace(start, stop, num, endpoint, dtype=types.float64, split=split,
-                         device=device, comm=comm)
+    exponents = linspace(
+        start, stop, num, endpoint, dtype=types.float64, split=split, device=device, comm=comm
+    )
     dtype = types.float32 if dtype is None else types.canonical_heat_type(dtype)
     local = torch.pow(float(base), exponents.larray)
     if types.heat_type_is_exact(dtype):
         local = torch.floor(local)
-    return DNDarray(local.to(dtype.torch_type()), exponents.gshape, dtype, exponents.split,
-                    exponents.device, exponents.comm, True)
+    return DNDarray(
+        local.to(dtype.torch_type()),
+        exponents.gshape,
+        dtype,
+        exponents.split,
+        exponents.device,
+        exponents.comm,
+        True,
+    )
 
 
 def eye(
@@ -824,9 +843,13 @@ def meshgrid(*arrays: Sequence[DNDarray], indexing: str = "xy") -> Tuple[DNDarra
     offset, lshape, _ = comm.chunk(gshape, split)
     vectors = []
     for i, a in enumerate(arrays):
-        vector = a.larray if a.split is None or comm.size == 1 else comm.allgather_tensors(a.larray, axis=0)
+        vector = (
+            a.larray
+            if a.split is None or comm.size == 1
+            else comm.allgather_tensors(a.larray, axis=0)
+        )
         if i == split_input:
-            vector = vector[offset: offset + lshape[split]]
+            vector = vector[offset : offset + lshape[split]]
         vectors.append(vector)
     local_shape = list(gshape)
     if split is not None:
@@ -840,5 +863,3 @@ def meshgrid(*arrays: Sequence[DNDarray], indexing: str = "xy") -> Tuple[DNDarra
         DNDarray(g.contiguous(), gshape, arrays[i].dtype, split, arrays[i].device, comm, True)
         for i, g in enumerate(grids)
     )
-
-

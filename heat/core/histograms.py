@@ -13,10 +13,10 @@ from typing import Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
-from .communication import MPI
 
 from . import types
 from ._operations import _TORCH_TO_HEAT, _check_out, align_local, local_op
+from .communication import MPI
 from .dndarray import DNDarray
 from .sanitation import sanitize_in
 from .statistics import _FLOATING, _as_dndarray, _finish, _is_distributed, _reject_complex
@@ -67,7 +67,9 @@ def _global_range(x: DNDarray) -> Tuple[float, float]:
         extremes = x.comm.allreduce_tensor(extremes, MPI.MIN)
     low, high = float(extremes[0]), -float(extremes[1])
     if (
-        math.isfinite(low) and math.isfinite(high) and types.heat_type_is_exact(x.dtype)
+        math.isfinite(low)
+        and math.isfinite(high)
+        and types.heat_type_is_exact(x.dtype)
         and high < 2**63  # (uint64 beyond: float bounds, as NumPy's Python ints would overflow)
     ):
         return int(low), int(high)

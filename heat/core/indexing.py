@@ -38,12 +38,17 @@ import numpy as np
 import torch
 
 from . import types
-from ._operations import _UNSIGNED_TYPES, align_local, as_replicated_array, signed_bits
-from ._operations import unsigned_from_bits
-from .parallel import run_pieces
+from ._operations import (
+    _UNSIGNED_TYPES,
+    align_local,
+    as_replicated_array,
+    signed_bits,
+    unsigned_from_bits,
+)
 from ._redistribution import balanced_counts as _balanced_counts
 from ._redistribution import displacements as _displs
 from .dndarray import DNDarray
+from .parallel import run_pieces
 from .sanitation import broadcast_shapes, sanitize_in
 
 __all__ = ["nonzero", "take", "take_along_axis", "where"]
@@ -118,7 +123,7 @@ def _select_masked(t: torch.Tensor, mask: torch.Tensor, dim: int) -> torch.Tenso
     if t.device.type != "cpu" or t.requires_grad:
         return t[key + (mask,)]
     values, flags = _numpy_view(t), _numpy_view(mask).reshape(-1)
-    before, after = tuple(t.shape[:dim]), tuple(t.shape[dim + mask.ndim:])
+    before, after = tuple(t.shape[:dim]), tuple(t.shape[dim + mask.ndim :])
     # the masked axes merged into one: (before, masked, after), a view when t is contiguous
     merged = values.reshape((math.prod(before), flags.size, math.prod(after)))
     if before or t.numel() < _THREADED_SELECT_MIN:
@@ -139,7 +144,7 @@ def _select_masked(t: torch.Tensor, mask: torch.Tensor, dim: int) -> torch.Tenso
     def select(worker: int) -> None:
         for chunk in range(n_chunks * worker // workers, n_chunks * (worker + 1) // workers):
             a, b = bounds[chunk], bounds[chunk + 1]
-            target = result[:, starts[chunk]:starts[chunk] + sizes[chunk]]
+            target = result[:, starts[chunk] : starts[chunk] + sizes[chunk]]
             np.compress(flags[a:b], merged[:, a:b], axis=1, out=target)
 
     run_pieces(select, workers)
@@ -160,8 +165,13 @@ def _exchange(send: torch.Tensor, send_rows: Sequence[int], recv_rows: Sequence[
 
 
 def _route_to_counts(
-    local: torch.Tensor, axis: int, start: int, starts: Sequence[int], sizes: Sequence[int],
-    target_counts: Sequence[int], comm
+    local: torch.Tensor,
+    axis: int,
+    start: int,
+    starts: Sequence[int],
+    sizes: Sequence[int],
+    target_counts: Sequence[int],
+    comm,
 ) -> torch.Tensor:
     """
     Move contiguous pieces of a distributed sequence to the layout ``target_counts``.
@@ -573,7 +583,7 @@ class _Layout:
         nb = len(bshape)
         self.n_pre = sum(1 for d in self.rest if d < adv_dims[0]) if adjacent else 0
         pre = [y_gshape[d] for d in self.rest[: self.n_pre]]
-        post = [y_gshape[d] for d in self.rest[self.n_pre:]]
+        post = [y_gshape[d] for d in self.rest[self.n_pre :]]
         self.gshape = tuple(pre) + self.bshape + tuple(post)
         self.b_start = self.n_pre  # result axis of B's first axis
         self.nb = nb
@@ -761,7 +771,7 @@ def _replicated_take(y: _View, adv_dims, sources, bshape, comm) -> Tuple[torch.T
     ).tolist()
     send_rows = [b - a for a, b in zip(cuts, cuts[1:])]
     send_rows[me] = 0
-    outgoing = torch.cat((served[: cuts[me]], served[cuts[me + 1]:]))
+    outgoing = torch.cat((served[: cuts[me]], served[cuts[me + 1] :]))
     send = _take_rows(y.t, adv_dims, local_coords(outgoing))
     # what arrives: the rows of my block owned by others, grouped by owner
     block_owner = owner[lo:hi]
@@ -822,8 +832,10 @@ def _route_requests(flat_indices, adv_dims, y: _View, comm):
     ends = torch.tensor(np.cumsum(y.counts), dtype=torch.int64, device=device)
     owner = torch.searchsorted(ends, normalized[split_pos], right=True)
     order = torch.argsort(owner, stable=True)
-    coords = torch.stack(normalized, dim=1)[order] if normalized[0].numel() else torch.empty(
-        (0, len(adv_dims)), dtype=torch.int64, device=device
+    coords = (
+        torch.stack(normalized, dim=1)[order]
+        if normalized[0].numel()
+        else torch.empty((0, len(adv_dims)), dtype=torch.int64, device=device)
     )
     displs = torch.tensor(_displs(y.counts), dtype=torch.int64, device=device)
     coords[:, split_pos] -= displs[owner[order]]
@@ -839,7 +851,7 @@ def _mask_get(x: DNDarray, y: _View, mask, dim: int) -> DNDarray:
     comm = x.comm
     k = len(_gshape_of(mask))
     s = y.split
-    pre, post = y.gshape[:dim], y.gshape[dim + k:]
+    pre, post = y.gshape[:dim], y.gshape[dim + k :]
     if s is not None and comm.size > 1 and dim <= s < dim + k:
         mask_local = _align(mask, s - dim, y.counts, comm).to(torch.bool)
         selected = _select_masked(y.t, mask_local, dim)
@@ -1042,14 +1054,14 @@ def getitem(x: DNDarray, key) -> DNDarray:
     key_type = type(key)
     if key_type is int and x._gshape:
         if x._split is None:  # fast path: a view, as in NumPy (torch raises the IndexError)
-            return DNDarray(
-                x._array[key], x._gshape[1:], x._dtype, None, x._device, x._comm, True
-            )
+            return DNDarray(x._array[key], x._gshape[1:], x._dtype, None, x._device, x._comm, True)
         result = _getitem_int(x, key)
         if result is not None:
             return result
-    elif x._split is None and key_type is slice and (
-        key.step is None or (type(key.step) is int and key.step > 0)
+    elif (
+        x._split is None
+        and key_type is slice
+        and (key.step is None or (type(key.step) is int and key.step > 0))
     ):
         # fast path: an ascending slice of a non-distributed array is a view
         local = x._array[key]
@@ -1104,13 +1116,19 @@ def _strip_value(value, target_shape: Tuple[int, ...]):
         if isinstance(value, DNDarray):
             if value.split is not None and value.split < extra:
                 value = DNDarray(
-                    _full_tensor(value), value.gshape, value.dtype, None, value.device,
-                    value.comm, True,
+                    _full_tensor(value),
+                    value.gshape,
+                    value.dtype,
+                    None,
+                    value.device,
+                    value.comm,
+                    True,
                 )
             local = value.larray.reshape(value.larray.shape[extra:])
             split = None if value.split is None else value.split - extra
-            value = DNDarray(local, vshape[extra:], value.dtype, split, value.device, value.comm,
-                             value._balanced)
+            value = DNDarray(
+                local, vshape[extra:], value.dtype, split, value.device, value.comm, value._balanced
+            )
         else:
             value = value.reshape(vshape[extra:])
         vshape = vshape[extra:]
@@ -1218,7 +1236,7 @@ def _advanced_set(x: DNDarray, view: _View, entries, value) -> None:
                 _count_true(full.narrow(0, start, count))
                 for start, count in zip(_displs(y.counts), y.counts)
             )
-        shape = y.gshape[:dim] + (sum(nnz),) + y.gshape[dim + k:]
+        shape = y.gshape[:dim] + (sum(nnz),) + y.gshape[dim + k :]
         value = _strip_value(value, shape)
         flips = _result_flips(plan.flips, dim, k)
         local = _local_value(value, shape, dim, nnz, flips, comm)
@@ -1286,7 +1304,7 @@ def _put_last_wins(target: torch.Tensor, indices: Tuple[torch.Tensor, ...], valu
     last = torch.ones(count, dtype=torch.bool, device=target.device)
     last[:-1] = in_order[1:] != in_order[:-1]
     keep = order[last]
-    rest = tuple(target.shape[len(flat):])
+    rest = tuple(target.shape[len(flat) :])
     values = torch.as_tensor(values, device=target.device).expand(tuple(shape) + rest)
     target[tuple(index[keep] for index in flat)] = values.reshape((count,) + rest)[keep]
 
@@ -1357,9 +1375,13 @@ def _integer_indices(indices, x: DNDarray, name: str = "indices") -> DNDarray:
         try:
             indices = as_replicated_array(indices, device=x.device, comm=x.comm)
         except (TypeError, ValueError) as error:
-            raise TypeError(f"{name} must be an array of integers, but was {type(indices).__name__}") from error
+            raise TypeError(
+                f"{name} must be an array of integers, but was {type(indices).__name__}"
+            ) from error
     if not types.heat_type_is_exact(indices.dtype) or indices.dtype is types.bool:
-        raise TypeError(f"{name} must be an array of integers, but had dtype {indices.dtype.__name__}")
+        raise TypeError(
+            f"{name} must be an array of integers, but had dtype {indices.dtype.__name__}"
+        )
     return indices
 
 
@@ -1465,7 +1487,9 @@ def take_along_axis(x: DNDarray, indices, /, *, axis: Optional[int] = -1) -> DND
     indices = _integer_indices(indices, x)
     if axis is None:
         if indices.ndim != 1:
-            raise ValueError(f"indices must be 1-D when axis is None, but has {indices.ndim} dimensions")
+            raise ValueError(
+                f"indices must be 1-D when axis is None, but has {indices.ndim} dimensions"
+            )
         x, axis = x.flatten(), 0
     if x.ndim == 0:
         raise ValueError("take_along_axis needs an array of at least one dimension")
@@ -1555,8 +1579,9 @@ def nonzero(x: DNDarray) -> Tuple[DNDarray, ...]:
         coords, total = _ordered_rows(mask, split, coords, comm)
         result_split, balanced = 0, True
     return tuple(
-        DNDarray(coords[:, i].contiguous(), (total,), types.int64, result_split, x.device, comm,
-                 balanced)
+        DNDarray(
+            coords[:, i].contiguous(), (total,), types.int64, result_split, x.device, comm, balanced
+        )
         for i in range(x.ndim)
     )
 
@@ -1611,7 +1636,9 @@ def where(cond, x=None, y=None) -> Union[DNDarray, Tuple[DNDarray, ...]]:
     arrays = [cond] + [t for t in (x, y) if isinstance(t, DNDarray)]
     for name, t in zip(("x", "y"), (x, y)):
         if isinstance(t, DNDarray) and t.device != cond.device:
-            raise ValueError(f"cond and {name} live on different devices: {cond.device} and {t.device}")
+            raise ValueError(
+                f"cond and {name} live on different devices: {cond.device} and {t.device}"
+            )
     gshape = broadcast_shapes(*(a.gshape for a in arrays))
     result_type = types.result_type(x, y)
     torch_type = result_type.torch_type()

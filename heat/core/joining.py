@@ -20,8 +20,7 @@ from typing import List, Optional, Sequence, Tuple
 import numpy as np
 import torch
 
-from . import layout
-from . import types
+from . import layout, types
 from .dndarray import DNDarray
 from .manipulations import (
     _balanced_counts,

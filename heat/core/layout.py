@@ -13,8 +13,8 @@ from typing import Optional, Sequence, Tuple
 
 import torch
 
-from .communication import MPI
 from ._redistribution import balanced_counts, redistribute_tensor, resplit_tensor
+from .communication import MPI
 from .dndarray import DNDarray
 from .sanitation import sanitize_in, sanitize_split
 
@@ -50,9 +50,7 @@ def resplit(x: DNDarray, axis: Optional[int] = None) -> DNDarray:
     sanitize_in(x)
     axis = sanitize_split(x.gshape, axis, name="axis")
     if axis == x.split:
-        return DNDarray(
-            x.larray.clone(), x.gshape, x.dtype, x.split, x.device, x.comm, x._balanced
-        )
+        return DNDarray(x.larray.clone(), x.gshape, x.dtype, x.split, x.device, x.comm, x._balanced)
     local, balanced = resplit_tensor(x, axis)
     if local is x.larray:
         # a single process needs no data movement, but the result is still a copy
@@ -156,8 +154,12 @@ def _adopt_lshape_map(x: DNDarray, lshape_map) -> None:
     if not (x.comm.allreduce(fits, op=MPI.LAND) if x.comm.size > 1 else fits):
         raise ValueError(
             "lshape_map contradicts the blocks the processes hold"
-            + ("" if fits else f": it gives process {x.comm.rank} the shape "
-               f"{tuple(lshape_map[x.comm.rank].tolist())}, but its block has shape {x.lshape}")
+            + (
+                ""
+                if fits
+                else f": it gives process {x.comm.rank} the shape "
+                f"{tuple(lshape_map[x.comm.rank].tolist())}, but its block has shape {x.lshape}"
+            )
         )
     x._lshape_map = lshape_map.clone()
 
@@ -198,7 +200,11 @@ def balance(x: DNDarray, copy: bool = False) -> DNDarray:
     """
     sanitize_in(x)
     if x.is_balanced():
-        return DNDarray(x.larray.clone(), x.gshape, x.dtype, x.split, x.device, x.comm, True) if copy else x
+        return (
+            DNDarray(x.larray.clone(), x.gshape, x.dtype, x.split, x.device, x.comm, True)
+            if copy
+            else x
+        )
     local = redistribute_tensor(x, balanced_counts(x.comm, x.gshape[x.split]))
     return DNDarray(local, x.gshape, x.dtype, x.split, x.device, x.comm, True)
 

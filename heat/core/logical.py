@@ -58,8 +58,16 @@ def _logical_reduction(x, partial, op, axis, out, keepdims, neutral) -> DNDarray
     out = _unwrap_out(out)
     if not isinstance(keepdims, (builtins.bool, np.bool_)):
         raise TypeError(f"keepdims must be a bool, but was {type(keepdims).__name__}")
-    return reduce_op(x, partial, op, axis=axis, out=out, keepdims=builtins.bool(keepdims),
-                     neutral=neutral, dtype=types.bool)
+    return reduce_op(
+        x,
+        partial,
+        op,
+        axis=axis,
+        out=out,
+        keepdims=builtins.bool(keepdims),
+        neutral=neutral,
+        dtype=types.bool,
+    )
 
 
 @_docstrings.sections(_docstrings.TRUTH_REDUCTION)
@@ -112,7 +120,9 @@ def any(
 # closeness
 # ---------------------------------------------------------------------------------------------
 def _check_tolerance(value, name: str) -> float:
-    if isinstance(value, builtins.bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+    if isinstance(value, builtins.bool) or not isinstance(
+        value, (int, float, np.integer, np.floating)
+    ):
         raise TypeError(f"{name} must be a real number, but was {type(value).__name__}")
     return float(value)
 
@@ -124,9 +134,7 @@ def _isclose_tensor(a: torch.Tensor, b: torch.Tensor, rtol: float, atol: float, 
     return torch.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
 
 
-def isclose(
-    a, b, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
-) -> DNDarray:
+def isclose(a, b, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> DNDarray:
     """
     Elementwise ``|a - b| <= atol + rtol * |b|`` (not symmetric, as NumPy); infinities are close
     only to themselves.
@@ -293,11 +301,19 @@ def _false_like(tensor: torch.Tensor) -> torch.Tensor:
 
 
 def _isnan_tensor(tensor: torch.Tensor) -> torch.Tensor:
-    return torch.isnan(tensor) if tensor.is_floating_point() or tensor.is_complex() else _false_like(tensor)
+    return (
+        torch.isnan(tensor)
+        if tensor.is_floating_point() or tensor.is_complex()
+        else _false_like(tensor)
+    )
 
 
 def _isinf_tensor(tensor: torch.Tensor) -> torch.Tensor:
-    return torch.isinf(tensor) if tensor.is_floating_point() or tensor.is_complex() else _false_like(tensor)
+    return (
+        torch.isinf(tensor)
+        if tensor.is_floating_point() or tensor.is_complex()
+        else _false_like(tensor)
+    )
 
 
 def _isfinite_tensor(tensor: torch.Tensor) -> torch.Tensor:
@@ -513,5 +529,6 @@ def logical_not(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDa
     >>> ht.logical_not(ht.array([0, 2]))
     DNDarray([ True, False], dtype=ht.bool, device=cpu:0, split=None)
     """
-    return _unary(torch.logical_not, x, out, where, "logical_not", no_cast=True,
-                  result_type=types.bool)
+    return _unary(
+        torch.logical_not, x, out, where, "logical_not", no_cast=True, result_type=types.bool
+    )

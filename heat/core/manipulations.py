@@ -30,14 +30,13 @@ from typing import List, Optional, Sequence, Tuple, Union
 import numpy as np
 import torch
 
-from . import layout
-from . import types
-from .communication import MPI
+from . import layout, types
 from ._operations import _UNSIGNED_TYPES, signed_bits, signed_view, unsigned_from_bits
 from ._redistribution import balanced_counts as _balanced_counts
 from ._redistribution import displacements as _displs
 from ._redistribution import overlap
 from ._redistribution import row_ranges as _ranges
+from .communication import MPI
 from .dndarray import DNDarray
 from .sanitation import broadcast_shapes, sanitize_axis, sanitize_in, sanitize_shape, sanitize_split
 
@@ -727,9 +726,7 @@ def broadcast_shape(shape_a: Sequence[int], shape_b: Sequence[int]) -> Tuple[int
     >>> ht.broadcast_shape((1, 100, 1), (10, 1, 5))
     (10, 100, 5)
     """
-    return broadcast_shapes(
-        sanitize_shape(shape_a, "shape_a"), sanitize_shape(shape_b, "shape_b")
-    )
+    return broadcast_shapes(sanitize_shape(shape_a, "shape_a"), sanitize_shape(shape_b, "shape_b"))
 
 
 def shape(a) -> Tuple[int, ...]:

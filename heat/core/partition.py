@@ -119,7 +119,9 @@ def _int_tuple(value: Any, what: str) -> Tuple[int, ...]:
     try:
         result = tuple(int(v) for v in value)
     except TypeError:
-        raise TypeError(f"parted: {what} must be a sequence of integers, but was {value!r}")
+        raise TypeError(
+            f"parted: {what} must be a sequence of integers, but was {value!r}"
+        ) from None
     if any(v < 0 for v in result):
         raise ValueError(f"parted: {what} must not be negative, but was {value!r}")
     return result
@@ -135,9 +137,7 @@ def _layout(parted: Dict[str, Any], size: int):
         raise TypeError(f"parted must be a dict, but was {type(parted).__name__}")
     for key in ("shape", "partitions", "locals"):
         if key not in parted:
-            raise ValueError(
-                f"parted must have a {key!r} entry (SPMD __partitioned__ protocol)"
-            )
+            raise ValueError(f"parted must have a {key!r} entry (SPMD __partitioned__ protocol)")
     gshape = _int_tuple(parted["shape"], "'shape'")
     ndim = len(gshape)
     partitions = parted["partitions"]
@@ -166,9 +166,7 @@ def _layout(parted: Dict[str, Any], size: int):
             raise ValueError(f"partition {tile!r} reaches beyond the global shape {gshape}")
         entries.append((tile, start, shape, [int(r) for r in location]))
     # the axes along which the partitions do not span the whole array
-    axes = [
-        a for a in range(ndim) if any(e[1][a] != 0 or e[2][a] != gshape[a] for e in entries)
-    ]
+    axes = [a for a in range(ndim) if any(e[1][a] != 0 or e[2][a] != gshape[a] for e in entries)]
     if not axes and len(entries) > 1:
         # identical partitions (the array is empty along the tiled axis): the tiling says which
         tiling = tuple(parted.get("partition_tiling", ()))

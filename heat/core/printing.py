@@ -48,7 +48,6 @@ import builtins
 import math
 import sys
 import threading
-
 from typing import Dict, List, Optional, Union
 
 import numpy as np
@@ -150,9 +149,7 @@ def set_printoptions(
         if not isinstance(profile, str):
             raise TypeError(f"profile must be a str, but was {type(profile).__name__}")
         if profile not in _PROFILES:
-            raise ValueError(
-                f"profile must be one of {sorted(_PROFILES)}, but was {profile!r}"
-            )
+            raise ValueError(f"profile must be one of {sorted(_PROFILES)}, but was {profile!r}")
         updates.update(_PROFILES[profile])
     if precision is not None:
         updates["precision"] = check_int(precision, "precision", 0)
@@ -320,8 +317,9 @@ def _rows_kept(ranges: Optional[List[range]], start: int, count: int) -> int:
     return sum(max(0, min(r.stop, start + count) - max(r.start, start)) for r in ranges)
 
 
-def _shown_part(x: DNDarray, local: torch.Tensor, gshape, split: Optional[int],
-                summarize: bool, edgeitems: int) -> np.ndarray:
+def _shown_part(
+    x: DNDarray, local: torch.Tensor, gshape, split: Optional[int], summarize: bool, edgeitems: int
+) -> np.ndarray:
     """
     The shown part of the global array (head and tail along every summarized axis) as a NumPy
     array on every process. With ``split=None`` nothing is communicated; otherwise each process

@@ -59,10 +59,9 @@ from typing import Callable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
-from .communication import MPI
 
 from . import types
-from .communication import MPICommunication, get_comm, sanitize_comm
+from .communication import MPI, MPICommunication, get_comm, sanitize_comm
 from .devices import Device, sanitize_device
 from .dndarray import DNDarray
 from .sanitation import broadcast_shapes, sanitize_shape, sanitize_split
@@ -115,7 +114,9 @@ def _as_int32(value: int) -> int:
     return value - _TWO32 if value >= (1 << 31) else value
 
 
-def _threefry2x32(c0: torch.Tensor, c1: torch.Tensor, k0: int, k1: int) -> Tuple[torch.Tensor, torch.Tensor]:
+def _threefry2x32(
+    c0: torch.Tensor, c1: torch.Tensor, k0: int, k1: int
+) -> Tuple[torch.Tensor, torch.Tensor]:
     """
     Threefry-2x32-20 of the counters ``(c0, c1)`` (int32 tensors holding 32-bit patterns) under
     the key ``(k0, k1)``; returns the two output words as int32 bit patterns.
@@ -157,16 +158,19 @@ def _words(flat_index: torch.Tensor, seed: int, base: int, per_element: int, j: 
     return _threefry2x32(_signed_low32(low), _signed_low32(high), seed & _MASK32, seed >> 32)
 
 
-def _local_flat_index(gshape: Tuple[int, ...], split: Optional[int], offset: int,
-                      lshape: Tuple[int, ...], device) -> torch.Tensor:
+def _local_flat_index(
+    gshape: Tuple[int, ...], split: Optional[int], offset: int, lshape: Tuple[int, ...], device
+) -> torch.Tensor:
     """Global row-major flat indices (int64) of the elements of a local block, in local order."""
     if split is None or len(gshape) == 0:
         return torch.arange(_prod(gshape), dtype=torch.int64, device=device)
     outer = _prod(gshape[:split])
-    inner = _prod(gshape[split + 1:])
+    inner = _prod(gshape[split + 1 :])
     length = lshape[split]
     if outer == 1:
-        return torch.arange(offset * inner, (offset + length) * inner, dtype=torch.int64, device=device)
+        return torch.arange(
+            offset * inner, (offset + length) * inner, dtype=torch.int64, device=device
+        )
     rows = torch.arange(outer, dtype=torch.int64, device=device).view(-1, 1, 1) * gshape[split]
     along = torch.arange(offset, offset + length, dtype=torch.int64, device=device).view(1, -1, 1)
     within = torch.arange(inner, dtype=torch.int64, device=device).view(1, 1, -1)
@@ -239,9 +243,9 @@ def _generate(
     flat_index = _local_flat_index(gshape, split, offset, lshape, torch_device)
     chunk = _CPU_CHUNK if result.device.type == "cpu" else _GPU_CHUNK
     for start in range(0, flat_index.numel(), chunk):
-        index = flat_index[start: start + chunk]
+        index = flat_index[start : start + chunk]
         words = [_words(index, seed_value, base, per_element, j) for j in range(per_element)]
-        result[start: start + chunk] = transform(words)
+        result[start : start + chunk] = transform(words)
     return result.reshape(lshape)
 
 
@@ -256,7 +260,7 @@ def _uniform53(words: Tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
     """A float64 uniform in [0, 1) from 53 bits of the two words."""
     high = _unsigned(words[0]) >> 5
     low = _unsigned(words[1]) >> 6
-    return (high * (1 << 26) + low).to(torch.float64) * 2.0 ** -53
+    return (high * (1 << 26) + low).to(torch.float64) * 2.0**-53
 
 
 def _uniform_transform(torch_type: torch.dtype) -> Callable:
@@ -266,13 +270,17 @@ def _uniform_transform(torch_type: torch.dtype) -> Callable:
 
     def transform(words):
         top = _unsigned(words[0][0]) >> (32 - bits)
-        return top.to(torch_type) * 2.0 ** -bits
+        return top.to(torch_type) * 2.0**-bits
 
     return transform
 
 
-def _normal_transform(torch_type: torch.dtype, scale: float = 1.0, shift: float = 0.0,
-                      out_type: Optional[torch.dtype] = None) -> Callable:
+def _normal_transform(
+    torch_type: torch.dtype,
+    scale: float = 1.0,
+    shift: float = 0.0,
+    out_type: Optional[torch.dtype] = None,
+) -> Callable:
     """
     Box-Muller in float64 (one value per element), then ``shift + scale * z`` in ``out_type``
     (default ``torch_type``). ``torch_type`` fixes which words are used: float64 takes 53-bit
@@ -284,8 +292,8 @@ def _normal_transform(torch_type: torch.dtype, scale: float = 1.0, shift: float 
         if torch_type == torch.float64:
             u1, u2 = _uniform53(words[0]), _uniform53(words[1])
         else:
-            u1 = _unsigned(words[0][0]).to(torch.float64) * 2.0 ** -32
-            u2 = _unsigned(words[0][1]).to(torch.float64) * 2.0 ** -32
+            u1 = _unsigned(words[0][0]).to(torch.float64) * 2.0**-32
+            u2 = _unsigned(words[0][1]).to(torch.float64) * 2.0**-32
         radius = torch.sqrt(-2.0 * torch.log1p(-u1))  # 1 - u1 lies in (0, 1]
         z = radius * torch.cos((2.0 * np.pi) * u2)
         if scale != 1.0 or shift != 0.0:
@@ -318,7 +326,9 @@ def _integer_transform(low: int, span: int) -> Callable:
     # span in [2**63, 2**64): take all 64 bits V and reduce once (V - span if V >= span),
     # computed in wrapping int64 arithmetic
     def transform(words):
-        bits64 = words[0][1].to(torch.int64) * _TWO32 + _unsigned(words[0][0])  # V mod 2**64, signed
+        bits64 = words[0][1].to(torch.int64) * _TWO32 + _unsigned(
+            words[0][0]
+        )  # V mod 2**64, signed
         at_least_span = (bits64 ^ (-_TWO63)) >= (span - _TWO63)  # unsigned V >= span
         shift = torch.where(
             at_least_span,
@@ -361,14 +371,18 @@ def _float_type(dtype, function: str):
 def _float_or_complex_type(dtype, function: str):
     """A real or complex floating heat type (``rand``, ``randn`` and their aliases)."""
     heat_type = types.canonical_heat_type(dtype)
-    if not (types.heat_type_is_realfloating(heat_type) or types.heat_type_is_complexfloating(heat_type)):
+    if not (
+        types.heat_type_is_realfloating(heat_type) or types.heat_type_is_complexfloating(heat_type)
+    ):
         raise TypeError(
             f"dtype must be a floating point or complex type for {function}, but was {heat_type.__name__}"
         )
     return heat_type
 
 
-def _generate_values(gshape, split, comm, device, heat_type, transform_for, counters_for) -> torch.Tensor:
+def _generate_values(
+    gshape, split, comm, device, heat_type, transform_for, counters_for
+) -> torch.Tensor:
     """
     This process's block of a float or complex random array. ``transform_for(torch_type)`` and
     ``counters_for(torch_type)`` give the transform and the counters per value of a real type;
@@ -377,10 +391,25 @@ def _generate_values(gshape, split, comm, device, heat_type, transform_for, coun
     """
     if not types.heat_type_is_complexfloating(heat_type):
         torch_type = heat_type.torch_type()
-        return _generate(gshape, split, comm, device, counters_for(torch_type), transform_for(torch_type), torch_type)
+        return _generate(
+            gshape,
+            split,
+            comm,
+            device,
+            counters_for(torch_type),
+            transform_for(torch_type),
+            torch_type,
+        )
     part_type = types.real_type_of(heat_type).torch_type()
-    pairs = _generate(tuple(gshape) + (2,), split, comm, device, counters_for(part_type),
-                      transform_for(part_type), part_type)
+    pairs = _generate(
+        tuple(gshape) + (2,),
+        split,
+        comm,
+        device,
+        counters_for(part_type),
+        transform_for(part_type),
+        part_type,
+    )
     return torch.view_as_complex(pairs.contiguous())
 
 
@@ -506,7 +535,9 @@ def set_state(state: Sequence) -> None:
                 f"state[{position}] ({name}) must be an integer, but was {type(state[position]).__name__}"
             )
         if not 0 <= int(state[position]) < _TWO64:
-            raise ValueError(f"state[{position}] ({name}) must be in [0, 2**64), but was {state[position]}")
+            raise ValueError(
+                f"state[{position}] ({name}) must be in [0, 2**64), but was {state[position]}"
+            )
     _state["seed"] = int(state[1])
     _state["counter"] = int(state[2])
 
@@ -517,7 +548,9 @@ def set_state(state: Sequence) -> None:
 def _uniform_array(gshape, dtype, split, device, comm, function: str) -> DNDarray:
     heat_type = _float_or_complex_type(dtype, function)
     split, device, comm = _setup(gshape, split, device, comm)
-    local = _generate_values(gshape, split, comm, device, heat_type, _uniform_transform, lambda _: 1)
+    local = _generate_values(
+        gshape, split, comm, device, heat_type, _uniform_transform, lambda _: 1
+    )
     return _wrap(local, gshape, heat_type, split, device, comm)
 
 
@@ -864,11 +897,20 @@ def normal(
     torch_type = heat_type.torch_type()
     if isinstance(mean, float) and isinstance(std, float):
         transform = _normal_transform(torch_type, std, mean)
-        local = _generate(gshape, split, comm_, device_, _normal_counters(torch_type), transform, torch_type)
+        local = _generate(
+            gshape, split, comm_, device_, _normal_counters(torch_type), transform, torch_type
+        )
         return _wrap(local, gshape, heat_type, split, device_, comm_)
     # array parameters: z in float64 (same words as the scalar path), then the engines
-    local = _generate(gshape, split, comm_, device_, _normal_counters(torch_type),
-                      _normal_transform(torch_type, out_type=torch.float64), torch.float64)
+    local = _generate(
+        gshape,
+        split,
+        comm_,
+        device_,
+        _normal_counters(torch_type),
+        _normal_transform(torch_type, out_type=torch.float64),
+        torch.float64,
+    )
     z = _wrap(local, gshape, types.float64, split, device_, comm_)
     return _affine(z, std, mean, heat_type)
 
@@ -958,7 +1000,9 @@ def standard_normal(
             return _normal_transform(part_type, scale=np.sqrt(0.5))
     else:
         transform_for = _normal_transform
-    local = _generate_values(gshape, split, comm, device, heat_type, transform_for, _normal_counters)
+    local = _generate_values(
+        gshape, split, comm, device, heat_type, transform_for, _normal_counters
+    )
     return _wrap(local, gshape, heat_type, split, device, comm)
 
 
@@ -1102,7 +1146,9 @@ def randint(
     """
     heat_type = types.canonical_heat_type(dtype)
     if not types.heat_type_is_exact(heat_type):
-        raise TypeError(f"dtype must be an integer or bool type for randint, but was {heat_type.__name__}")
+        raise TypeError(
+            f"dtype must be an integer or bool type for randint, but was {heat_type.__name__}"
+        )
     if high is None:
         low, high = 0, low
     low, high = _integer_bounds(low, high, heat_type)
@@ -1212,7 +1258,9 @@ def randperm(
         raise ValueError(f"n must be non-negative, but was {n}")
     heat_type = types.canonical_heat_type(dtype)
     if heat_type is types.bool or types.heat_type_is_complexfloating(heat_type):
-        raise TypeError(f"dtype must be an integer or real floating type, but was {heat_type.__name__}")
+        raise TypeError(
+            f"dtype must be an integer or real floating type, but was {heat_type.__name__}"
+        )
     split, device, comm = _setup((n,), split, device, comm)
     order = _order(_keys(n, split, comm, device))
     return order if heat_type is types.int64 else order.astype(heat_type)
@@ -1265,7 +1313,9 @@ def permutation(x) -> DNDarray:
         try:
             x = array(x)
         except (TypeError, ValueError) as error:
-            raise TypeError(f"x must be an integer or array-like, but was {type(x).__name__}") from error
+            raise TypeError(
+                f"x must be an integer or array-like, but was {type(x).__name__}"
+            ) from error
     if x.ndim == 0:
         raise ValueError("x must be an integer or at least 1-dimensional")
     return _permuted_rows(x)
@@ -1419,7 +1469,9 @@ def choice(
             try:
                 a = array(a, device=device, comm=comm)
             except (TypeError, ValueError) as error:
-                raise TypeError(f"a must be an integer or array-like, but was {type(a).__name__}") from error
+                raise TypeError(
+                    f"a must be an integer or array-like, but was {type(a).__name__}"
+                ) from error
         if a.ndim != 1:
             raise ValueError(f"a must be 1-dimensional, but has shape {a.gshape}")
         n = a.gshape[0]
@@ -1433,7 +1485,9 @@ def choice(
     weights = None if p is None else _probabilities(p, n)
     if not replace:
         if m > n:
-            raise ValueError(f"cannot take a larger sample ({m}) than the population ({n}) when replace=False")
+            raise ValueError(
+                f"cannot take a larger sample ({m}) than the population ({n}) when replace=False"
+            )
         if weights is not None and m > int((weights > 0).sum()):
             raise ValueError(f"fewer non-zero entries in p than the sample size {m}")
 
@@ -1490,10 +1544,13 @@ def _to_layout(flat: DNDarray, gshape: Tuple[int, ...], split: Optional[int]) ->
 
 def _weighted_keys(n: int, split, comm, device, weights: torch.Tensor) -> DNDarray:
     """Exponential keys ``-log(1 - u) / p_i`` (infinite where ``p_i == 0``), one counter each."""
-    local_u = _generate((n,), split, comm, device, 1, lambda words: _uniform53(words[0]), torch.float64)
+    local_u = _generate(
+        (n,), split, comm, device, 1, lambda words: _uniform53(words[0]), torch.float64
+    )
     offset, lshape, _ = comm.chunk((n,), split)
-    local_weights = weights[offset: offset + lshape[0]].to(local_u.device)
+    local_weights = weights[offset : offset + lshape[0]].to(local_u.device)
     exponential = -torch.log1p(-local_u)
-    keys = torch.where(local_weights > 0, exponential / local_weights,
-                       torch.full_like(exponential, float("inf")))
+    keys = torch.where(
+        local_weights > 0, exponential / local_weights, torch.full_like(exponential, float("inf"))
+    )
     return _wrap(keys, (n,), types.float64, split, device, comm)

@@ -38,8 +38,16 @@ __all__ = [
 # NumPy's comparison kernels are about twice as fast as torch's on CPU (bool output; measured
 # in benchmarks/elementwise.py), and CPU tensors convert to NumPy without a copy
 _NUMPY_KERNEL_TYPES = frozenset(
-    (torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float32,
-     torch.float64)
+    (
+        torch.bool,
+        torch.uint8,
+        torch.int8,
+        torch.int16,
+        torch.int32,
+        torch.int64,
+        torch.float32,
+        torch.float64,
+    )
 )
 _NUMPY_KERNEL_MIN_SIZE = 1 << 15  # below this, the conversions cost more than they save
 
@@ -106,8 +114,9 @@ def _is_comparable(value) -> bool:
 
 
 def _constant_like(x: DNDarray, value: bool) -> DNDarray:
-    return local_op(lambda t: torch.full(t.shape, value, dtype=torch.bool, device=t.device), x,
-                    no_cast=True)
+    return local_op(
+        lambda t: torch.full(t.shape, value, dtype=torch.bool, device=t.device), x, no_cast=True
+    )
 
 
 def eq(x, y, out: Optional[DNDarray] = None, where=None) -> DNDarray:

@@ -350,8 +350,16 @@ def clip(
         b is None or isinstance(b, _PY_SCALARS) for b in (a_min, a_max)
     ):
         torch_type = result_type.torch_type()
-        return local_op(_clamp, x, out=out, no_cast=True, where=where, torch_type=torch_type,
-                        a_min=a_min, a_max=a_max)
+        return local_op(
+            _clamp,
+            x,
+            out=out,
+            no_cast=True,
+            where=where,
+            torch_type=torch_type,
+            a_min=a_min,
+            a_max=a_max,
+        )
     if a_min is None:
         return binary_op(torch.minimum, x, a_max, out=out, where=where, operand_type=result_type)
     if a_max is None:
@@ -458,11 +466,15 @@ def sgn(x: DNDarray, out: Optional[DNDarray] = None, where=None) -> DNDarray:
 
 def _fraction_tensor(tensor: torch.Tensor) -> torch.Tensor:
     # modf(+-inf) = (+-0, +-inf), and the fraction keeps the sign of x even when it is zero
-    fraction = torch.where(torch.isinf(tensor), torch.zeros_like(tensor), tensor - torch.trunc(tensor))
+    fraction = torch.where(
+        torch.isinf(tensor), torch.zeros_like(tensor), tensor - torch.trunc(tensor)
+    )
     return torch.copysign(fraction, tensor)
 
 
-def modf(x: DNDarray, out: Optional[Tuple[DNDarray, DNDarray]] = None, where=None) -> Tuple[DNDarray, DNDarray]:
+def modf(
+    x: DNDarray, out: Optional[Tuple[DNDarray, DNDarray]] = None, where=None
+) -> Tuple[DNDarray, DNDarray]:
     """
     The fractional and integral parts of ``x``, elementwise; both have the sign of ``x``.
     Integer and boolean inputs give floats as in NumPy.

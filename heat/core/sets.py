@@ -629,8 +629,12 @@ def _local_unique_rows(rows: torch.Tensor, want_index: bool, want_inverse: bool,
         inverse = torch.zeros(n, dtype=torch.int64, device=rows.device)
         counts = torch.full((distinct,), n, dtype=torch.int64, device=rows.device)
         first = torch.zeros(distinct, dtype=torch.int64, device=rows.device)
-        return (values, first if want_index else None, inverse if want_inverse else None,
-                counts if want_counts else None)
+        return (
+            values,
+            first if want_index else None,
+            inverse if want_inverse else None,
+            counts if want_counts else None,
+        )
     values, inverse, counts = torch.unique(
         rows, sorted=True, return_inverse=True, return_counts=True, dim=0
     )

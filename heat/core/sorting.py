@@ -81,8 +81,6 @@ from .sanitation import check_bool, sanitize_axis, sanitize_in
 __all__ = ["argsort", "searchsorted", "sort", "topk"]
 
 
-
-
 # =============================================================================================
 # argument handling
 # =============================================================================================
@@ -244,7 +242,9 @@ def _sort_by_lane_exchange(
     return out.reshape(out_lshape)
 
 
-def _sort_local(local: torch.Tensor, dim: int, descending: bool, want_indices: bool) -> torch.Tensor:
+def _sort_local(
+    local: torch.Tensor, dim: int, descending: bool, want_indices: bool
+) -> torch.Tensor:
     """Sort or argsort of a process-local tensor along ``dim``: one copy, sorted in place."""
     if (
         not descending
@@ -569,12 +569,18 @@ def topk(
     if a.larray.dtype in _UNSIGNED_COMPUTE:
         # torch gathers no uint16/32/64: select among signed keys that order alike
         keys = order_key(a.larray)
-        keyed = DNDarray(keys, a.gshape, _TORCH_TO_HEAT[keys.dtype], a.split, a.device, a.comm,
-                         a._balanced)
+        keyed = DNDarray(
+            keys, a.gshape, _TORCH_TO_HEAT[keys.dtype], a.split, a.device, a.comm, a._balanced
+        )
         key_values, indices = topk(keyed, k, dim, largest, sorted)
         values = DNDarray(
-            from_order_key(key_values.larray, a.larray.dtype), gshape, a.dtype, key_values.split,
-            a.device, a.comm, key_values._balanced,
+            from_order_key(key_values.larray, a.larray.dtype),
+            gshape,
+            a.dtype,
+            key_values.split,
+            a.device,
+            a.comm,
+            key_values._balanced,
         )
         return _write_pair(values, indices, out)
 

@@ -23,14 +23,24 @@ from typing import List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
-from .communication import MPI
 
 from . import types
-from ._operations import _TORCH_TO_HEAT, _UNSIGNED_COMPUTE, _check_out, align_local, binary_op
-from ._operations import from_order_key, order_key, reduce_op, register_unsigned, unsigned_call
-from ._operations import write_out
+from ._operations import (
+    _TORCH_TO_HEAT,
+    _UNSIGNED_COMPUTE,
+    _check_out,
+    align_local,
+    binary_op,
+    from_order_key,
+    order_key,
+    reduce_op,
+    register_unsigned,
+    unsigned_call,
+    write_out,
+)
 from .arithmetics import _sum_partial
 from .arithmetics import sum as _sum
+from .communication import MPI
 from .dndarray import DNDarray
 from .sanitation import sanitize_axis, sanitize_in
 
@@ -1277,7 +1287,9 @@ def var(
     >>> ht.var(ht.array([[1.0, 2.0], [3.0, 5.0]], split=1), axis=0)
     DNDarray([1.  , 2.25], dtype=ht.float32, device=cpu:0, split=0)
     """
-    return _variance(x, axis, dtype, out, _ddof_or_correction(ddof, correction), keepdims, False, False)
+    return _variance(
+        x, axis, dtype, out, _ddof_or_correction(ddof, correction), keepdims, False, False
+    )
 
 
 def std(
@@ -1319,7 +1331,9 @@ def std(
     >>> ht.std(ht.array([1.0, 2.0, 3.0, 4.0], split=0), ddof=1)
     DNDarray(1.2909944, dtype=ht.float32, device=cpu:0, split=None)
     """
-    return _variance(x, axis, dtype, out, _ddof_or_correction(ddof, correction), keepdims, False, True)
+    return _variance(
+        x, axis, dtype, out, _ddof_or_correction(ddof, correction), keepdims, False, True
+    )
 
 
 def nanvar(

@@ -1416,7 +1416,9 @@ def isdtype(dtype: Any, kind: Any) -> _PY_BOOL:
         return any(isdtype(heat_type, k) for k in kind)
     if isinstance(kind, str):
         if kind not in _KINDS:
-            raise ValueError(f"kind must be a data type or one of {tuple(_KINDS)}, but was {kind!r}")
+            raise ValueError(
+                f"kind must be a data type or one of {tuple(_KINDS)}, but was {kind!r}"
+            )
         return issubclass(heat_type, _KINDS[kind])
     try:
         return heat_type is canonical_heat_type(kind)
@@ -1475,11 +1477,22 @@ class _NamespaceInfo:
         float16 and bfloat16, which are not part of the standard.
         """
         self._check_device(device)
-        supported = (bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32,
-                     float64, complex64, complex128)
-        return {
-            t.__name__: t for t in supported if kind is None or isdtype(t, kind)
-        }
+        supported = (
+            bool,
+            int8,
+            int16,
+            int32,
+            int64,
+            uint8,
+            uint16,
+            uint32,
+            uint64,
+            float32,
+            float64,
+            complex64,
+            complex128,
+        )
+        return {t.__name__: t for t in supported if kind is None or isdtype(t, kind)}
 
     def __repr__(self) -> str:
         return "heat.__array_namespace_info__()"

@@ -189,8 +189,10 @@ def vmap(
             # one small allgather: every process raises the first error any of them met, and
             # processes without samples learn the outputs' shapes and types
             summary = (
-                verdicts.portable(error) if error is not None
-                else None if outputs is None
+                verdicts.portable(error)
+                if error is not None
+                else None
+                if outputs is None
                 else [(tuple(o.shape), o.dtype, d % o.ndim) for o, d in zip(outputs, dims)]
             )
             summaries = comm.allgather(summary)

@@ -37,8 +37,15 @@ __all__ = ["Bunch", "path", "files", "load_iris", "load_diabetes"]
 
 _FOLDER = os.path.dirname(os.path.abspath(__file__))
 _FILES = (
-    "iris.csv", "iris.h5", "iris.nc", "iris_labels.csv", "iris_X_train.csv", "iris_X_test.csv",
-    "iris_y_train.csv", "iris_y_test.csv", "diabetes.h5",
+    "iris.csv",
+    "iris.h5",
+    "iris.nc",
+    "iris_labels.csv",
+    "iris_X_train.csv",
+    "iris_X_test.csv",
+    "iris_y_train.csv",
+    "iris_y_test.csv",
+    "diabetes.h5",
 )
 IRIS_FEATURES = ("sepal length (cm)", "sepal width (cm)", "petal length (cm)", "petal width (cm)")
 IRIS_SPECIES = ("setosa", "versicolor", "virginica")
@@ -110,8 +117,7 @@ def path(name: str) -> str:
 
 
 def _labels(name: str, split, device, comm) -> DNDarray:
-    column = load_csv(path(name), sep=";", dtype=types.int64, split=split, device=device,
-                      comm=comm)
+    column = load_csv(path(name), sep=";", dtype=types.int64, split=split, device=device, comm=comm)
     return column.reshape(-1)
 
 
@@ -171,8 +177,13 @@ def load_iris(
     target = _labels(label_file, 0 if data.split == 0 else None, device, data.comm)
     if return_X_y:
         return data, target
-    return Bunch(data=data, target=target, feature_names=list(IRIS_FEATURES),
-                 target_names=list(IRIS_SPECIES), filename=path(data_file))
+    return Bunch(
+        data=data,
+        target=target,
+        feature_names=list(IRIS_FEATURES),
+        target_names=list(IRIS_SPECIES),
+        filename=path(data_file),
+    )
 
 
 def load_diabetes(
@@ -213,8 +224,9 @@ def load_diabetes(
     return_X_y = check_bool(return_X_y, "return_X_y")
     file = path("diabetes.h5")
     data = load_hdf5(file, "x", dtype=dtype, split=split, device=device, comm=comm)
-    target = load_hdf5(file, "y", dtype=dtype, split=0 if data.split == 0 else None,
-                       device=device, comm=data.comm)
+    target = load_hdf5(
+        file, "y", dtype=dtype, split=0 if data.split == 0 else None, device=device, comm=data.comm
+    )
     if return_X_y:
         return data, target
     return Bunch(data=data, target=target, feature_names=list(DIABETES_FEATURES), filename=file)

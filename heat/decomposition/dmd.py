@@ -126,7 +126,9 @@ def _keep(s: torch.Tensor, rank: Optional[int], tol: Optional[float], shape) -> 
         keep = min(keep, rank)
     if tol is not None:
         energy = s.double() ** 2
-        tails = torch.flip(torch.cumsum(torch.flip(energy, (0,)), 0), (0,))  # tails[i] = sum s[i:]^2
+        tails = torch.flip(
+            torch.cumsum(torch.flip(energy, (0,)), 0), (0,)
+        )  # tails[i] = sum s[i:]^2
         allowed = tol**2 * float(energy.sum())
         fits = (tails <= allowed).nonzero()
         keep = min(keep, max(1, int(fits[0]) if fits.numel() else s.numel()))
@@ -184,8 +186,9 @@ def _lift(basis: ht.DNDarray, reduced: torch.Tensor, axis: int) -> ht.DNDarray:
     split = axis if basis.split == 0 else None
     heat_type = ht.types.canonical_heat_type(local.dtype)
     balanced = basis.balanced if split is not None else True
-    return ht.DNDarray(local.contiguous(), tuple(gshape), heat_type, split, basis.device,
-                       basis.comm, balanced)
+    return ht.DNDarray(
+        local.contiguous(), tuple(gshape), heat_type, split, basis.device, basis.comm, balanced
+    )
 
 
 def _row_basis(U: ht.DNDarray) -> ht.DNDarray:
@@ -674,8 +677,9 @@ class DMDc(RegressionMixin, BaseEstimator):
         A = _in_type(self.rom_transfer_matrix_, states.dtype).larray
         B = _in_type(self.rom_control_matrix_, states.dtype).larray
         steps = C.shape[1]
-        trajectory = torch.empty((reduced.shape[1], A.shape[0], steps), dtype=A.dtype,
-                                 device=A.device)
+        trajectory = torch.empty(
+            (reduced.shape[1], A.shape[0], steps), dtype=A.dtype, device=A.device
+        )
         current = reduced
         for k in range(steps):
             if k > 0:
@@ -683,4 +687,3 @@ class DMDc(RegressionMixin, BaseEstimator):
             trajectory[:, :, k] = current.T
         result = _lift(basis, trajectory, 1)
         return result[0] if vector else result
-

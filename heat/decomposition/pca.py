@@ -330,7 +330,9 @@ class PCA(_BasePCA):
         check_bool(self.copy, "copy")
         check_bool(self.whiten, "whiten")
         if not isinstance(self.svd_solver, str):
-            raise TypeError(f"svd_solver must be a string, but was {type(self.svd_solver).__name__}")
+            raise TypeError(
+                f"svd_solver must be a string, but was {type(self.svd_solver).__name__}"
+            )
         if self.svd_solver not in _SOLVERS:
             raise ValueError(f"svd_solver must be one of {_SOLVERS}, but was {self.svd_solver!r}")
         n_components = self.n_components
@@ -595,9 +597,20 @@ class IncrementalPCA(_BasePCA):
 
     def _reset(self) -> None:
         for name in (
-            "components_", "explained_variance_", "explained_variance_ratio_", "singular_values_",
-            "mean_", "var_", "n_samples_seen_", "noise_variance_", "n_components_",
-            "n_features_in_", "batch_size_", "_running_mean", "_running_var", "_dtype",
+            "components_",
+            "explained_variance_",
+            "explained_variance_ratio_",
+            "singular_values_",
+            "mean_",
+            "var_",
+            "n_samples_seen_",
+            "noise_variance_",
+            "n_components_",
+            "n_features_in_",
+            "batch_size_",
+            "_running_mean",
+            "_running_var",
+            "_dtype",
         ):
             if name in vars(self):
                 delattr(self, name)
@@ -805,8 +818,10 @@ class IncrementalPCA(_BasePCA):
         _, s, vt = torch.linalg.svd(stack, full_matrices=False)
         s, vt = _flip_and_agree(s, vt, x.comm)
 
-        variance_all = s.double() ** 2 / (total - 1) if total > 1 else torch.full_like(
-            s, float("nan"), dtype=torch.float64
+        variance_all = (
+            s.double() ** 2 / (total - 1)
+            if total > 1
+            else torch.full_like(s, float("nan"), dtype=torch.float64)
         )
         total_variance = float((var * total).sum())
         ratio_all = (

@@ -47,12 +47,12 @@ import numpy as np
 import torch
 
 import heat as ht
+from heat.core.communication.node_groups import ring_allreduce_bytes
+from heat.core.communication.verdicts import root_decides as _root_decides
 
 # the atomic save and the verdicts of process 0 of heat's file I/O: the example writes its files
 # (and decides about them) exactly as ht.save does
 from heat.core.io._collective import _atomic_save
-from heat.core.communication.node_groups import ring_allreduce_bytes
-from heat.core.communication.verdicts import root_decides as _root_decides
 
 __all__ = ["main", "write_synthetic_dataset", "held_out"]
 
@@ -250,8 +250,13 @@ def write_synthetic_dataset(
 def _synthetic_options(*options: int) -> str:
     samples, test_samples, dimensions, classes, seed = options
     return json.dumps(
-        dict(samples=samples, test_samples=test_samples, dimensions=dimensions, classes=classes,
-             seed=seed)
+        dict(
+            samples=samples,
+            test_samples=test_samples,
+            dimensions=dimensions,
+            classes=classes,
+            seed=seed,
+        )
     )
 
 
@@ -396,8 +401,13 @@ def split_off_test_set(
     this process's share of them, in one streamed pass; and the largest label of all rows.
     """
     loader = ht.utils.data.StreamingDataLoader(
-        path, list(datasets), batch_size=4096, shuffle=False, window_bytes=window_bytes,
-        comm=comm, return_indices=True,
+        path,
+        list(datasets),
+        batch_size=4096,
+        shuffle=False,
+        window_bytes=window_bytes,
+        comm=comm,
+        return_indices=True,
     )
     features, labels, largest = [], [], -1
     for x, y, rows in loader:
@@ -467,8 +477,12 @@ def _open_checkpoint(path: str, opened: Dict[str, Any]) -> Optional[Dict[str, An
     checkpoint = torch.load(path, weights_only=False)
     if isinstance(checkpoint, dict) and "schedule" in checkpoint and "format" not in checkpoint:
         # written by an earlier version of this example: rank 0's DASO state alone
-        checkpoint = {"format": CHECKPOINT_FORMAT, "epoch": checkpoint["schedule"]["epoch"],
-                      "places": None, "states": [checkpoint]}
+        checkpoint = {
+            "format": CHECKPOINT_FORMAT,
+            "epoch": checkpoint["schedule"]["epoch"],
+            "places": None,
+            "states": [checkpoint],
+        }
     if not isinstance(checkpoint, dict) or checkpoint.get("format") != CHECKPOINT_FORMAT:
         raise ValueError(f"'{path}' is not a checkpoint of heat.examples.train")
     opened["states"] = checkpoint["states"]
@@ -534,9 +548,7 @@ def synchronous_cross_node_bytes(daso: ht.optim.DASO, batches: int) -> int:
     for size in groups.node_sizes:
         for j in range(size):
             start, stop = ht.optim.averaging.slice_bounds(numel, size, j)
-            per_batch += ring_allreduce_bytes(
-                (stop - start) * 4, groups.num_nodes
-            )
+            per_batch += ring_allreduce_bytes((stop - start) * 4, groups.num_nodes)
     return per_batch * batches
 
 
@@ -610,7 +622,11 @@ def load_test_set(args, path, test_datasets, exclude, window_bytes, comm) -> Tup
     """
     if exclude is None:
         loader = ht.utils.data.StreamingDataLoader(
-            path, test_datasets, batch_size=1024, shuffle=False, window_bytes=window_bytes,
+            path,
+            test_datasets,
+            batch_size=1024,
+            shuffle=False,
+            window_bytes=window_bytes,
             comm=comm,
         )
         largest = max((int(y.max()) for _, y in loader), default=0)
@@ -631,12 +647,16 @@ def load_test_set(args, path, test_datasets, exclude, window_bytes, comm) -> Tup
 def report(results: Dict[str, Any], args, records: int, num_nodes: int) -> None:
     """Rank 0 prints what the run measured, each figure saying what it is."""
     accuracy, samples, seconds = (
-        results["test_accuracy"], results["samples"], results["training_seconds"]
+        results["test_accuracy"],
+        results["samples"],
+        results["training_seconds"],
     )
     print(f"test accuracy {accuracy:.4f}")
     if results["epoch_started"] >= args.epochs:
-        print(f"nothing to train: the checkpoint is at epoch {results['epoch_started']} of "
-              f"--epochs {args.epochs}")
+        print(
+            f"nothing to train: the checkpoint is at epoch {results['epoch_started']} of "
+            f"--epochs {args.epochs}"
+        )
     else:
         print(
             f"{results['samples_per_s']:,.0f} samples/s ({samples:,} samples trained by all "
@@ -653,8 +673,10 @@ def report(results: Dict[str, Any], args, records: int, num_nodes: int) -> None:
             f"{sync_bytes / 1e6:.2f} MB synchronous data parallelism would send (computed for "
             f"the same {records} batches): {saved:.0%} saved"
         )
-    print(f"total {results['seconds']:.1f} s; run folder {results['workdir']} (--resume "
-          "continues from it)")
+    print(
+        f"total {results['seconds']:.1f} s; run folder {results['workdir']} (--resume "
+        "continues from it)"
+    )
 
 
 def main(argv: Optional[List[str]] = None) -> dict:

@@ -42,7 +42,9 @@ def _frequencies(n, d, dtype, split, device, comm, half: bool) -> DNDarray:
     device = sanitize_device(device)
     comm = sanitize_comm(comm)
     offset, lshape, _ = comm.chunk(gshape, split)
-    index = torch.arange(offset, offset + lshape[0], dtype=torch.float64, device=device.torch_device)
+    index = torch.arange(
+        offset, offset + lshape[0], dtype=torch.float64, device=device.torch_device
+    )
     if not half:
         # 0, 1, ..., (n - 1) // 2, then -(n // 2), ..., -1
         index = torch.where(index < (n + 1) // 2, index, index - n)

@@ -58,9 +58,7 @@ def check_input(x, real: bool = False) -> None:
 
 def check_norm(norm) -> None:
     if norm not in NORMS:
-        raise ValueError(
-            f'norm must be None, "backward", "ortho" or "forward", but was {norm!r}'
-        )
+        raise ValueError(f'norm must be None, "backward", "ortho" or "forward", but was {norm!r}')
 
 
 def swap_norm(norm: Optional[str]) -> str:
@@ -110,7 +108,9 @@ def cook_nd(x: DNDarray, s, axes, inverse_real: bool = False) -> Tuple[List[int]
     elif hasattr(axes, "__index__"):
         axes = [axes]
     if isinstance(axes, (str, bytes)):
-        raise TypeError(f"axes must be None or a sequence of integers, but was {type(axes).__name__}")
+        raise TypeError(
+            f"axes must be None or a sequence of integers, but was {type(axes).__name__}"
+        )
     try:
         axes = list(axes)
     except TypeError:
@@ -163,7 +163,9 @@ def _output_length(kind: str, n: int) -> int:
     return n // 2 + 1 if kind == "rfft" else n
 
 
-def _apply_local(local: torch.Tensor, kind: str, ops: Sequence[Tuple[int, int]], norm) -> torch.Tensor:
+def _apply_local(
+    local: torch.Tensor, kind: str, ops: Sequence[Tuple[int, int]], norm
+) -> torch.Tensor:
     """
     The 1-D transforms ``ops`` of one kind on a local block, in order. On CPU tensors NumPy's
     pocketfft runs on the tensor's memory (zero-copy both ways): torch's CPU kernels were 3 to
@@ -203,7 +205,7 @@ def _apply_local(local: torch.Tensor, kind: str, ops: Sequence[Tuple[int, int]],
                 local = function(local, s=sizes, dim=axes, norm=norm)
             start = stop
         return local
-    (axis, n), = ops
+    ((axis, n),) = ops
     if on_cpu:
         function = np.fft.rfft if kind == "rfft" else np.fft.irfft
         return torch.from_numpy(function(local.numpy(), n=n, axis=axis, norm=norm))
@@ -277,13 +279,15 @@ def _four_step(x: DNDarray, kind: str, norm) -> DNDarray:
     sign = -1.0 if kind == "fft" else 1.0
     angle = ((rows[:, None] * columns[None, :]) % big).double() * (sign * 2.0 * math.pi / big)
     local = local * torch.polar(torch.ones_like(angle), angle).to(local.dtype)
-    matrix = DNDarray(local, (n1, n2), types.canonical_heat_type(local.dtype), 1, x.device, x.comm,
-                      True)
+    matrix = DNDarray(
+        local, (n1, n2), types.canonical_heat_type(local.dtype), 1, x.device, x.comm, True
+    )
     matrix = resplit(matrix, 0)
     local = _apply_local(matrix.larray, kind, [(1, n2)], norm)
     # X[k1 + N1 * k2] is the transposed (N2, N1) matrix read row by row
-    transposed = DNDarray(local.T, (n2, n1), types.canonical_heat_type(local.dtype), 1, x.device,
-                          x.comm, True)
+    transposed = DNDarray(
+        local.T, (n2, n1), types.canonical_heat_type(local.dtype), 1, x.device, x.comm, True
+    )
     return _as_vector(resplit(transposed, 0))
 
 
@@ -291,8 +295,15 @@ def _gathered(x: DNDarray, kind: str, n: int, norm) -> DNDarray:
     """One 1-D transform of the split vector ``x`` computed whole on every process."""
     whole = resplit(x, None)
     local = _apply_local(whole.larray, kind, [(0, n)], norm)
-    whole = DNDarray(local, tuple(local.shape), types.canonical_heat_type(local.dtype), None,
-                     x.device, x.comm, True)
+    whole = DNDarray(
+        local,
+        tuple(local.shape),
+        types.canonical_heat_type(local.dtype),
+        None,
+        x.device,
+        x.comm,
+        True,
+    )
     return resplit(whole, 0)
 
 
@@ -339,11 +350,14 @@ def _bluestein(x: DNDarray, kind: str, norm) -> DNDarray:
     kernel = DNDarray(values, (padded,), x.dtype, 0, x.device, x.comm, True)
     spectrum = _four_step(a, "fft", "backward")
     kernel_spectrum = _four_step(kernel, "fft", "backward")
-    product = DNDarray(spectrum.larray * kernel_spectrum.larray, (padded,), x.dtype, 0, x.device,
-                       x.comm, True)
+    product = DNDarray(
+        spectrum.larray * kernel_spectrum.larray, (padded,), x.dtype, 0, x.device, x.comm, True
+    )
     convolution = balance(_four_step(product, "ifft", "backward")[:big])
-    result = _scaled_local(convolution, _chirp(_offset(convolution), convolution.lshape[0], big,
-                                                sign, device).to(dtype))
+    result = _scaled_local(
+        convolution,
+        _chirp(_offset(convolution), convolution.lshape[0], big, sign, device).to(dtype),
+    )
     unnormalized_is = "backward" if kind == "fft" else "forward"
     if norm == "ortho":
         return _scaled(result, 1.0 / math.sqrt(big))
@@ -398,8 +412,14 @@ def _choose_target(x: DNDarray, axes: set) -> int:
     return max(candidates, key=lambda a: (x.gshape[a], -a))
 
 
-def execute(x: DNDarray, groups: Sequence[Group], norm, output_dtype: Optional[torch.dtype] = None,
-            conjugate_input: bool = False, conjugate_output: bool = False) -> DNDarray:
+def execute(
+    x: DNDarray,
+    groups: Sequence[Group],
+    norm,
+    output_dtype: Optional[torch.dtype] = None,
+    conjugate_input: bool = False,
+    conjugate_output: bool = False,
+) -> DNDarray:
     """
     Run the transform ``groups`` on ``x`` (validated already) and return a DNDarray with the
     same split as ``x``. ``output_dtype``: cast the result to it (a complex-to-real transform of
@@ -425,8 +445,15 @@ def execute(x: DNDarray, groups: Sequence[Group], norm, output_dtype: Optional[t
                 gshape[axis] = _output_length(kind, n)
     elif x.ndim == 1:
         # no other axis to move the split to: the distributed 1-D transform ("four-step")
-        vector = DNDarray(local, tuple(gshape), types.canonical_heat_type(local.dtype), split,
-                          x.device, comm, balanced)
+        vector = DNDarray(
+            local,
+            tuple(gshape),
+            types.canonical_heat_type(local.dtype),
+            split,
+            x.device,
+            comm,
+            balanced,
+        )
         for kind, ops in groups:
             for _, n in ops:
                 vector = _vector_transform(vector, kind, n, norm)
@@ -446,7 +473,11 @@ def execute(x: DNDarray, groups: Sequence[Group], norm, output_dtype: Optional[t
                     local = _apply_local(local, kind, here, norm)
                     for axis, n in here:
                         gshape[axis] = _output_length(kind, n)
-                    remaining = [op for op in remaining if op[0] == current] if kind in ("fft", "ifft") else []
+                    remaining = (
+                        [op for op in remaining if op[0] == current]
+                        if kind in ("fft", "ifft")
+                        else []
+                    )
                 if remaining:
                     other = target if current == split else split
                     local = move(local, current, other)

@@ -99,7 +99,9 @@ def _one_axis(x, n, axis, name: str = "n"):
 # ---------------------------------------------------------------------------------------------
 # complex transforms
 # ---------------------------------------------------------------------------------------------
-def fft(x: DNDarray, n: Optional[int] = None, axis: int = -1, norm: Optional[str] = None) -> DNDarray:
+def fft(
+    x: DNDarray, n: Optional[int] = None, axis: int = -1, norm: Optional[str] = None
+) -> DNDarray:
     """
     The one-dimensional discrete Fourier transform along ``axis``, as :func:`numpy.fft.fft`.
 
@@ -149,7 +151,9 @@ def fft(x: DNDarray, n: Optional[int] = None, axis: int = -1, norm: Optional[str
     return _c2c_1d(x, n, axis, norm, "fft")
 
 
-def ifft(x: DNDarray, n: Optional[int] = None, axis: int = -1, norm: Optional[str] = None) -> DNDarray:
+def ifft(
+    x: DNDarray, n: Optional[int] = None, axis: int = -1, norm: Optional[str] = None
+) -> DNDarray:
     """
     The one-dimensional inverse discrete Fourier transform, as :func:`numpy.fft.ifft`:
     ``ifft(fft(x)) == x`` up to rounding.
@@ -261,7 +265,9 @@ def ifftn(x: DNDarray, s: Shape = None, axes: Axes = None, norm: Optional[str] =
     return _c2c_nd(x, s, axes, norm, "ifft")
 
 
-def fft2(x: DNDarray, s: Shape = None, axes: Sequence[int] = (-2, -1), norm: Optional[str] = None) -> DNDarray:
+def fft2(
+    x: DNDarray, s: Shape = None, axes: Sequence[int] = (-2, -1), norm: Optional[str] = None
+) -> DNDarray:
     """
     The two-dimensional discrete Fourier transform, as :func:`numpy.fft.fft2`: :func:`fftn`
     over ``axes``, by default the last two.
@@ -293,7 +299,9 @@ def fft2(x: DNDarray, s: Shape = None, axes: Sequence[int] = (-2, -1), norm: Opt
     return _c2c_nd(x, s, axes, norm, "fft")
 
 
-def ifft2(x: DNDarray, s: Shape = None, axes: Sequence[int] = (-2, -1), norm: Optional[str] = None) -> DNDarray:
+def ifft2(
+    x: DNDarray, s: Shape = None, axes: Sequence[int] = (-2, -1), norm: Optional[str] = None
+) -> DNDarray:
     """
     The two-dimensional inverse discrete Fourier transform, as :func:`numpy.fft.ifft2`.
 
@@ -328,7 +336,9 @@ def ifft2(x: DNDarray, s: Shape = None, axes: Sequence[int] = (-2, -1), norm: Op
 # ---------------------------------------------------------------------------------------------
 # real transforms
 # ---------------------------------------------------------------------------------------------
-def rfft(x: DNDarray, n: Optional[int] = None, axis: int = -1, norm: Optional[str] = None) -> DNDarray:
+def rfft(
+    x: DNDarray, n: Optional[int] = None, axis: int = -1, norm: Optional[str] = None
+) -> DNDarray:
     """
     The one-dimensional discrete Fourier transform of real input, as :func:`numpy.fft.rfft`:
     the ``n // 2 + 1`` non-negative frequency terms.
@@ -366,7 +376,9 @@ def rfft(x: DNDarray, n: Optional[int] = None, axis: int = -1, norm: Optional[st
     return _r2c_nd(x, s, axes, norm)
 
 
-def irfft(x: DNDarray, n: Optional[int] = None, axis: int = -1, norm: Optional[str] = None) -> DNDarray:
+def irfft(
+    x: DNDarray, n: Optional[int] = None, axis: int = -1, norm: Optional[str] = None
+) -> DNDarray:
     """
     The inverse of :func:`rfft`, as :func:`numpy.fft.irfft`: real output of length ``n`` from
     the non-negative frequency terms of a Hermitian-symmetric spectrum.
@@ -474,7 +486,9 @@ def irfftn(x: DNDarray, s: Shape = None, axes: Axes = None, norm: Optional[str] 
     return _c2r_nd(x, s, axes, norm)
 
 
-def rfft2(x: DNDarray, s: Shape = None, axes: Sequence[int] = (-2, -1), norm: Optional[str] = None) -> DNDarray:
+def rfft2(
+    x: DNDarray, s: Shape = None, axes: Sequence[int] = (-2, -1), norm: Optional[str] = None
+) -> DNDarray:
     """
     The two-dimensional discrete Fourier transform of real input, as :func:`numpy.fft.rfft2`
     (:func:`rfftn` over the last two axes by default).
@@ -506,7 +520,9 @@ def rfft2(x: DNDarray, s: Shape = None, axes: Sequence[int] = (-2, -1), norm: Op
     return _r2c_nd(x, s, axes, norm)
 
 
-def irfft2(x: DNDarray, s: Shape = None, axes: Sequence[int] = (-2, -1), norm: Optional[str] = None) -> DNDarray:
+def irfft2(
+    x: DNDarray, s: Shape = None, axes: Sequence[int] = (-2, -1), norm: Optional[str] = None
+) -> DNDarray:
     """
     The inverse of :func:`rfft2`, as :func:`numpy.fft.irfft2`.
 
@@ -541,7 +557,9 @@ def irfft2(x: DNDarray, s: Shape = None, axes: Sequence[int] = (-2, -1), norm: O
 # Hermitian transforms: hfft = irfft of the conjugate with the opposite norm, ihfft = the
 # conjugate of rfft with the opposite norm (NumPy's and SciPy's definitions)
 # ---------------------------------------------------------------------------------------------
-def hfft(x: DNDarray, n: Optional[int] = None, axis: int = -1, norm: Optional[str] = None) -> DNDarray:
+def hfft(
+    x: DNDarray, n: Optional[int] = None, axis: int = -1, norm: Optional[str] = None
+) -> DNDarray:
     """
     The discrete Fourier transform of a signal with Hermitian symmetry (a real spectrum), as
     :func:`numpy.fft.hfft`: ``x`` holds the first half of the signal.
@@ -576,7 +594,9 @@ def hfft(x: DNDarray, n: Optional[int] = None, axis: int = -1, norm: Optional[st
     return _c2r_nd(x, s, axes, _swapped(norm), conjugate_input=True)
 
 
-def ihfft(x: DNDarray, n: Optional[int] = None, axis: int = -1, norm: Optional[str] = None) -> DNDarray:
+def ihfft(
+    x: DNDarray, n: Optional[int] = None, axis: int = -1, norm: Optional[str] = None
+) -> DNDarray:
     """
     The inverse of :func:`hfft`, as :func:`numpy.fft.ihfft`: the first ``n // 2 + 1`` points
     of the (Hermitian) inverse transform of real input.
@@ -678,7 +698,9 @@ def ihfftn(x: DNDarray, s: Shape = None, axes: Axes = None, norm: Optional[str] 
     return _r2c_nd(x, s, axes, _swapped(norm), conjugate_output=True)
 
 
-def hfft2(x: DNDarray, s: Shape = None, axes: Sequence[int] = (-2, -1), norm: Optional[str] = None) -> DNDarray:
+def hfft2(
+    x: DNDarray, s: Shape = None, axes: Sequence[int] = (-2, -1), norm: Optional[str] = None
+) -> DNDarray:
     """
     The two-dimensional :func:`hfftn` (over the last two axes by default), as
     :func:`scipy.fft.hfft2`.
@@ -709,7 +731,9 @@ def hfft2(x: DNDarray, s: Shape = None, axes: Sequence[int] = (-2, -1), norm: Op
     return _c2r_nd(x, s, axes, _swapped(norm), conjugate_input=True)
 
 
-def ihfft2(x: DNDarray, s: Shape = None, axes: Sequence[int] = (-2, -1), norm: Optional[str] = None) -> DNDarray:
+def ihfft2(
+    x: DNDarray, s: Shape = None, axes: Sequence[int] = (-2, -1), norm: Optional[str] = None
+) -> DNDarray:
     """
     The two-dimensional :func:`ihfftn` (over the last two axes by default), as
     :func:`scipy.fft.ihfft2`.

@@ -10,7 +10,6 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 import torch
-from ..core.communication import MPI
 
 import heat as ht
 from heat.core.base import BaseEstimator, ClassificationMixin, check_is_fitted
@@ -25,6 +24,8 @@ from heat.utils.validation import (
     validate_samples,
     validate_targets,
 )
+
+from ..core.communication import MPI
 
 __all__ = ["GaussianNB"]
 

@@ -9,8 +9,18 @@ from typing import Any, Callable, Dict, List, Optional, Union
 
 import torch
 
-from ..core.communication import verdicts
-from ..core.communication import MPI_WORLD, MPICommunication, sanitize_comm, torch_process_group
+from ..core.communication import (
+    MPI_WORLD,
+    MPICommunication,
+    sanitize_comm,
+    torch_process_group,
+    verdicts,
+)
+from ..core.communication.node_groups import (
+    NodeGroups,
+    broadcast_tensors,
+    broadcast_training_state,
+)
 from ..optim.daso import DASO
 from ..optim.data_parallel import DataParallelOptimizer
 from ..optim.gradients import (
@@ -20,11 +30,6 @@ from ..optim.gradients import (
     bucket_bytes,
     node_average,
     shared_memory_average,
-)
-from ..core.communication.node_groups import (
-    NodeGroups,
-    broadcast_tensors,
-    broadcast_training_state,
 )
 
 __all__ = ["DataParallel", "DataParallelMultiGPU"]

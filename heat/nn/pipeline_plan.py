@@ -131,7 +131,9 @@ def _synchronize(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def profile_layers(layers: Any, sample_input: torch.Tensor, *, repeats: int = 3) -> List[LayerProfile]:
+def profile_layers(
+    layers: Any, sample_input: torch.Tensor, *, repeats: int = 3
+) -> List[LayerProfile]:
     """
     Measure each layer's forward and backward time on ``sample_input`` (one micro-batch), the bytes
     of its output and of its parameters.
@@ -571,9 +573,7 @@ def pipeline_schedule(
             raise ValueError(f"{schedule!r} flushes every batch: start must be 0 and drain True")
     else:
         check_int(micro_batches, "micro_batches", 0 if drain else 1)
-    return [
-        _stage_actions(schedule, s, stages, micro_batches, start, drain) for s in range(stages)
-    ]
+    return [_stage_actions(schedule, s, stages, micro_batches, start, drain) for s in range(stages)]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -672,7 +672,9 @@ def simulate_schedule(
     (4, 3, 2, 1)
     """
     if isinstance(schedule, (str, bytes)) or not hasattr(schedule, "__len__"):
-        raise TypeError(f"schedule must be a list of lists of actions, got {type(schedule).__name__}")
+        raise TypeError(
+            f"schedule must be a list of lists of actions, got {type(schedule).__name__}"
+        )
     stages = len(schedule)
     if stages < 1:
         raise ValueError("schedule must have at least one stage")

@@ -172,7 +172,9 @@ def _agree(
     """
 
     def fingerprint(result):
-        return f"{owner}'s arguments", {name: repr(value) for name, value in entries(result).items()}
+        return f"{owner}'s arguments", {
+            name: repr(value) for name, value in entries(result).items()
+        }
 
     return verdicts.agree(comm, check, fingerprint=fingerprint)
 
@@ -1146,9 +1148,7 @@ def parallelize(
     )
     """
     comm = _check_comm(comm)
-    checked = _agree(
-        comm, "parallelize", lambda: _check_plan(module, plan), lambda c: {"plan": c}
-    )
+    checked = _agree(comm, "parallelize", lambda: _check_plan(module, plan), lambda c: {"plan": c})
     for name, (style, options) in checked.items():
         old = module.get_submodule(name)
         if style == "column":

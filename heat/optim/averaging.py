@@ -120,9 +120,6 @@ def pack(
     return values.to(wire_dtype, copy=True)
 
 
-
-
-
 def bucket_bounds(sizes: Sequence[int], capacity: int) -> List[Tuple[int, int]]:
     """
     Consecutive tensors grouped into buckets of at most ``capacity`` elements (a larger tensor

@@ -19,20 +19,19 @@ from typing import Any, Dict, Optional, Tuple
 
 import torch
 
-from ..core.communication import verdicts
-from ..core.sanitation import check_bool, check_choice, check_int, check_type, warn_ignored
-from ..core.communication.shared_memory import node_shared_sum
-from ..core.communication import MPI_WORLD, MPICommunication, sanitize_comm
-from .averaging import WIRE_DTYPES, FlatLayout, blend_average_
-from .gradients import GradientReducer, bucket_bytes
-from .schedule import DASOSchedule
-from .timeline import BatchRecord, Timeline
+from ..core.communication import MPI_WORLD, MPICommunication, sanitize_comm, verdicts
 from ..core.communication.node_groups import (
     CrossNodeSum,
     NodeGroups,
     all_reduce,
     ring_allreduce_bytes,
 )
+from ..core.communication.shared_memory import node_shared_sum
+from ..core.sanitation import check_bool, check_choice, check_int, check_type, warn_ignored
+from .averaging import WIRE_DTYPES, FlatLayout, blend_average_
+from .gradients import GradientReducer, bucket_bytes
+from .schedule import DASOSchedule
+from .timeline import BatchRecord, Timeline
 
 __all__ = ["DASO"]
 
@@ -509,7 +508,9 @@ class DASO:
         memory = self._node_memory
         if memory is not None:  # through shared memory: nothing is sent
             memory.barrier()  # no process still reads the previous write-back
-            memory.share(self._exchange.start_index, self._slice_buffer[: self._exchange.slice_length])
+            memory.share(
+                self._exchange.start_index, self._slice_buffer[: self._exchange.slice_length]
+            )
             memory.barrier()
             self._layout.scatter(memory.view(0, self._layout.numel), self._parameters, 0)
             return 0

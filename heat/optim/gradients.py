@@ -27,14 +27,14 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence
 
 import torch
 
-from .averaging import FlatLayout, bucket_bounds, pack
-from ..core.communication.shared_memory import node_shared_sum
 from ..core.communication.node_groups import (
     CrossNodeSum,
     NodeGroups,
     all_reduce_async,
     ring_allreduce_bytes,
 )
+from ..core.communication.shared_memory import node_shared_sum
+from .averaging import FlatLayout, bucket_bounds, pack
 
 __all__ = [
     "Reduction",

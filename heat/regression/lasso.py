@@ -9,7 +9,6 @@ from typing import Tuple
 
 import numpy as np
 import torch
-from ..core.communication import MPI
 
 import heat as ht
 from heat.core.base import BaseEstimator, RegressionMixin, check_is_fitted
@@ -23,6 +22,8 @@ from heat.utils.validation import (
     validate_samples,
     validate_targets,
 )
+
+from ..core.communication import MPI
 
 __all__ = ["Lasso"]
 

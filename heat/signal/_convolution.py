@@ -49,7 +49,12 @@ __all__ = ["convolve", "convolve2d"]
 _MODES = ("full", "same", "valid")
 # the types torch's convolutions take on GPUs
 _CONV_TYPES_GPU = (
-    torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.complex64, torch.complex128
+    torch.float16,
+    torch.bfloat16,
+    torch.float32,
+    torch.float64,
+    torch.complex64,
+    torch.complex128,
 )
 # elements of the windows copied at a time on CPUs
 _WINDOW_BUDGET = 1 << 22
@@ -239,8 +244,9 @@ def _convolve(
         count = stop - first
         counts_out.append(count)
         start = offset + first * strides[dim] - lo
-        cut.append(slice(start, start + (count - 1) * strides[dim] + sizes[dim]) if count else
-                   slice(0, 0))
+        cut.append(
+            slice(start, start + (count - 1) * strides[dim] + sizes[dim]) if count else slice(0, 0)
+        )
     if all(counts_out):
         local = _correlate(segment[tuple(cut)], flipped, strides, counts_out)
     else:
@@ -251,9 +257,7 @@ def _convolve(
             local.contiguous(), out_shape, dtype, None, signal.device, signal.comm, True
         )
         return result if split is None else resplit(result, split)
-    result = DNDarray(
-        local.contiguous(), out_shape, dtype, axis, signal.device, signal.comm, None
-    )
+    result = DNDarray(local.contiguous(), out_shape, dtype, axis, signal.device, signal.comm, None)
     lshape_map = torch.tensor([out_shape] * signal.comm.size, dtype=torch.int64)
     lshape_map[:, axis] = torch.tensor([stop - first for first, stop in selected])
     result.redistribute_(lshape_map=lshape_map)
@@ -270,7 +274,9 @@ def _whole(kernel: DNDarray) -> torch.Tensor:
 # ------------------------------------------------------------------------------------------------
 # batches of 1-D convolutions (every row along the last axis on its own)
 # ------------------------------------------------------------------------------------------------
-def _rows_correlate(segment: torch.Tensor, flipped: torch.Tensor, stride: int, count: int) -> torch.Tensor:
+def _rows_correlate(
+    segment: torch.Tensor, flipped: torch.Tensor, stride: int, count: int
+) -> torch.Tensor:
     """
     Row ``b`` of the result: the valid correlation of ``segment[b]`` with ``flipped[b]`` (a
     kernel per row, or one row broadcast), every ``stride``-th entry, ``count`` of them; rows in
@@ -446,9 +452,7 @@ def convolve(a, v, mode: str = "full", stride: int = 1) -> DNDarray:
     return _convolve(signal, _whole(kernel), mode, strides, dtype, split)
 
 
-def convolve2d(
-    a, v, mode: str = "full", stride: Union[int, Sequence[int]] = 1
-) -> DNDarray:
+def convolve2d(a, v, mode: str = "full", stride: Union[int, Sequence[int]] = 1) -> DNDarray:
     """
     The discrete linear convolution of two 2-D arrays with zeros outside their bounds, as
     :func:`scipy.signal.convolve2d` with ``boundary="fill"`` and ``fillvalue=0``, optionally

@@ -83,8 +83,13 @@ def _install_methods() -> None:
     base.__mul__ = lambda self, other: mul(self, other)
     base.__rmul__ = lambda self, other: mul(other, self)
     base.__matmul__ = lambda self, other: sparse_matmul(self, other)
-    for name, function in (("__add__", add), ("__radd__", add), ("__mul__", mul),
-                           ("__rmul__", mul), ("__matmul__", sparse_matmul)):
+    for name, function in (
+        ("__add__", add),
+        ("__radd__", add),
+        ("__mul__", mul),
+        ("__rmul__", mul),
+        ("__matmul__", sparse_matmul),
+    ):
         getattr(base, name).__doc__ = function.__doc__
 
 

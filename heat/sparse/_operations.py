@@ -18,7 +18,9 @@ __all__: List[str] = []
 LAYOUTS = {0: torch.sparse_csr, 1: torch.sparse_csc}
 
 
-def compressed_parts(local: torch.Tensor, axis: int) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def compressed_parts(
+    local: torch.Tensor, axis: int
+) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """``(indptr, indices, values)`` of a local CSR (``axis=0``) or CSC (``axis=1``) tensor."""
     if axis == 0:
         return local.crow_indices(), local.col_indices(), local.values()

@@ -126,17 +126,21 @@ def _binary(t1, t2, name: str, merge: Callable) -> _DCSXMatrix:
     lshape = t1.lshape
     n_minor = lshape[1 - axis]
     # booleans are summed as integers and compared with 0 (logical or), as scipy.sparse does
-    torch_type = torch.int64 if dtype is types.bool and merge is _operations.merge_add else dtype.torch_type()
+    torch_type = (
+        torch.int64
+        if dtype is types.bool and merge is _operations.merge_add
+        else dtype.torch_type()
+    )
     parts = []
     for operand in (t1, t2):
         indptr, indices, values = _operations.compressed_parts(operand.larray, axis)
         parts += [_operations.keys_of(indptr, indices, n_minor), values.to(torch_type)]
     keys, values = merge(*parts)
     values = values.to(dtype.torch_type()) if values.dtype != dtype.torch_type() else values
-    local = _operations.build(*_operations.from_keys(keys, values, lshape[axis], n_minor), lshape, axis)
-    return type(t1)._from_local(
-        local, t1.gshape, dtype, t1.split, t1.device, t1.comm, t1._counts
+    local = _operations.build(
+        *_operations.from_keys(keys, values, lshape[axis], n_minor), lshape, axis
     )
+    return type(t1)._from_local(local, t1.gshape, dtype, t1.split, t1.device, t1.comm, t1._counts)
 
 
 def _with_scalar(matrix: _DCSXMatrix, scalar, name: str) -> _DCSXMatrix:
@@ -152,7 +156,13 @@ def _with_scalar(matrix: _DCSXMatrix, scalar, name: str) -> _DCSXMatrix:
     values = values * scalar if name == "mul" else values.clone()
     local = _operations.build(indptr.clone(), indices.clone(), values, matrix.lshape, axis)
     result = type(matrix)(
-        local, matrix.gnnz, matrix.gshape, dtype, matrix.split, matrix.device, matrix.comm,
+        local,
+        matrix.gnnz,
+        matrix.gshape,
+        dtype,
+        matrix.split,
+        matrix.device,
+        matrix.comm,
         matrix._balanced,
     )
     result._counts, result._nnz_counts = matrix._counts, matrix._nnz_counts

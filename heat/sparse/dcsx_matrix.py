@@ -163,9 +163,9 @@ class _DCSXMatrix:
         """Whether each process holds the rows (columns) the default balanced layout gives it."""
         if self._balanced is None:
             self._gather_counts()
-            self._balanced = self._counts == self._comm.counts_displs_shape(
-                self._gshape, self._split
-            )[0]
+            self._balanced = (
+                self._counts == self._comm.counts_displs_shape(self._gshape, self._split)[0]
+            )
         return self._balanced
 
     def is_distributed(self) -> bool:
@@ -302,7 +302,13 @@ class _DCSXMatrix:
             self._array, self._dtype = local, dtype
             return self
         result = type(self)(
-            local, self._gnnz, self._gshape, dtype, self._split, self._device, self._comm,
+            local,
+            self._gnnz,
+            self._gshape,
+            dtype,
+            self._split,
+            self._device,
+            self._comm,
             self._balanced,
         )
         result._counts, result._nnz_counts = self._counts, self._nnz_counts

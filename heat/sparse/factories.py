@@ -190,7 +190,9 @@ def _local_tensor(obj: Any, axis: int, dtype, device: Device) -> torch.Tensor:
         try:
             values = torch.from_numpy(np.ascontiguousarray(compressed.data))
         except TypeError as error:
-            raise TypeError(f"obj has values of type {compressed.dtype}, which heat cannot hold: {error}") from None
+            raise TypeError(
+                f"obj has values of type {compressed.dtype}, which heat cannot hold: {error}"
+            ) from None
         tensor = _operations.build(
             torch.from_numpy(compressed.indptr.astype(np.int64)),
             torch.from_numpy(compressed.indices.astype(np.int64)),

@@ -15,7 +15,9 @@ from .factories import sparse_csc_matrix, sparse_csr_matrix
 __all__ = ["to_dense", "todense", "to_sparse_csr", "to_sparse_csc"]
 
 
-def to_dense(sparse_matrix: _DCSXMatrix, order: str = "C", out: Optional[DNDarray] = None) -> DNDarray:
+def to_dense(
+    sparse_matrix: _DCSXMatrix, order: str = "C", out: Optional[DNDarray] = None
+) -> DNDarray:
     """
     The dense :class:`~heat.core.dndarray.DNDarray` of a sparse matrix, with the same split
     (0 for a distributed ``DCSR_matrix``, 1 for a ``DCSC_matrix``); each process converts its
@@ -217,13 +219,21 @@ def _csc_to_row_split_csr(matrix: DCSC_matrix) -> DCSR_matrix:
     indptr, rows, values = _operations.compressed_parts(matrix.larray, 1)
     if not matrix.is_distributed():
         local = _operations.to_layout(matrix.larray, 0)
-        result = DCSR_matrix._from_local(local, matrix.gshape, matrix.dtype, None, matrix.device, comm)
-        return _share(result, comm.counts_displs_shape((m, n), 0)[0]) if matrix.split is not None else result
+        result = DCSR_matrix._from_local(
+            local, matrix.gshape, matrix.dtype, None, matrix.device, comm
+        )
+        return (
+            _share(result, comm.counts_displs_shape((m, n), 0)[0])
+            if matrix.split is not None
+            else result
+        )
     matrix._gather_counts()
     column_offset = sum(matrix._counts[: comm.rank])
     columns = _operations.major_ids(indptr) + column_offset
     counts, displs, lshape = comm.counts_displs_shape((m, n), 0)
-    ends = torch.tensor([d + c for d, c in zip(displs, counts)], dtype=torch.int64, device=rows.device)
+    ends = torch.tensor(
+        [d + c for d, c in zip(displs, counts)], dtype=torch.int64, device=rows.device
+    )
     owners = torch.searchsorted(ends, rows.to(torch.int64), right=True)
     order = torch.argsort(owners, stable=True)
     sent = torch.bincount(owners, minlength=comm.size).tolist()
@@ -235,5 +245,7 @@ def _csc_to_row_split_csr(matrix: DCSC_matrix) -> DCSR_matrix:
     got_values = torch.cat(comm.alltoallv_tensors(value_blocks))
     keys = got_rows * max(n, 1) + got_columns
     keys, order = torch.sort(keys)
-    local = _operations.build(*_operations.from_keys(keys, got_values[order], lshape[0], n), lshape, 0)
+    local = _operations.build(
+        *_operations.from_keys(keys, got_values[order], lshape[0], n), lshape, 0
+    )
     return DCSR_matrix._from_local(local, (m, n), matrix.dtype, 0, matrix.device, comm, counts)

@@ -127,7 +127,9 @@ def _ring_rows(indptr, indices, values, b_local, out, counts, displs, comm) -> N
     rows = out.shape[0]
     k = b_local.shape[1]
     local_rows = _operations.major_ids(indptr)
-    ends = torch.tensor([d + c for d, c in zip(displs, counts)], dtype=torch.int64, device=indices.device)
+    ends = torch.tensor(
+        [d + c for d, c in zip(displs, counts)], dtype=torch.int64, device=indices.device
+    )
     owners = torch.searchsorted(ends, indices.to(torch.int64), right=True)
     # the stored entries grouped by the owner of their column's block of B, row order kept
     # within each group (a stable sort of CSR order): no more memory than the entries themselves

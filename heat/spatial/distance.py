@@ -155,18 +155,24 @@ def _squared_euclidean_centred(
     return _into(out, torch.cdist(x - centre, y - centre).square_())
 
 
-def _euclidean_centred(x: torch.Tensor, y: torch.Tensor, out: Optional[torch.Tensor]) -> torch.Tensor:
+def _euclidean_centred(
+    x: torch.Tensor, y: torch.Tensor, out: Optional[torch.Tensor]
+) -> torch.Tensor:
     """Distances, as :func:`_squared_euclidean_centred` without the square."""
     centre = x.mean(0) if x.shape[0] else x.new_zeros(x.shape[1])
     return _into(out, torch.cdist(x - centre, y - centre))
 
 
-def _manhattan_pairwise(x: torch.Tensor, y: torch.Tensor, out: Optional[torch.Tensor]) -> torch.Tensor:
+def _manhattan_pairwise(
+    x: torch.Tensor, y: torch.Tensor, out: Optional[torch.Tensor]
+) -> torch.Tensor:
     """torch's pairwise L1 kernel."""
     return _into(out, torch.cdist(x, y, p=1.0))
 
 
-def _manhattan_expanded(x: torch.Tensor, y: torch.Tensor, out: Optional[torch.Tensor]) -> torch.Tensor:
+def _manhattan_expanded(
+    x: torch.Tensor, y: torch.Tensor, out: Optional[torch.Tensor]
+) -> torch.Tensor:
     """``sum(|x_i - y_j|)`` from the broadcast differences, a bounded number of rows at a time."""
     result = out if out is not None else x.new_empty((x.shape[0], y.shape[0]))
     rows = max(1, _EXPAND_BUDGET // max(1, y.shape[0] * y.shape[1]))

@@ -51,8 +51,13 @@ def test_torchvision_stand_in_has_the_names_heat_18_imports(tmp_path):
     )
     if ht.MPI_WORLD.size != 1:
         pytest.skip("the import check starts an interpreter: runs only at MPI size 1")
-    done = subprocess.run([sys.executable, "-c", code, str(site)], capture_output=True, text=True,
-                          env=fresh_job_environment(), timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(site)],
+        capture_output=True,
+        text=True,
+        env=fresh_job_environment(),
+        timeout=60,
+    )
     assert done.stdout.strip() == "ok", done.stderr
 
 
@@ -61,12 +66,22 @@ def test_dry_run_changes_nothing_and_ci_is_refused(tmp_path):
     if ht.MPI_WORLD.size != 1:
         pytest.skip("starts its own interpreter: runs only at MPI size 1")
     target = tmp_path / "anchor"
-    done = subprocess.run([sys.executable, SCRIPT, str(target), "--dry-run"], capture_output=True,
-                          text=True, env=fresh_job_environment(), timeout=60)
+    done = subprocess.run(
+        [sys.executable, SCRIPT, str(target), "--dry-run"],
+        capture_output=True,
+        text=True,
+        env=fresh_job_environment(),
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     assert "-m venv" in done.stdout and "heat==1.8.0" in done.stdout
     assert not target.exists()
-    refused = subprocess.run([sys.executable, SCRIPT, str(target)], capture_output=True, text=True,
-                             env=fresh_job_environment(CI="true"), timeout=60)
+    refused = subprocess.run(
+        [sys.executable, SCRIPT, str(target)],
+        capture_output=True,
+        text=True,
+        env=fresh_job_environment(CI="true"),
+        timeout=60,
+    )
     assert refused.returncode == 2 and "--allow-ci" in refused.stderr
     assert not target.exists()

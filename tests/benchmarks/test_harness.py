@@ -20,6 +20,7 @@ sys.path.insert(0, BENCHMARKS)
 
 from harness import report, stats  # noqa: E402
 from harness.runner import make_plan  # noqa: E402
+
 from tests.helpers import fresh_job_environment  # noqa: E402
 
 RUN_SECONDS = 110  # inside pytest-timeout's 120 s: a hang fails with the run's output
@@ -93,7 +94,9 @@ def test_parse_procs_and_rotation():
 def test_plan_alternates_case_by_case():
     plan = make_plan(["heat", "anchor", "dask"], 4, 0)
     assert len(plan) == 12
-    assert sorted(map(tuple, plan)) == sorted((w, c) for w in ("heat", "anchor", "dask") for c in range(4))
+    assert sorted(map(tuple, plan)) == sorted(
+        (w, c) for w in ("heat", "anchor", "dask") for c in range(4)
+    )
     firsts = [plan[3 * c][0] for c in range(4)]
     assert firsts == ["heat", "anchor", "dask", "heat"]
     # cases in order: a worker's turns come case after case
@@ -105,16 +108,42 @@ def test_plan_alternates_case_by_case():
 
 
 def _record(case, library, processes, median, check="ok", status="ok", **extra):
-    return dict(event="result", case=case, suite="core", library=library, processes=processes, status=status,
-                check=check, median=median, times=[median], peak_rss_mb=100.0, **extra)
+    return dict(
+        event="result",
+        case=case,
+        suite="core",
+        library=library,
+        processes=processes,
+        status=status,
+        check=check,
+        median=median,
+        times=[median],
+        peak_rss_mb=100.0,
+        **extra,
+    )
 
 
 def _result(records, procs):
-    machine = dict(date="2026-01-01 00:00:00 UTC", cpu_model="test cpu", cores=2, hostname="h",
-                   command="python benchmarks/run.py", versions=dict(python="3"), load_average=[0.0, 0, 0],
-                   load_average_end=[0.0, 0, 0])
-    return dict(machine=machine, limits=dict(copy_gbs=10.0, matmul_gflops=20.0, copy_mb=64, matmul_n=512),
-                procs=procs, suite="core", size="small", repeats=5, min_time=0.01, records=records)
+    machine = dict(
+        date="2026-01-01 00:00:00 UTC",
+        cpu_model="test cpu",
+        cores=2,
+        hostname="h",
+        command="python benchmarks/run.py",
+        versions=dict(python="3"),
+        load_average=[0.0, 0, 0],
+        load_average_end=[0.0, 0, 0],
+    )
+    return dict(
+        machine=machine,
+        limits=dict(copy_gbs=10.0, matmul_gflops=20.0, copy_mb=64, matmul_n=512),
+        procs=procs,
+        suite="core",
+        size="small",
+        repeats=5,
+        min_time=0.01,
+        records=records,
+    )
 
 
 def test_case_rows_ratios_efficiency_and_differs():
@@ -126,9 +155,27 @@ def test_case_rows_ratios_efficiency_and_differs():
         _record("sum", "anchor", 2, 2.0, check="values differ (max abs diff 1)"),
     ]
     table = report.index_results(records)
-    rows = report.case_rows(("core", "sum"), table[("core", "sum")], [1, 2], dict(copy_gbs=10.0), 2,
-                            ["heat", "anchor", "numpy"])
-    header = ["case", "P", "heat", "anchor", "numpy", "heat/anchor", "heat/numpy", "eff", "rate", "rss", "check"]
+    rows = report.case_rows(
+        ("core", "sum"),
+        table[("core", "sum")],
+        [1, 2],
+        dict(copy_gbs=10.0),
+        2,
+        ["heat", "anchor", "numpy"],
+    )
+    header = [
+        "case",
+        "P",
+        "heat",
+        "anchor",
+        "numpy",
+        "heat/anchor",
+        "heat/numpy",
+        "eff",
+        "rate",
+        "rss",
+        "check",
+    ]
     one, two = (dict(zip(header, row)) for row in rows)
     assert one["heat/anchor"] == "0.50" and one["heat/numpy"] == "2.00"
     # NumPy runs at one process: heat at 2 processes is compared with it
@@ -143,9 +190,13 @@ def test_case_rows_ratios_efficiency_and_differs():
 
 
 def test_write_report(tmp_path):
-    records = [_record(case, "heat", p, t / p) for case, t in (("sum", 1.0), ("exp", 2.0)) for p in (1, 2)]
-    records += [_record("sum", "dask", 2, 0.1, status="n/a"), dict(event="failure", label="anchor",
-                                                                  processes=2, error="job ended (exit 1)")]
+    records = [
+        _record(case, "heat", p, t / p) for case, t in (("sum", 1.0), ("exp", 2.0)) for p in (1, 2)
+    ]
+    records += [
+        _record("sum", "dask", 2, 0.1, status="n/a"),
+        dict(event="failure", label="anchor", processes=2, error="job ended (exit 1)"),
+    ]
     markdown, plots = report.write(_result(records, [1, 2]), str(tmp_path / "run"))
     text = open(markdown).read()
     assert "| sum | 1 |" in text and "| exp | 2 |" in text
@@ -153,7 +204,9 @@ def test_write_report(tmp_path):
     assert "n/a" in text
     assert plots == [str(tmp_path / "run-core.png")] and os.path.getsize(plots[0]) > 1000
     # one process count: no scaling plot
-    _, plots = report.write(_result([_record("sum", "heat", 1, 1.0)], [1]), str(tmp_path / "single"))
+    _, plots = report.write(
+        _result([_record("sum", "heat", 1, 1.0)], [1]), str(tmp_path / "single")
+    )
     assert plots == []
 
 
@@ -170,17 +223,43 @@ def test_run_core_small(tmp_path):
     if not os.path.exists(os.path.join(os.path.dirname(sys.executable), "mpiexec")):
         pytest.skip("no mpiexec beside the Python interpreter")
     cases = ["overhead a + b", "elementwise exp"]
-    command = [sys.executable, os.path.join(BENCHMARKS, "run.py"), "--suite", "core", "--size", "small",
-               "--procs", "1,2", "--repeats", "2", "--min-time", "0.002", "--cases", ",".join(cases),
-               "--out", str(tmp_path)]
-    done = subprocess.run(command, cwd=ROOT, env=fresh_job_environment(), capture_output=True, text=True, timeout=RUN_SECONDS)
+    command = [
+        sys.executable,
+        os.path.join(BENCHMARKS, "run.py"),
+        "--suite",
+        "core",
+        "--size",
+        "small",
+        "--procs",
+        "1,2",
+        "--repeats",
+        "2",
+        "--min-time",
+        "0.002",
+        "--cases",
+        ",".join(cases),
+        "--out",
+        str(tmp_path),
+    ]
+    done = subprocess.run(
+        command,
+        cwd=ROOT,
+        env=fresh_job_environment(),
+        capture_output=True,
+        text=True,
+        timeout=RUN_SECONDS,
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     (json_path,) = tmp_path.glob("*-core-small.json")
     (md_path,) = tmp_path.glob("*-core-small.md")
     result = json.loads(json_path.read_text())
     assert result["procs"] == [1, 2] and result["machine"]["cores"] == os.cpu_count()
     assert result["limits"]["copy_gbs"] > 0 and result["limits"]["matmul_gflops"] > 0
-    measured = {(r["case"], r["library"], r["processes"]): r for r in result["records"] if r["event"] == "result"}
+    measured = {
+        (r["case"], r["library"], r["processes"]): r
+        for r in result["records"]
+        if r["event"] == "result"
+    }
     names = sorted({case for case, _, _ in measured})
     assert names == ["elementwise exp(x)", "overhead a + b (10 values)"], names
     for name in names:
@@ -204,7 +283,6 @@ def test_run_core_small(tmp_path):
 
 def test_measure_case_checks_results_and_reports_failures():
     import numpy as np
-
     from algorithms import Op
     from harness import libs
     from harness.cases import Case
@@ -217,10 +295,17 @@ def test_measure_case_checks_results_and_reports_failures():
         wrong = 1.0 if L.label == "numpy" else 0.0  # a library whose result differs
         return [x], lambda: x * 2.0 + wrong
 
-    case = Case("double", "core", Op("double", "time", build, lambda D: np.arange(6) * 2.0, rtol=1e-6),
-                traffic=lambda D: 48.0)
+    case = Case(
+        "double",
+        "core",
+        Op("double", "time", build, lambda D: np.arange(6) * 2.0, rtol=1e-6),
+        traffic=lambda D: 48.0,
+    )
     adapters = [libs.make("torch"), libs.make("numpy")]
-    records = {r["library"]: r for r in measure_case(case, adapters, None, 3, 0.0, World(False), 0, number=2)}
+    records = {
+        r["library"]: r
+        for r in measure_case(case, adapters, None, 3, 0.0, World(False), 0, number=2)
+    }
     assert records["torch"]["status"] == "n/a" and "no such call" in records["torch"]["error"]
     numpy = records["numpy"]
     assert numpy["status"] == "ok" and numpy["check"].startswith("values differ")

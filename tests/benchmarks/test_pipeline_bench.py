@@ -27,16 +27,34 @@ def test_table_against_the_ideal_by_hand():
     stage = {"stage_s": 0.100, "run": 0, "latency_s": 0.0}
     results = [
         {"variant": "compute only", "batch_s": 0.100},
-        {"variant": "heat gpipe", "batch_s": 0.130, **stage, **memory,
-         "idle_share": [0.1, 0.3]},  # ideal 5 / 4 * 100 ms; idle 20%, ideal bubble 1 / 5
+        {
+            "variant": "heat gpipe",
+            "batch_s": 0.130,
+            **stage,
+            **memory,
+            "idle_share": [0.1, 0.3],
+        },  # ideal 5 / 4 * 100 ms; idle 20%, ideal bubble 1 / 5
         {"variant": "heat pipedream", "batch_s": 0.105, **stage, **memory},  # ideal 100 ms
         {"variant": "torch GPipe", "batch_s": 0.140, **stage, **memory},
         {"variant": "torch 1F1B", "error": "RuntimeError: no"},
         # a second run on a busier machine: each variant against the stage time next to it
-        {"variant": "heat gpipe", "batch_s": 0.290, "stage_s": 0.200, "run": 1, "latency_s": 0.0,
-         **memory, "idle_share": [0.2, 0.3]},
-        {"variant": "torch GPipe", "batch_s": 0.260, "stage_s": 0.200, "run": 1, "latency_s": 0.0,
-         **memory},
+        {
+            "variant": "heat gpipe",
+            "batch_s": 0.290,
+            "stage_s": 0.200,
+            "run": 1,
+            "latency_s": 0.0,
+            **memory,
+            "idle_share": [0.2, 0.3],
+        },
+        {
+            "variant": "torch GPipe",
+            "batch_s": 0.260,
+            "stage_s": 0.200,
+            "run": 1,
+            "latency_s": 0.0,
+            **memory,
+        },
     ]
     table = bench._table(results, args)
     # median time 210 ms, median ideal 187.5 ms, median of the ratios 1.04 and 1.16
@@ -49,14 +67,21 @@ def test_table_against_the_ideal_by_hand():
     assert "| torch 1F1B | error: RuntimeError: no |" in table
     assert "heat gpipe: 1.100 x its ideal ((m + p - 1) / m x T; target within 10%: met)" in table
     # per run 140 / 130 and 260 / 290
-    assert "torch takes 0.987 x heat's time (median over runs; target: heat no slower: NOT met)" in table
+    assert (
+        "torch takes 0.987 x heat's time (median over runs; target: heat no slower: NOT met)"
+        in table
+    )
 
 
 def test_simulated_latency():
     """1F1B's steady state pays 2 (p - 1) L / p per micro-batch, GPipe only fill and drain."""
     m, p, stage = 16, 4, 16 * 0.012
-    one_f_one_b = bench._simulated("heat 1f1b", stage, 0.002, m, p) / bench._ideal("heat 1f1b", stage, m, p)
-    gpipe = bench._simulated("heat gpipe", stage, 0.002, m, p) / bench._ideal("heat gpipe", stage, m, p)
+    one_f_one_b = bench._simulated("heat 1f1b", stage, 0.002, m, p) / bench._ideal(
+        "heat 1f1b", stage, m, p
+    )
+    gpipe = bench._simulated("heat gpipe", stage, 0.002, m, p) / bench._ideal(
+        "heat gpipe", stage, m, p
+    )
     steady = bench._simulated("heat pipedream", stage, 0.002, m, p) / stage
     assert steady == pytest.approx((0.012 + 2 * 3 * 0.002 / 4) / 0.012)
     assert one_f_one_b == pytest.approx(1.246, abs=1e-3) and gpipe == pytest.approx(1.053, abs=1e-3)

@@ -44,9 +44,22 @@ def test_driver_stops_before_running_anything():
         pytest.skip("starts its own interpreter: runs only at MPI size 1")
     started = time.monotonic()
     done = subprocess.run(
-        [sys.executable, os.path.join(BENCHMARKS, "run_algorithms.py"), "--ops", "no such op",
-         "--no-anchor", "--scale", "0.001", "--work-dir", os.path.join(ROOT, "no-such-dir")],
-        env=fresh_job_environment(), cwd=ROOT, capture_output=True, text=True, timeout=110,
+        [
+            sys.executable,
+            os.path.join(BENCHMARKS, "run_algorithms.py"),
+            "--ops",
+            "no such op",
+            "--no-anchor",
+            "--scale",
+            "0.001",
+            "--work-dir",
+            os.path.join(ROOT, "no-such-dir"),
+        ],
+        env=fresh_job_environment(),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=110,
     )
     assert done.returncode == 2, done.stdout + done.stderr
     assert "'no such op' is part of no operation's name" in done.stderr

@@ -42,8 +42,11 @@ def tiny_file(tmp_path):
 
 
 def anchor_env():
-    return {k: v for k, v in os.environ.items()
-            if not k.startswith(streaming.LAUNCHER_PREFIXES) and k != "PYTHONPATH"}
+    return {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(streaming.LAUNCHER_PREFIXES) and k != "PYTHONPATH"
+    }
 
 
 def test_anchor_loads_follow_the_budget_and_the_share():
@@ -60,10 +63,29 @@ def test_anchor_loads_follow_the_budget_and_the_share():
 @one_process
 @needs_anchor
 def test_anchor_script_streams_one_epoch(tiny_file):
-    command = [ANCHOR, streaming.ANCHOR_SCRIPT, tiny_file, "--batch", "64",
-               "--initial-load", "500", "--load-length", "100", "--repeat", "2", "--timeout", "60"]
-    done = subprocess.run(command, env=anchor_env(), stdin=subprocess.DEVNULL,
-                          capture_output=True, text=True, timeout=100)
+    command = [
+        ANCHOR,
+        streaming.ANCHOR_SCRIPT,
+        tiny_file,
+        "--batch",
+        "64",
+        "--initial-load",
+        "500",
+        "--load-length",
+        "100",
+        "--repeat",
+        "2",
+        "--timeout",
+        "60",
+    ]
+    done = subprocess.run(
+        command,
+        env=anchor_env(),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=100,
+    )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     record = json.loads(done.stdout.splitlines()[-1])
     assert record["heat_version"].startswith("1.8")
@@ -80,8 +102,14 @@ def test_anchor_script_streams_one_epoch(tiny_file):
 @one_process
 def test_anchor_script_refuses_this_repositorys_heat(tiny_file):
     env = dict(anchor_env(), PYTHONPATH=ROOT)
-    done = subprocess.run([sys.executable, streaming.ANCHOR_SCRIPT, tiny_file], env=env,
-                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=100)
+    done = subprocess.run(
+        [sys.executable, streaming.ANCHOR_SCRIPT, tiny_file],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=100,
+    )
     assert done.returncode != 0
     assert "not HeAT 1.8" in done.stderr
 

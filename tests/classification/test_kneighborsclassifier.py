@@ -201,7 +201,11 @@ def test_one_hot_labels(split):
     knn = ht.classification.KNeighborsClassifier(3)
     bad = one_hot.copy()
     bad[-1] = [1, 1, 0, 0]  # two classes in the last row (on the last process)
-    assert_raises_then_collective_works(ValueError, knn.fit, ht.array(x, split=0), ht.array(bad, split=0))
+    assert_raises_then_collective_works(
+        ValueError, knn.fit, ht.array(x, split=0), ht.array(bad, split=0)
+    )
     bad[-1] = [0.5, 0.5, 0, 0]
-    assert_raises_then_collective_works(ValueError, knn.fit, ht.array(x, split=0), ht.array(bad, split=0))
+    assert_raises_then_collective_works(
+        ValueError, knn.fit, ht.array(x, split=0), ht.array(bad, split=0)
+    )
     assert_raises_then_collective_works(ValueError, knn.fit, x, one_hot[:-1])

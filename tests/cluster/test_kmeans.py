@@ -169,8 +169,12 @@ def test_n_init_keeps_the_best_of_several_initializations(split):
 
 def test_n_init_of_the_other_estimators():
     x = ht.array(eight_blobs(), split=0)
-    for Estimator in (ht.cluster.KMedians, ht.cluster.KMedoids, ht.cluster.BatchParallelKMeans,
-                      ht.cluster.BatchParallelKMedians):
+    for Estimator in (
+        ht.cluster.KMedians,
+        ht.cluster.KMedoids,
+        ht.cluster.BatchParallelKMeans,
+        ht.cluster.BatchParallelKMedians,
+    ):
         one = Estimator(8, init="random", random_state=1).fit(x).inertia_
         best = Estimator(8, init="random", n_init=4, random_state=1).fit(x).inertia_
         assert best <= one, Estimator.__name__
@@ -211,8 +215,13 @@ def test_verbose_prints_progress_on_rank_0_only(capsys):
 def test_wrong_arguments_name_the_public_class(blobs):
     data, _, _ = blobs(6, 2, 2, seed=8)
     x = ht.array(data, split=0)
-    for Estimator in (ht.cluster.KMeans, ht.cluster.KMedians, ht.cluster.KMedoids,
-                      ht.cluster.BatchParallelKMeans, ht.cluster.BatchParallelKMedians):
+    for Estimator in (
+        ht.cluster.KMeans,
+        ht.cluster.KMedians,
+        ht.cluster.KMedoids,
+        ht.cluster.BatchParallelKMeans,
+        ht.cluster.BatchParallelKMedians,
+    ):
         name = Estimator.__name__
         with pytest.raises(TypeError, match=rf"^{name}\.__init__\(\) got an unexpected keyword"):
             Estimator(2, n_jobs=4)
@@ -263,9 +272,7 @@ def test_fit_oversampling_and_iter_multiplier(blobs, split, monkeypatch):
         heat_name.fit(x, oversampling=4, iter_multiplier=1)
         parallel = ht.cluster.KMeans(3, init="k-means||", random_state=6)
         parallel.fit(x, oversampling=4, iter_multiplier=1)
-        assert np.array_equal(
-            heat_name.cluster_centers_.numpy(), parallel.cluster_centers_.numpy()
-        )
+        assert np.array_equal(heat_name.cluster_centers_.numpy(), parallel.cluster_centers_.numpy())
     medians = ht.cluster.KMedians(3, init="kmedians++", random_state=6)
     medians.fit(x, oversampling=1e12)
     assert candidates[-1] == len(data)

@@ -28,7 +28,10 @@ def np_call(function, *args, **kwargs):
 def tolerance(dtype):
     dtype = np.dtype(dtype)
     if dtype in (np.float16, np.complex64) or dtype == np.float32:
-        return {"rtol": 1e-3 if dtype == np.float16 else 1e-5, "atol": 1e-3 if dtype == np.float16 else 1e-6}
+        return {
+            "rtol": 1e-3 if dtype == np.float16 else 1e-5,
+            "atol": 1e-3 if dtype == np.float16 else 1e-6,
+        }
     return {}
 
 
@@ -38,7 +41,12 @@ BINARY = {
     "subtract": (ht.subtract, np.subtract, ("float32", "float64", "int32", "complex64"), "any"),
     "multiply": (ht.multiply, np.multiply, ("float64", "int64", "bool", "complex128"), "any"),
     "divide": (ht.divide, np.divide, ("float32", "int32", "int64", "bool", "complex64"), "any"),
-    "floor_divide": (ht.floor_divide, np.floor_divide, ("float64", "int32", "int64", "bool"), "any"),
+    "floor_divide": (
+        ht.floor_divide,
+        np.floor_divide,
+        ("float64", "int32", "int64", "bool"),
+        "any",
+    ),
     "remainder": (ht.remainder, np.remainder, ("float64", "int32", "int64"), "any"),
     "fmod": (ht.fmod, np.fmod, ("float32", "int64", "int8"), "any"),
     "pow": (ht.pow, np.power, ("float32", "float64", "int32", "int64", "bool"), "pow"),
@@ -60,10 +68,14 @@ def operands(kind, shape, dtype, seed=0):
     dtype = np.dtype(dtype)
     if kind == "pow":
         if dtype.kind in "iub":
-            return random_array(shape, dtype, seed, -4, 5), random_array(shape, dtype, seed + 1, 0, 4)
+            return random_array(shape, dtype, seed, -4, 5), random_array(
+                shape, dtype, seed + 1, 0, 4
+            )
         return random_array(shape, dtype, seed, 0, 3), random_array(shape, dtype, seed + 1, -2, 2)
     if kind == "shift":
-        return random_array(shape, dtype, seed, 0 if dtype.kind == "u" else -50, 50), random_array(shape, dtype, seed + 1, 0, 5)
+        return random_array(shape, dtype, seed, 0 if dtype.kind == "u" else -50, 50), random_array(
+            shape, dtype, seed + 1, 0, 5
+        )
     low = 0 if dtype.kind == "u" else -10
     return random_array(shape, dtype, seed, low), random_array(shape, dtype, seed + 1, low)
 
@@ -98,7 +110,9 @@ def test_binary_all_splits(name, dtype):
         if kind == "any" or np.dtype(dtype).kind in "f":
             base = np.abs(a) + 1 if kind == "pow" else b
             expected = np_call(np_function, s, base)
-            checks.append((function(s, ht.array(base, split=split)), expected, tolerance(expected.dtype)))
+            checks.append(
+                (function(s, ht.array(base, split=split)), expected, tolerance(expected.dtype))
+            )
     assert_arrays_equal(checks)
 
 
@@ -129,7 +143,7 @@ def test_operators_and_inplace(symbol, np_function, dtype):
     listed = listed.astype(np.float32) if listed.dtype == np.float64 else listed
     checks = []
     for split_x, split_y in ((0, 0), (0, 1), (1, None), (None, 0), (-1, 0)):
-        x, y = ht.array(a, split=split_x), ht.array(b, split=split_y)
+        x, y = ht.array(a, split=split_x), ht.array(b, split=split_y)  # noqa: F841 (read by eval)
         checks.append((eval(f"x {symbol} y"), expected, tol))
         # reflected operators with a NumPy array and a list on the left
         checks.append((eval(f"b {symbol} x"), np_call(np_function, b, a), tol))
@@ -173,31 +187,35 @@ def test_broadcasting_mixed_splits(shape_x, split_x, shape_y, split_y):
     a = random_array(shape_x, np.float64, seed=1)
     b = random_array(shape_y, np.float64, seed=2)
     x, y = ht.array(a, split=split_x), ht.array(b, split=split_y)
-    assert_arrays_equal([
-        (x + y, a + b),
-        (y - x, b - a),
-        (ht.divide(x, y), a / b),
-        (ht.floor_divide(y, x), np_call(np.floor_divide, b, a)),
-    ])
+    assert_arrays_equal(
+        [
+            (x + y, a + b),
+            (y - x, b - a),
+            (ht.divide(x, y), a / b),
+            (ht.floor_divide(y, x), np_call(np.floor_divide, b, a)),
+        ]
+    )
 
 
 def test_non_dndarray_operands():
     a = random_array((4, 5), np.int32, seed=4)
     x = ht.array(a, split=0)
-    assert_arrays_equal([
-        (ht.add(x, a[0]), a + a[0]),
-        (ht.add(a[:, :1], x), a[:, :1] + a),
-        (ht.multiply(x, a.tolist()), a * np.array(a.tolist())),
-        (ht.subtract([1, 2, 3, 4, 5], x), np.array([1, 2, 3, 4, 5]) - a),
-        (ht.add(x, np.float32(0.5)), a + np.float32(0.5)),
-        (ht.add(2, 3), np.add(2, 3)),
-        (ht.multiply(np.ones(3), [1, 2, 3]), np.multiply(np.ones(3), [1, 2, 3])),
-        (ht.add(x, True), a + True),
-        (ht.divide(x, 2), a / 2),
-        (ht.add(x, 2.5), a + 2.5),
-        (ht.add(x, 1j), a + 1j),
-        (ht.add(torch.ones(5, dtype=torch.int32), x), a + 1),
-    ])
+    assert_arrays_equal(
+        [
+            (ht.add(x, a[0]), a + a[0]),
+            (ht.add(a[:, :1], x), a[:, :1] + a),
+            (ht.multiply(x, a.tolist()), a * np.array(a.tolist())),
+            (ht.subtract([1, 2, 3, 4, 5], x), np.array([1, 2, 3, 4, 5]) - a),
+            (ht.add(x, np.float32(0.5)), a + np.float32(0.5)),
+            (ht.add(2, 3), np.add(2, 3)),
+            (ht.multiply(np.ones(3), [1, 2, 3]), np.multiply(np.ones(3), [1, 2, 3])),
+            (ht.add(x, True), a + True),
+            (ht.divide(x, 2), a / 2),
+            (ht.add(x, 2.5), a + 2.5),
+            (ht.add(x, 1j), a + 1j),
+            (ht.add(torch.ones(5, dtype=torch.int32), x), a + 1),
+        ]
+    )
 
 
 @pytest.mark.parametrize("out_split", [None, 0, 1])
@@ -334,7 +352,9 @@ def test_errors_then_collective_works():
     assert_raises_then_collective_works(TypeError, ht.gcd, x, 2)
     assert_raises_then_collective_works(TypeError, ht.gcd, ht.ones(2, dtype=ht.bool), True)
     assert_raises_then_collective_works(TypeError, ht.hypot, ht.ones(2, dtype=ht.complex64), 1)
-    assert_raises_then_collective_works(TypeError, ht.floor_divide, ht.ones(2, dtype=ht.complex64), 1)
+    assert_raises_then_collective_works(
+        TypeError, ht.floor_divide, ht.ones(2, dtype=ht.complex64), 1
+    )
     assert_raises_then_collective_works(TypeError, ht.remainder, ht.ones(2, dtype=ht.complex64), 1)
     assert_raises_then_collective_works(TypeError, ht.fmod, ht.ones(2, dtype=ht.complex64), 1)
     assert_raises_then_collective_works(TypeError, ht.neg, np.ones(3))
@@ -350,11 +370,23 @@ def test_errors_then_collective_works():
 @pytest.mark.parametrize("split", [None, 0])
 @pytest.mark.parametrize("dtype", ["int8", "int32", "int64", "uint8"])
 def test_integer_division_by_zero(split, dtype):
-    a = np.array([7, -7, 0, 5, -3, 9], dtype=dtype) if dtype != "uint8" else np.array([7, 6, 0, 5, 3, 9], dtype=dtype)
-    b = np.array([0, 2, 0, -2, 0, 4], dtype=dtype) if dtype != "uint8" else np.array([0, 2, 0, 2, 0, 4], dtype=dtype)
+    a = (
+        np.array([7, -7, 0, 5, -3, 9], dtype=dtype)
+        if dtype != "uint8"
+        else np.array([7, 6, 0, 5, 3, 9], dtype=dtype)
+    )
+    b = (
+        np.array([0, 2, 0, -2, 0, 4], dtype=dtype)
+        if dtype != "uint8"
+        else np.array([0, 2, 0, 2, 0, 4], dtype=dtype)
+    )
     x, y = ht.array(a, split=split), ht.array(b, split=split)
     checks = []
-    for function, np_function in ((ht.floor_divide, np.floor_divide), (ht.remainder, np.remainder), (ht.fmod, np.fmod)):
+    for function, np_function in (
+        (ht.floor_divide, np.floor_divide),
+        (ht.remainder, np.remainder),
+        (ht.fmod, np.fmod),
+    ):
         checks.append((function(x, y), np_call(np_function, a, b)))
         checks.append((function(x, 0), np_call(np_function, a, np.array(0, dtype=dtype))))
     checks.append((divmod(x, y)[0], np_call(np.floor_divide, a, b)))
@@ -369,8 +401,12 @@ def test_float_division_special_values():
     checks = []
     for split in (None, 0):
         x, y = ht.array(a, split=split), ht.array(b, split=split)
-        for function, np_function in ((ht.divide, np.divide), (ht.floor_divide, np.floor_divide),
-                                      (ht.remainder, np.remainder), (ht.fmod, np.fmod)):
+        for function, np_function in (
+            (ht.divide, np.divide),
+            (ht.floor_divide, np.floor_divide),
+            (ht.remainder, np.remainder),
+            (ht.fmod, np.fmod),
+        ):
             checks.append((function(x, y), np_call(np_function, a, b)))
     assert_arrays_equal(checks)
 
@@ -382,10 +418,19 @@ def test_unary_operators(dtype):
     for split in splits_for(2):
         x = ht.array(a, split=split)
         if dtype != "bool":
-            checks += [(-x, -a), (+x, +a), (ht.negative(x), np.negative(a)),
-                       (ht.positive(x), np.positive(a)), (abs(x), np.abs(a))]
+            checks += [
+                (-x, -a),
+                (+x, +a),
+                (ht.negative(x), np.negative(a)),
+                (ht.positive(x), np.positive(a)),
+                (abs(x), np.abs(a)),
+            ]
         if dtype != "float32":
-            checks += [(~x, ~a), (ht.invert(x), np.invert(a)), (ht.bitwise_not(x), np.bitwise_not(a))]
+            checks += [
+                (~x, ~a),
+                (ht.invert(x), np.invert(a)),
+                (ht.bitwise_not(x), np.bitwise_not(a)),
+            ]
     assert_arrays_equal(checks)
 
 
@@ -405,7 +450,11 @@ def test_sum_prod(name, dtype):
     function, np_function = getattr(ht, name), getattr(np, name)
     checks = []
     for shape, split in combinations():
-        a = random_array(shape, dtype, seed=9, low=-2, high=3) if dtype != "float32" else random_array(shape, dtype, 9, 0.5, 1.5)
+        a = (
+            random_array(shape, dtype, seed=9, low=-2, high=3)
+            if dtype != "float32"
+            else random_array(shape, dtype, 9, 0.5, 1.5)
+        )
         x = ht.array(a, split=split)
         for i, axis in enumerate(reduction_axes(len(shape))):
             keepdims = bool((i + len(shape)) % 2)
@@ -416,7 +465,9 @@ def test_sum_prod(name, dtype):
     x = ht.array(a, split=0)
     checks.append((getattr(x, name)(axis=1), np_function(a, axis=1), tolerance(dtype)))
     if dtype != "complex64":
-        checks.append((function(x, axis=0, dtype=ht.float64), np_function(a, axis=0, dtype=np.float64)))
+        checks.append(
+            (function(x, axis=0, dtype=ht.float64), np_function(a, axis=0, dtype=np.float64))
+        )
     out = ht.zeros((4,), dtype=ht.types.canonical_heat_type(np_function(a, axis=1).dtype), split=0)
     result = function(ht.array(a, split=1), axis=1, out=out)
     assert result is out
@@ -427,12 +478,14 @@ def test_sum_prod(name, dtype):
 def test_sum_few_rows_is_scalar():
     # HeAT 1.8 returned shape (1,) for a (2,) array split over 3 processes
     x = ht.array([1.0, 2.0], split=0)
-    assert_arrays_equal([
-        (ht.sum(x), np.float32(3.0)),
-        (ht.prod(ht.array(np.empty((0, 3)), split=0), axis=0), np.ones(3)),
-        (ht.sum(ht.array(np.empty((0, 3)), split=0)), np.float64(0)),
-        (ht.sum(ht.array(5)), np.int64(5)),
-    ])
+    assert_arrays_equal(
+        [
+            (ht.sum(x), np.float32(3.0)),
+            (ht.prod(ht.array(np.empty((0, 3)), split=0), axis=0), np.ones(3)),
+            (ht.sum(ht.array(np.empty((0, 3)), split=0)), np.float64(0)),
+            (ht.sum(ht.array(5)), np.int64(5)),
+        ]
+    )
     assert_raises_then_collective_works(ValueError, ht.sum, ht.ones((2, 3), split=0), axis=2)
     assert_raises_then_collective_works(ValueError, ht.sum, ht.ones((2, 3), split=0), axis=(0, 0))
     assert_raises_then_collective_works(TypeError, ht.sum, ht.ones((2, 3), split=0), axis=1.0)
@@ -466,8 +519,12 @@ def test_requested_dtype_is_the_accumulator(name):
         # keepdims and out= keep the requested type
         a = random_array((5, 6), "int16", seed=3, low=-300, high=300)
         x = ht.array(a, split=1)
-        checks.append((function(x, axis=1, dtype=ht.int8, keepdims=True),
-                       np_function(a, axis=1, dtype=np.int8, keepdims=True)))
+        checks.append(
+            (
+                function(x, axis=1, dtype=ht.int8, keepdims=True),
+                np_function(a, axis=1, dtype=np.int8, keepdims=True),
+            )
+        )
         out = ht.zeros((6,), dtype=ht.int8, split=0)
         function(x, axis=0, dtype=ht.int8, out=out)
         checks.append((out, np_function(a, axis=0, dtype=np.int8)))
@@ -480,7 +537,11 @@ def test_nan_reductions(name, dtype):
     function, np_function = getattr(ht, name), getattr(np, name)
     checks = []
     for shape, split in combinations(((7,), (5, 6), (0, 3))):
-        a = random_array(shape, dtype, seed=11, low=-2, high=3) if dtype == "int64" else random_array(shape, dtype, 11, 0.5, 1.5)
+        a = (
+            random_array(shape, dtype, seed=11, low=-2, high=3)
+            if dtype == "int64"
+            else random_array(shape, dtype, 11, 0.5, 1.5)
+        )
         if dtype != "int64" and a.size:
             a.ravel()[::3] = np.nan
         x = ht.array(a, split=split)
@@ -608,8 +669,12 @@ def test_nan_to_num(dtype):
     for split in splits_for(2):
         x = ht.array(a, split=split)
         checks.append((ht.nan_to_num(x), np.nan_to_num(a)))
-        checks.append((x.nan_to_num(nan=-1.0, posinf=9.0, neginf=-9.0),
-                       np.nan_to_num(a, nan=-1.0, posinf=9.0, neginf=-9.0)))
+        checks.append(
+            (
+                x.nan_to_num(nan=-1.0, posinf=9.0, neginf=-9.0),
+                np.nan_to_num(a, nan=-1.0, posinf=9.0, neginf=-9.0),
+            )
+        )
         result = ht.nan_to_num(x, copy=False, nan=5.0)
         assert result is x
         checks.append((x, np.nan_to_num(a, nan=5.0)))

@@ -53,7 +53,8 @@ def _is_sentinel(default) -> bool:
 def _none_means_default(qualified_name: str, parameter: str) -> bool:
     prefix = qualified_name.split(".")[0] + ".*" if "." in qualified_name else None
     return (qualified_name, parameter) in NONE_MEANS_STANDARD_DEFAULT or (
-        prefix, parameter
+        prefix,
+        parameter,
     ) in NONE_MEANS_STANDARD_DEFAULT
 
 
@@ -96,7 +97,9 @@ def signature_problems(standard, candidate, qualified_name: str = "") -> list:
                 problems.append(f"{s.name}: no positional parameter at place {i}")
                 continue
             c = positional[i]
-            if s.kind is s.POSITIONAL_OR_KEYWORD and (c.name != s.name or c.kind is c.POSITIONAL_ONLY):
+            if s.kind is s.POSITIONAL_OR_KEYWORD and (
+                c.name != s.name or c.kind is c.POSITIONAL_ONLY
+            ):
                 problems.append(f"{s.name}: place {i} is {c.name} ({c.kind.description})")
                 continue
             if s.kind is s.POSITIONAL_ONLY and c.name != s.name and c.name in standard_names:
@@ -113,10 +116,17 @@ def signature_problems(standard, candidate, qualified_name: str = "") -> list:
                 problems.append(f"{s.name}: no default (standard: {s.default!r})")
             elif c.default is None and _none_means_default(qualified_name, s.name):
                 pass
-            elif not (c.default is s.default or (type(c.default) is type(s.default) and c.default == s.default)):
+            elif not (
+                c.default is s.default
+                or (type(c.default) is type(s.default) and c.default == s.default)
+            ):
                 problems.append(f"{s.name}: default {c.default!r} (standard: {s.default!r})")
     for c in cp:
-        if c.name not in used and c.kind in (c.POSITIONAL_ONLY, c.POSITIONAL_OR_KEYWORD, c.KEYWORD_ONLY):
+        if c.name not in used and c.kind in (
+            c.POSITIONAL_ONLY,
+            c.POSITIONAL_OR_KEYWORD,
+            c.KEYWORD_ONLY,
+        ):
             if c.default is c.empty:
                 problems.append(f"{c.name}: extra parameter without a default")
     return problems
@@ -172,10 +182,24 @@ def test_array_attributes_and_methods():
     array_type = type(xp.asarray([1]))
     errors = []
     for name in dir(array_type):
-        if name.startswith("_") and not name.startswith("__") or name in (
-            "__annotations__", "__buffer__", "__dict__", "__module__", "__weakref__",
-            "__slots__", "__firstlineno__", "__static_attributes__", "__orig_bases__",
-            "__parameters__", "__class_getitem__", "__hash__",
+        if (
+            name.startswith("_")
+            and not name.startswith("__")
+            or name
+            in (
+                "__annotations__",
+                "__buffer__",
+                "__dict__",
+                "__module__",
+                "__weakref__",
+                "__slots__",
+                "__firstlineno__",
+                "__static_attributes__",
+                "__orig_bases__",
+                "__parameters__",
+                "__class_getitem__",
+                "__hash__",
+            )
         ):
             continue
         if not hasattr(ht.DNDarray, name):
@@ -237,10 +261,12 @@ def test_array_namespace():
         assert x.__array_namespace__(api_version=version) is ht
     assert ht.__array_api_version__ == _methods.API_VERSIONS[-1]
     assert xp.__array_api_version__ in _methods.API_VERSIONS
-    expect_errors([
-        (ValueError, x.__array_namespace__, (), {"api_version": "2019.12"}),
-        (TypeError, x.__array_namespace__, ("2023.12",), {}),
-    ])
+    expect_errors(
+        [
+            (ValueError, x.__array_namespace__, (), {"api_version": "2019.12"}),
+            (TypeError, x.__array_namespace__, ("2023.12",), {}),
+        ]
+    )
 
 
 def test_namespace_info():
@@ -260,25 +286,54 @@ def test_namespace_info():
     assert defaults["complex floating"] is ht.complex64
     names = set(reference.dtypes())
     assert set(info.dtypes()) == names
-    kinds = ("bool", "signed integer", "unsigned integer", "integral", "real floating",
-             "complex floating", "numeric", ("bool", "complex floating"))
+    kinds = (
+        "bool",
+        "signed integer",
+        "unsigned integer",
+        "integral",
+        "real floating",
+        "complex floating",
+        "numeric",
+        ("bool", "complex floating"),
+    )
     for kind in kinds:
         expected = set(reference.dtypes(kind=kind))
         assert set(info.dtypes(kind=kind)) == expected, kind
         assert all(info.dtypes()[name] is t for name, t in info.dtypes(kind=kind).items())
     for name in ("capabilities", "default_device", "default_dtypes", "devices", "dtypes"):
         problems = signature_problems(
-            inspect.signature(getattr(type(reference), name)), inspect.signature(getattr(type(info), name))
+            inspect.signature(getattr(type(reference), name)),
+            inspect.signature(getattr(type(info), name)),
         )
         assert not problems, (name, problems)
     expect_errors([(ValueError, info.dtypes, (), {"kind": "float"})])
 
 
 def test_isdtype():
-    kinds = ("bool", "signed integer", "unsigned integer", "integral", "real floating",
-             "complex floating", "numeric")
-    names = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-             "float32", "float64", "complex64", "complex128")
+    kinds = (
+        "bool",
+        "signed integer",
+        "unsigned integer",
+        "integral",
+        "real floating",
+        "complex floating",
+        "numeric",
+    )
+    names = (
+        "bool",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "float32",
+        "float64",
+        "complex64",
+        "complex128",
+    )
     for name in names:
         ours, theirs = getattr(ht, name), getattr(xp, name)
         for kind in kinds + (("integral", "complex floating"),):
@@ -287,11 +342,13 @@ def test_isdtype():
             assert ht.isdtype(ours, getattr(ht, other)) == (name == other)
     assert ht.isdtype(ht.float16, "real floating") and ht.isdtype(ht.bfloat16, "numeric")
     assert not ht.isdtype(ht.bfloat16, "integral")
-    expect_errors([
-        (ValueError, ht.isdtype, (ht.float32, "floating"), {}),
-        (TypeError, ht.isdtype, (ht.float32, 3.5), {}),
-        (TypeError, ht.isdtype, ("no type", "numeric"), {}),
-    ])
+    expect_errors(
+        [
+            (ValueError, ht.isdtype, (ht.float32, "floating"), {}),
+            (TypeError, ht.isdtype, (ht.float32, 3.5), {}),
+            (TypeError, ht.isdtype, ("no type", "numeric"), {}),
+        ]
+    )
 
 
 def test_dlpack():
@@ -316,11 +373,13 @@ def test_dlpack():
     checks.verify()
     split_array = ht.array(data, split=0)
     if split_array.comm.size > 1:
-        expect_errors([
-            (BufferError, split_array.__dlpack__, (), {}),
-            (BufferError, split_array.__dlpack_device__, (), {}),
-            (BufferError, ht.from_dlpack, (split_array,), {}),
-        ])
+        expect_errors(
+            [
+                (BufferError, split_array.__dlpack__, (), {}),
+                (BufferError, split_array.__dlpack_device__, (), {}),
+                (BufferError, ht.from_dlpack, (split_array,), {}),
+            ]
+        )
     else:
         np.testing.assert_array_equal(torch.from_dlpack(split_array).numpy(), data)
     expect_errors([(TypeError, ht.from_dlpack, ([1, 2],), {})])
@@ -334,10 +393,12 @@ def test_mT_and_to_device():
     checks.verify()
     x = ht.zeros((3, 2), split=0)
     assert x.to_device(ht.cpu, stream=None) is x
-    expect_errors([
-        (ValueError, getattr, (ht.zeros(3), "mT"), {}),
-        (ValueError, x.to_device, ("cpu",), {"stream": 1}),
-    ])
+    expect_errors(
+        [
+            (ValueError, getattr, (ht.zeros(3), "mT"), {}),
+            (ValueError, x.to_device, ("cpu",), {"stream": 1}),
+        ]
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -352,22 +413,30 @@ def test_creation_signatures():
         checks(ht.arange(7, step=3, split=split), np.arange(7, step=3))
         checks(ht.arange(np.int32(4), split=split), np.arange(4))
         checks(ht.arange(0, 2, 0.25, split=split), np.arange(0, 2, 0.25, dtype=np.float32))
-        checks(ht.arange(5, 0, -2, split=split, dtype=ht.int32), np.arange(5, 0, -2, dtype=np.int32))
+        checks(
+            ht.arange(5, 0, -2, split=split, dtype=ht.int32), np.arange(5, 0, -2, dtype=np.int32)
+        )
         for n_rows, n_cols, k in ((5, None, 0), (3, 6, 2), (7, 2, -1), (2, 4, 0)):
             expected = np.eye(n_rows, n_cols, k=k, dtype=np.float32)
             checks(ht.eye(n_rows, n_cols, k=k, split=split), expected)
         checks(ht.eye((3, 5), dtype=ht.int64, split=split), np.eye(3, 5, dtype=np.int64))
         for function in (ht.zeros, ht.ones):
-            checks(function((4, 3), split=split), getattr(np, function.__name__)((4, 3), np.float32))
-            checks(function(5, dtype=None, split=split), getattr(np, function.__name__)(5, np.float32))
+            checks(
+                function((4, 3), split=split), getattr(np, function.__name__)((4, 3), np.float32)
+            )
+            checks(
+                function(5, dtype=None, split=split), getattr(np, function.__name__)(5, np.float32)
+            )
         checks.expect(ht.empty((2, 3), split=split).dtype is ht.float32, "empty dtype")
     checks.verify()
-    expect_errors([
-        (ValueError, ht.eye, ((3, 4), 2), {}),
-        (ValueError, ht.eye, (3, (2, 2)), {}),
-        (TypeError, ht.arange, (1,), {"stop": "a"}),
-        (ValueError, ht.arange, (1, 5, 0), {}),
-    ])
+    expect_errors(
+        [
+            (ValueError, ht.eye, ((3, 4), 2), {}),
+            (ValueError, ht.eye, (3, (2, 2)), {}),
+            (TypeError, ht.arange, (1,), {"stop": "a"}),
+            (ValueError, ht.arange, (1, 5, 0), {}),
+        ]
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -375,8 +444,12 @@ def test_creation_signatures():
 # ---------------------------------------------------------------------------------------------
 def test_astype():
     checks = Checks()
-    for source, target in ((np.float64, np.int32), (np.int64, np.float32), (np.float32, np.complex64),
-                           (np.int32, np.bool_)):
+    for source, target in (
+        (np.float64, np.int32),
+        (np.int64, np.float32),
+        (np.float32, np.complex64),
+        (np.int32, np.bool_),
+    ):
         for data, x, label in inputs((5, 6), source, seed=3):
             y = ht.astype(x, ht.types.canonical_heat_type(target))
             checks(y, data.astype(target), f"{label} {source.__name__}->{target.__name__}")
@@ -387,11 +460,13 @@ def test_astype():
         checks.expect(ht.astype(x, same) is not x, "copy=True did not copy")
         checks.expect(ht.astype(x, same, device="cpu", copy=False) is x, "device= copied")
     checks.verify()
-    expect_errors([
-        (TypeError, ht.astype, (np.zeros(3), ht.float32), {}),
-        (TypeError, ht.astype, (ht.zeros(3), "no type"), {}),
-        (TypeError, ht.astype, (ht.zeros(3), ht.int32), {"copy": None}),
-    ])
+    expect_errors(
+        [
+            (TypeError, ht.astype, (np.zeros(3), ht.float32), {}),
+            (TypeError, ht.astype, (ht.zeros(3), "no type"), {}),
+            (TypeError, ht.astype, (ht.zeros(3), ht.int32), {"copy": None}),
+        ]
+    )
 
 
 def test_permute_dims_concat_unstack():
@@ -410,19 +485,24 @@ def test_permute_dims_concat_unstack():
                     for piece, e in zip(pieces, expected):
                         checks(piece, e, f"{label} unstack axis {axis}")
                     other = ht.array(random_array(shape, np.float64, seed=1), split=None)
-                    checks(ht.concat([x, other], axis=axis),
-                           np.concat([data, other.numpy()], axis=axis), f"{label} concat {axis}")
+                    checks(
+                        ht.concat([x, other], axis=axis),
+                        np.concat([data, other.numpy()], axis=axis),
+                        f"{label} concat {axis}",
+                    )
                 checks(ht.concat((x, x), axis=None), np.concat((data, data), axis=None), label)
     checks.verify()
     x = ht.zeros((2, 3), split=0)
-    expect_errors([
-        (ValueError, ht.permute_dims, (x, (0, 0)), {}),
-        (TypeError, ht.permute_dims, (x, None), {}),
-        (ValueError, ht.unstack, (ht.array(1.0),), {}),
-        (ValueError, ht.unstack, (x,), {"axis": 2}),
-        (TypeError, ht.unstack, (x,), {"axis": 1.0}),
-        (ValueError, ht.concat, ([x, ht.zeros((3, 3))],), {"axis": 1}),
-    ])
+    expect_errors(
+        [
+            (ValueError, ht.permute_dims, (x, (0, 0)), {}),
+            (TypeError, ht.permute_dims, (x, None), {}),
+            (ValueError, ht.unstack, (ht.array(1.0),), {}),
+            (ValueError, ht.unstack, (x,), {"axis": 2}),
+            (TypeError, ht.unstack, (x,), {"axis": 1.0}),
+            (ValueError, ht.concat, ([x, ht.zeros((3, 3))],), {"axis": 1}),
+        ]
+    )
 
 
 def test_reshape_standard_signature():
@@ -432,7 +512,8 @@ def test_reshape_standard_signature():
         checks(ht.reshape(x, (3, -1), copy=True), data.reshape(3, -1), label)
         copied = ht.reshape(x, (24,), copy=True)
         checks.expect(
-            copied.lnumel == 0 or copied.larray.data_ptr() != x.larray.data_ptr(), "copy=True shared"
+            copied.lnumel == 0 or copied.larray.data_ptr() != x.larray.data_ptr(),
+            "copy=True shared",
         )
         checks(x.reshape(2, 12), data.reshape(2, 12), label)
     checks.verify()
@@ -470,7 +551,11 @@ def test_nextafter_reciprocal():
         for data, x, label in inputs((5, 6), dtype):
             towards = random_array((5, 6), dtype, seed=4)
             towards[0, :2] = data[0, :2]  # equal operands give the second one
-            checks(ht.nextafter(x, ht.array(towards, split=x.split)), np.nextafter(data, towards), label)
+            checks(
+                ht.nextafter(x, ht.array(towards, split=x.split)),
+                np.nextafter(data, towards),
+                label,
+            )
             checks(ht.nextafter(x, dtype(np.inf)), np.nextafter(data, dtype(np.inf)), label)
             checks(ht.reciprocal(x), np.reciprocal(data), label)
     for dtype in (np.int32, np.int64):
@@ -482,11 +567,13 @@ def test_nextafter_reciprocal():
     data = random_array((4,), np.complex128)
     checks(ht.reciprocal(ht.array(data, split=0)), np.reciprocal(data))
     checks.verify()
-    expect_errors([
-        (TypeError, ht.reciprocal, (ht.ones(3, dtype=ht.bool),), {}),
-        (TypeError, ht.nextafter, (ht.ones(3, dtype=ht.complex64), 1.0), {}),
-        (ValueError, ht.nextafter, (ht.ones(3), ht.ones(4)), {}),
-    ])
+    expect_errors(
+        [
+            (TypeError, ht.reciprocal, (ht.ones(3, dtype=ht.bool),), {}),
+            (TypeError, ht.nextafter, (ht.ones(3, dtype=ht.complex64), 1.0), {}),
+            (ValueError, ht.nextafter, (ht.ones(3), ht.ones(4)), {}),
+        ]
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -501,17 +588,22 @@ def test_take():
                 indices = np.array([n - 1, 0, n // 2, -1, 0], dtype=np.int64)
                 for index_split in (None, 0):
                     idx = ht.array(indices, split=index_split)
-                    checks(ht.take(x, idx, axis=axis), np.take(data, indices, axis=axis),
-                           f"{label} axis {axis}")
+                    checks(
+                        ht.take(x, idx, axis=axis),
+                        np.take(data, indices, axis=axis),
+                        f"{label} axis {axis}",
+                    )
             checks(ht.take(x, [0, data.size - 1, 3]), np.take(data, [0, data.size - 1, 3]), label)
     checks.verify()
     x = ht.zeros((3, 4), split=0)
-    expect_errors([
-        (TypeError, ht.take, (x, [0.5]), {"axis": 0}),
-        (ValueError, ht.take, (x, [0]), {"axis": 2}),
-        (IndexError, ht.take, (x, [5]), {"axis": 0}),
-        (TypeError, ht.take, (np.zeros(3), [0]), {}),
-    ])
+    expect_errors(
+        [
+            (TypeError, ht.take, (x, [0.5]), {"axis": 0}),
+            (ValueError, ht.take, (x, [0]), {"axis": 2}),
+            (IndexError, ht.take, (x, [5]), {"axis": 0}),
+            (TypeError, ht.take, (np.zeros(3), [0]), {}),
+        ]
+    )
 
 
 def test_take_along_axis():
@@ -522,25 +614,36 @@ def test_take_along_axis():
                 order = np.argsort(data, axis=axis, kind="stable")
                 for index_split in (None, x.split):
                     idx = ht.array(order, split=index_split)
-                    checks(ht.take_along_axis(x, idx, axis=axis),
-                           np.take_along_axis(data, order, axis=axis), f"{label} axis {axis}")
+                    checks(
+                        ht.take_along_axis(x, idx, axis=axis),
+                        np.take_along_axis(data, order, axis=axis),
+                        f"{label} axis {axis}",
+                    )
                 # fewer (repeated) picks along axis, broadcast in the others
                 picks_shape = [1] * len(shape)
                 picks_shape[axis] = 2
                 picks = np.zeros(picks_shape, dtype=np.int64)
                 picks.flat[-1] = shape[axis] - 1
-                checks(ht.take_along_axis(x, picks, axis=axis),
-                       np.take_along_axis(data, picks, axis=axis), f"{label} picks {axis}")
-            checks(ht.take_along_axis(x, ht.argsort(x, axis=-1)),
-                   np.take_along_axis(data, np.argsort(data, axis=-1, kind="stable"), -1), label)
+                checks(
+                    ht.take_along_axis(x, picks, axis=axis),
+                    np.take_along_axis(data, picks, axis=axis),
+                    f"{label} picks {axis}",
+                )
+            checks(
+                ht.take_along_axis(x, ht.argsort(x, axis=-1)),
+                np.take_along_axis(data, np.argsort(data, axis=-1, kind="stable"), -1),
+                label,
+            )
     checks.verify()
     x = ht.zeros((3, 4), split=0)
-    expect_errors([
-        (ValueError, ht.take_along_axis, (x, ht.zeros(3, dtype=ht.int64)), {"axis": 0}),
-        (ValueError, ht.take_along_axis, (x, ht.zeros((2, 4), dtype=ht.int64)), {"axis": 1}),
-        (TypeError, ht.take_along_axis, (x, ht.zeros((3, 4))), {"axis": 1}),
-        (ValueError, ht.take_along_axis, (x, ht.zeros((3, 4), dtype=ht.int64)), {"axis": 2}),
-    ])
+    expect_errors(
+        [
+            (ValueError, ht.take_along_axis, (x, ht.zeros(3, dtype=ht.int64)), {"axis": 0}),
+            (ValueError, ht.take_along_axis, (x, ht.zeros((2, 4), dtype=ht.int64)), {"axis": 1}),
+            (TypeError, ht.take_along_axis, (x, ht.zeros((3, 4))), {"axis": 1}),
+            (ValueError, ht.take_along_axis, (x, ht.zeros((3, 4), dtype=ht.int64)), {"axis": 2}),
+        ]
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -559,13 +662,18 @@ def test_count_nonzero():
                         expected = np.asarray(
                             np.count_nonzero(data, axis=axis, keepdims=keepdims), dtype=np.int64
                         )
-                        checks(ht.count_nonzero(x, axis=axis, keepdims=keepdims), expected,
-                               f"{label} axis {axis} keepdims {keepdims}")
+                        checks(
+                            ht.count_nonzero(x, axis=axis, keepdims=keepdims),
+                            expected,
+                            f"{label} axis {axis} keepdims {keepdims}",
+                        )
     checks.verify()
-    expect_errors([
-        (ValueError, ht.count_nonzero, (ht.zeros((2, 3)),), {"axis": 2}),
-        (TypeError, ht.count_nonzero, (np.zeros(3),), {}),
-    ])
+    expect_errors(
+        [
+            (ValueError, ht.count_nonzero, (ht.zeros((2, 3)),), {"axis": 2}),
+            (TypeError, ht.count_nonzero, (np.zeros(3),), {}),
+        ]
+    )
 
 
 def test_cumulative_sum_prod():
@@ -579,21 +687,30 @@ def test_cumulative_sum_prod():
                 axes += list(range(-len(shape), len(shape)))
                 for axis in axes:
                     for initial in (False, True):
-                        checks(ht.cumulative_sum(x, axis=axis, include_initial=initial),
-                               np.cumulative_sum(data, axis=axis, include_initial=initial),
-                               f"{label} sum axis {axis} initial {initial}")
-                        checks(ht.cumulative_prod(x_small, axis=axis, include_initial=initial),
-                               np.cumulative_prod(data_small, axis=axis, include_initial=initial),
-                               f"{label} prod axis {axis} initial {initial}")
-                checks(ht.cumulative_sum(x, axis=0, dtype=ht.float64),
-                       np.cumulative_sum(data, axis=0, dtype=np.float64), label)
+                        checks(
+                            ht.cumulative_sum(x, axis=axis, include_initial=initial),
+                            np.cumulative_sum(data, axis=axis, include_initial=initial),
+                            f"{label} sum axis {axis} initial {initial}",
+                        )
+                        checks(
+                            ht.cumulative_prod(x_small, axis=axis, include_initial=initial),
+                            np.cumulative_prod(data_small, axis=axis, include_initial=initial),
+                            f"{label} prod axis {axis} initial {initial}",
+                        )
+                checks(
+                    ht.cumulative_sum(x, axis=0, dtype=ht.float64),
+                    np.cumulative_sum(data, axis=0, dtype=np.float64),
+                    label,
+                )
     checks.verify()
-    expect_errors([
-        (ValueError, ht.cumulative_sum, (ht.zeros((2, 3)),), {}),
-        (ValueError, ht.cumulative_prod, (ht.zeros(3),), {"axis": 1}),
-        (ValueError, ht.cumulative_sum, (ht.array(1.0),), {}),
-        (TypeError, ht.cumulative_sum, (ht.zeros(3),), {"include_initial": 1}),
-    ])
+    expect_errors(
+        [
+            (ValueError, ht.cumulative_sum, (ht.zeros((2, 3)),), {}),
+            (ValueError, ht.cumulative_prod, (ht.zeros(3),), {"axis": 1}),
+            (ValueError, ht.cumulative_sum, (ht.array(1.0),), {}),
+            (TypeError, ht.cumulative_sum, (ht.zeros(3),), {"include_initial": 1}),
+        ]
+    )
 
 
 def test_var_std_correction():
@@ -604,14 +721,18 @@ def test_var_std_correction():
                 for axis in (None, 0, -1):
                     for correction in (0, 1, 1.5):
                         for name in ("var", "std"):
-                            checks(getattr(ht, name)(x, axis=axis, correction=correction),
-                                   getattr(np, name)(data, axis=axis, correction=correction),
-                                   f"{label} {name} axis {axis} correction {correction}")
+                            checks(
+                                getattr(ht, name)(x, axis=axis, correction=correction),
+                                getattr(np, name)(data, axis=axis, correction=correction),
+                                f"{label} {name} axis {axis} correction {correction}",
+                            )
     checks.verify()
-    expect_errors([
-        (ValueError, ht.var, (ht.zeros(3),), {"ddof": 1, "correction": 1}),
-        (TypeError, ht.std, (ht.zeros(3),), {"correction": "1"}),
-    ])
+    expect_errors(
+        [
+            (ValueError, ht.var, (ht.zeros(3),), {"ddof": 1, "correction": 1}),
+            (TypeError, ht.std, (ht.zeros(3),), {"correction": "1"}),
+        ]
+    )
 
 
 def test_clip_min_max():
@@ -625,10 +746,12 @@ def test_clip_min_max():
             bounds = random_array((6,), dtype, seed=5)
             checks(ht.clip(x, min=ht.array(bounds)), np.clip(data, bounds, None), label)
     checks.verify()
-    expect_errors([
-        (TypeError, ht.clip, (ht.zeros(3),), {"min": 1, "a_min": 1}),
-        (TypeError, ht.clip, (ht.zeros(3),), {"max": 1, "a_max": 1}),
-    ])
+    expect_errors(
+        [
+            (TypeError, ht.clip, (ht.zeros(3),), {"min": 1, "a_min": 1}),
+            (TypeError, ht.clip, (ht.zeros(3),), {"max": 1, "a_max": 1}),
+        ]
+    )
 
 
 def test_sort_stable_default():
@@ -636,7 +759,9 @@ def test_sort_stable_default():
     for split in (None, 0):
         x = ht.array(data, split=split)
         np.testing.assert_array_equal(ht.argsort(x).numpy(), np.argsort(data, stable=True))
-        np.testing.assert_array_equal(ht.argsort(x, kind="stable").numpy(), np.argsort(data, stable=True))
+        np.testing.assert_array_equal(
+            ht.argsort(x, kind="stable").numpy(), np.argsort(data, stable=True)
+        )
         np.testing.assert_array_equal(ht.sort(x, descending=True).numpy(), np.sort(data)[::-1])
 
 
@@ -656,8 +781,18 @@ def _generic_pipeline(x):
     along = xp.take_along_axis(z, xp.argsort(z, axis=1), axis=1)
     running = xp.cumulative_sum(xp.astype(labels, xp.float64), include_initial=True)
     finite = xp.all(xp.isfinite(p)) and xp.isdtype(p.dtype, "real floating")
-    return [p, labels, joined, positive, picked, along, running, xp.count_nonzero(positive, axis=0),
-            xp.matrix_transpose(z) @ z, xp.asarray(bool(finite))]
+    return [
+        p,
+        labels,
+        joined,
+        positive,
+        picked,
+        along,
+        running,
+        xp.count_nonzero(positive, axis=0),
+        xp.matrix_transpose(z) @ z,
+        xp.asarray(bool(finite)),
+    ]
 
 
 def test_array_api_generic_code_matches_array_api_strict():
@@ -677,8 +812,12 @@ _SPECIAL = np.array(
     [0.0, -0.0, 1.0, -1.0, 0.5, -2.5, np.inf, -np.inf, np.nan, 1e-300, 2.0, 3.0], dtype=np.float64
 )
 _COMPLEX_SPECIAL = np.array(
-    [complex(a, b) for a in (0.0, -0.0, 1.0, -np.inf, np.inf, np.nan)
-     for b in (0.0, -0.0, 2.0, np.inf, -np.inf, np.nan)], dtype=np.complex128,
+    [
+        complex(a, b)
+        for a in (0.0, -0.0, 1.0, -np.inf, np.inf, np.nan)
+        for b in (0.0, -0.0, 2.0, np.inf, -np.inf, np.nan)
+    ],
+    dtype=np.complex128,
 )
 
 
@@ -760,8 +899,10 @@ def test_elementwise_special_cases():
                         for operand, a, e in zip(zip(*operands), actual.ravel(), expected.ravel())
                         if not _same_values(np.array([a]), np.array([e]), zero_signs)
                     ]
-                    errors.append(f"{name}{tuple(o.dtype.name for o in operands)} split={split}: "
-                                  f"(operands, heat, standard) {wrong[:3]}")
+                    errors.append(
+                        f"{name}{tuple(o.dtype.name for o in operands)} split={split}: "
+                        f"(operands, heat, standard) {wrong[:3]}"
+                    )
     assert not errors, "\n".join(errors)
 
 
@@ -774,13 +915,17 @@ def test_array_equal_array_equiv():
         for dtype in (np.float32, np.int64, np.complex64, bool):
             for data, x, label in inputs(shape, dtype, skew=False):
                 changed = data.copy()
-                changed.flat[-1] = changed.flat[0] if changed.flat[-1] != changed.flat[0] else not changed.flat[0]
+                changed.flat[-1] = (
+                    changed.flat[0] if changed.flat[-1] != changed.flat[0] else not changed.flat[0]
+                )
                 other = ht.array(changed, split=None if x.split is None else 0)
                 results.append((ht.array_equal(x, data), np.array_equal(data, data), label))
                 results.append((ht.array_equal(x, other), np.array_equal(data, changed), label))
                 results.append((ht.array_equal(x, data[:1]), False, label))
                 results.append((ht.array_equiv(x, data[:1]), np.array_equiv(data, data[:1]), label))
-                results.append((ht.array_equiv(x, data[-1:]), np.array_equiv(data, data[-1:]), label))
+                results.append(
+                    (ht.array_equiv(x, data[-1:]), np.array_equiv(data, data[-1:]), label)
+                )
                 results.append((ht.array_equiv(x, np.zeros((3, 1, 1, 2))), False, label))
                 assert ht.equal(x, data).shape == data.shape  # elementwise, as the standard's
     nan = np.array([np.nan, 1.0, np.inf])
@@ -797,50 +942,50 @@ def _generic_routines(x):
     """More of the standard as generic code calls it (keywords, tuples of axes, scalars)."""
     xp = x.__array_namespace__()
     out = {}
-    out['sum_dtype'] = xp.sum(xp.astype(x > 0, xp.int32), axis=0, dtype=xp.int64)
-    out['linspace'] = xp.linspace(0.0, 1.0, 5, endpoint=False, dtype=xp.float64)
-    out['full_like'] = xp.full_like(x, 2.5)
-    out['tril'] = xp.tril(x, k=1)
-    out['triu'] = xp.triu(x, k=-1)
-    g1, g2 = xp.meshgrid(xp.arange(3), xp.arange(4), indexing='ij')
-    out['mesh'] = g1 * 10 + g2
-    out['repeat'] = xp.repeat(x, 2, axis=0)
+    out["sum_dtype"] = xp.sum(xp.astype(x > 0, xp.int32), axis=0, dtype=xp.int64)
+    out["linspace"] = xp.linspace(0.0, 1.0, 5, endpoint=False, dtype=xp.float64)
+    out["full_like"] = xp.full_like(x, 2.5)
+    out["tril"] = xp.tril(x, k=1)
+    out["triu"] = xp.triu(x, k=-1)
+    g1, g2 = xp.meshgrid(xp.arange(3), xp.arange(4), indexing="ij")
+    out["mesh"] = g1 * 10 + g2
+    out["repeat"] = xp.repeat(x, 2, axis=0)
     s = xp.sort(x[:, 0])
-    out['search'] = xp.searchsorted(s, x[:, 1], side='right')
-    out['diff'] = xp.diff(x, n=2, axis=0)
-    out['roll'] = xp.roll(x, shift=(1, -1), axis=(0, 1))
-    out['tile'] = xp.tile(x, (2, 1))
-    out['bcast'] = xp.broadcast_arrays(x[:1, :], x)[0]
-    out['nonzero'] = xp.nonzero(x > 0)[1]
-    out['argmax'] = xp.argmax(x, axis=1, keepdims=True)
-    out['max'] = xp.max(x, axis=(0, 1))
-    out['min_keep'] = xp.min(x, axis=0, keepdims=True)
-    out['prod'] = xp.prod(x[:3, ...], axis=0)
-    out['flip'] = xp.flip(x, axis=(0,1))
-    out['expand'] = xp.expand_dims(x, axis=1)
-    out['squeeze'] = xp.squeeze(xp.expand_dims(x, axis=0), axis=0)
-    out['stack'] = xp.stack([x, x], axis=-1)
-    out['newaxis'] = x[:, xp.newaxis, 0]
-    out['where_scalar'] = xp.where(x > 0, x, 0.0)
-    out['clip'] = xp.clip(x, min=-0.5, max=0.5)
-    out['round'] = xp.round(x * 10)
-    out['vecdot'] = xp.vecdot(x, x, axis=-2)
-    out['matmul'] = xp.matmul(x.T, x)
-    out['ones'] = xp.ones((2, 3), dtype=xp.float64) + xp.eye(2, 3, k=1, dtype=xp.float64)
-    out['empty_shape'] = xp.asarray(xp.empty((0, 3), dtype=xp.float64).shape[0])
-    out['zeros_like'] = xp.zeros_like(x, dtype=xp.int32)
-    out['asarray'] = xp.asarray([[1, 2], [3, 4]], dtype=xp.float64)
-    out['mean'] = xp.mean(x, axis=1)
-    out['var'] = xp.var(x, axis=0, correction=1, keepdims=True)
-    out['cumsum'] = xp.cumulative_sum(x, axis=0)
-    out['logaddexp'] = xp.logaddexp(x, 1.0)
-    out['floordiv'] = xp.floor_divide(x, 0.3)
-    out['pow'] = xp.pow(x, 2)
-    out['any'] = xp.any(x > 1.5, axis=0)
-    out['eq'] = xp.equal(x, x)
-    out['isin'] = xp.isin(xp.astype(x*3, xp.int64), xp.asarray([0, 1, 2]))
-    out['rt'] = xp.asarray(xp.result_type(x.dtype, xp.float32) == xp.float64)
-    out['trunc'] = xp.trunc(x*3)
+    out["search"] = xp.searchsorted(s, x[:, 1], side="right")
+    out["diff"] = xp.diff(x, n=2, axis=0)
+    out["roll"] = xp.roll(x, shift=(1, -1), axis=(0, 1))
+    out["tile"] = xp.tile(x, (2, 1))
+    out["bcast"] = xp.broadcast_arrays(x[:1, :], x)[0]
+    out["nonzero"] = xp.nonzero(x > 0)[1]
+    out["argmax"] = xp.argmax(x, axis=1, keepdims=True)
+    out["max"] = xp.max(x, axis=(0, 1))
+    out["min_keep"] = xp.min(x, axis=0, keepdims=True)
+    out["prod"] = xp.prod(x[:3, ...], axis=0)
+    out["flip"] = xp.flip(x, axis=(0, 1))
+    out["expand"] = xp.expand_dims(x, axis=1)
+    out["squeeze"] = xp.squeeze(xp.expand_dims(x, axis=0), axis=0)
+    out["stack"] = xp.stack([x, x], axis=-1)
+    out["newaxis"] = x[:, xp.newaxis, 0]
+    out["where_scalar"] = xp.where(x > 0, x, 0.0)
+    out["clip"] = xp.clip(x, min=-0.5, max=0.5)
+    out["round"] = xp.round(x * 10)
+    out["vecdot"] = xp.vecdot(x, x, axis=-2)
+    out["matmul"] = xp.matmul(x.T, x)
+    out["ones"] = xp.ones((2, 3), dtype=xp.float64) + xp.eye(2, 3, k=1, dtype=xp.float64)
+    out["empty_shape"] = xp.asarray(xp.empty((0, 3), dtype=xp.float64).shape[0])
+    out["zeros_like"] = xp.zeros_like(x, dtype=xp.int32)
+    out["asarray"] = xp.asarray([[1, 2], [3, 4]], dtype=xp.float64)
+    out["mean"] = xp.mean(x, axis=1)
+    out["var"] = xp.var(x, axis=0, correction=1, keepdims=True)
+    out["cumsum"] = xp.cumulative_sum(x, axis=0)
+    out["logaddexp"] = xp.logaddexp(x, 1.0)
+    out["floordiv"] = xp.floor_divide(x, 0.3)
+    out["pow"] = xp.pow(x, 2)
+    out["any"] = xp.any(x > 1.5, axis=0)
+    out["eq"] = xp.equal(x, x)
+    out["isin"] = xp.isin(xp.astype(x * 3, xp.int64), xp.asarray([0, 1, 2]))
+    out["rt"] = xp.asarray(xp.result_type(x.dtype, xp.float32) == xp.float64)
+    out["trunc"] = xp.trunc(x * 3)
     return out
 
 

@@ -56,13 +56,19 @@ def test_real_imag_are_views_and_conj_out():
     assert_raises_then_collective_works(TypeError, ht.angle, z)
 
 
-@pytest.mark.parametrize("dtype", ["complex64", "complex128", "float32", "float64", "int8", "int64", "bool"])
+@pytest.mark.parametrize(
+    "dtype", ["complex64", "complex128", "float32", "float64", "int8", "int64", "bool"]
+)
 def test_angle(dtype):
     checks = []
     for shape, split in combinations(((7,), (5, 6), (2, 3, 4), (0, 3))):
         a = random_array(shape, dtype, seed=4)
         x = ht.array(a, split=split)
-        tol = {"rtol": 1e-3, "atol": 1e-3} if np.angle(a).dtype == np.float16 else {"rtol": 1e-5, "atol": 1e-6}
+        tol = (
+            {"rtol": 1e-3, "atol": 1e-3}
+            if np.angle(a).dtype == np.float16
+            else {"rtol": 1e-5, "atol": 1e-6}
+        )
         checks.append((ht.angle(x), np.angle(a), tol))
         checks.append((ht.angle(x, deg=True), np.angle(a, deg=True), tol))
         checks.append((x.angle(), np.angle(a), tol))

@@ -27,10 +27,12 @@ def test_in_expressions():
     a = np.linspace(0, 1, 7, dtype=np.float32)
     x = ht.array(a, split=0)
     # Python floats are weak scalars: float32 stays float32, as in NumPy
-    assert_arrays_equal([
-        (x * ht.pi, a * np.pi),
-        (ht.e ** x, np.e ** a),
-        (x + ht.inf, a + np.inf),
-        (ht.isnan(x * ht.nan), np.isnan(a * np.nan)),
-        (ht.sin(x * ht.pi), np.sin(a * np.pi), {"atol": 1e-6}),
-    ])
+    assert_arrays_equal(
+        [
+            (x * ht.pi, a * np.pi),
+            (ht.e**x, np.e**a),
+            (x + ht.inf, a + np.inf),
+            (ht.isnan(x * ht.nan), np.isnan(a * np.nan)),
+            (ht.sin(x * ht.pi), np.sin(a * np.pi), {"atol": 1e-6}),
+        ]
+    )

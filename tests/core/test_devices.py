@@ -181,9 +181,13 @@ def test_operands_on_two_devices_raise_naming_them():
         b = ht.ones((4, 3), split=split)
         b._device = other
         calls = {
-            "add": lambda: a + b, "reflected add": lambda: b + a, "multiply": lambda: ht.multiply(a, b),
-            "maximum": lambda: ht.maximum(a, b), "matmul": lambda: ht.matmul(a, b.T),
-            "concatenate": lambda: ht.concatenate([a, b]), "where": lambda: ht.where(a > 0, a, b),
+            "add": lambda: a + b,
+            "reflected add": lambda: b + a,
+            "multiply": lambda: ht.multiply(a, b),
+            "maximum": lambda: ht.maximum(a, b),
+            "matmul": lambda: ht.matmul(a, b.T),
+            "concatenate": lambda: ht.concatenate([a, b]),
+            "where": lambda: ht.where(a > 0, a, b),
         }
         for name, call in calls.items():
             with pytest.raises(ValueError, match="device") as raised:

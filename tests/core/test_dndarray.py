@@ -98,15 +98,25 @@ def test_scalar_conversions_match_numpy(dtype):
 
 def test_format_matches_numpy():
     specs = [".2f", ">10", "d", "x", "e", "g", "+.3e", "^12", ".10f", "n"]
-    values = [(4.5, np.float32), (0.1, np.float32), (-4.5, np.float64), (2.5, np.float16),
-              (1 + 2j, np.complex64), (True, np.bool_), (3, np.int64), (200, np.uint8), (-7, np.int8)]
+    values = [
+        (4.5, np.float32),
+        (0.1, np.float32),
+        (-4.5, np.float64),
+        (2.5, np.float16),
+        (1 + 2j, np.complex64),
+        (True, np.bool_),
+        (3, np.int64),
+        (200, np.uint8),
+        (-7, np.int8),
+    ]
     for value, dtype in values:
         data = np.array(value, dtype=dtype)
         x = ht.array(data)
         for spec in specs:
             expected, actual = _outcome(format, data, spec), _outcome(format, x, spec)
             collective_assert(
-                actual == expected, f"format({dtype.__name__}, {spec!r}): {actual!r}, NumPy {expected!r}"
+                actual == expected,
+                f"format({dtype.__name__}, {spec!r}): {actual!r}, NumPy {expected!r}",
             )
         collective_assert(format(x, "") == str(x))
     # the case of the issue: a reduction's 0-d result in an f-string
@@ -195,9 +205,9 @@ def test_operators_smoke():
         assert_array_equal(1 / y, 1 / b)
         assert_array_equal(x // y, a // b)
         assert_array_equal(x % y, a % b)
-        assert_array_equal(y ** 0.5, b ** 0.5)
-        assert_array_equal(ix ** 2, ia ** 2)
-        assert_array_equal(2 ** ix, 2 ** ia)
+        assert_array_equal(y**0.5, b**0.5)
+        assert_array_equal(ix**2, ia**2)
+        assert_array_equal(2**ix, 2**ia)
         assert_array_equal(-x, -a)
         assert_array_equal(+x, +a)
         assert_array_equal(abs(x), abs(a))
@@ -247,8 +257,19 @@ def test_method_delegation():
     assert x.lloc[0:0].shape == (0,)
 
 
-_SHORTCUT_TYPES = [np.bool_, np.uint8, np.int8, np.int16, np.int32, np.int64, np.float16,
-                   np.float32, np.float64, np.complex64, np.complex128]
+_SHORTCUT_TYPES = [
+    np.bool_,
+    np.uint8,
+    np.int8,
+    np.int16,
+    np.int32,
+    np.int64,
+    np.float16,
+    np.float32,
+    np.float64,
+    np.complex64,
+    np.complex128,
+]
 
 
 @pytest.mark.parametrize("dtype", _SHORTCUT_TYPES)
@@ -266,8 +287,11 @@ def test_operator_shortcuts_match_numpy(dtype):
         assert_array_equal(x == y, a == b)
         assert_array_equal(x != y, a != b)
         for scalar in (2.5, 3, -1e300, 2**40):
-            if dtype is np.bool_ or (np.issubdtype(dtype, np.integer) and type(scalar) is int
-                                     and not np.can_cast(np.min_scalar_type(scalar), dtype)):
+            if dtype is np.bool_ or (
+                np.issubdtype(dtype, np.integer)
+                and type(scalar) is int
+                and not np.can_cast(np.min_scalar_type(scalar), dtype)
+            ):
                 continue
             if np.issubdtype(dtype, np.integer) and type(scalar) is float:
                 continue  # promotes to float64: the general path, tested elsewhere
@@ -300,8 +324,13 @@ def test_operator_shortcuts_fall_back():
     assert_array_equal(c > d, np.array([True, False, False]))
     # operands of different layouts, types or splits still work
     x = ht.array(a, split=0)
-    for other in (ht.array(a, split=1), ht.array(a, split=None), ht.array(a.astype(np.float64), split=0),
-                  ht.array(a[:1], split=0), ht.redistribute(ht.array(a, split=0), [6] + [0] * (x.comm.size - 1))):
+    for other in (
+        ht.array(a, split=1),
+        ht.array(a, split=None),
+        ht.array(a.astype(np.float64), split=0),
+        ht.array(a[:1], split=0),
+        ht.redistribute(ht.array(a, split=0), [6] + [0] * (x.comm.size - 1)),
+    ):
         assert_array_equal(x + other, a + other.numpy())
         assert_array_equal(x > other, a > other.numpy())
     # an unbalanced operand of the same shape must not take the shortcut

@@ -8,14 +8,23 @@ import heat as ht
 from heat.core import _docstrings
 
 FAMILIES = {
-    name: value for name, value in vars(_docstrings).items() if name.isupper() and isinstance(value, str)
+    name: value
+    for name, value in vars(_docstrings).items()
+    if name.isupper() and isinstance(value, str)
 }
 
 
 def test_every_family_fills_its_members():
     filled = 0
-    for module in (ht.core.arithmetics, ht.core.exponential, ht.core.trigonometrics,
-                   ht.core.rounding, ht.core.logical, ht.core.relational, ht.core.complex_math):
+    for module in (
+        ht.core.arithmetics,
+        ht.core.exponential,
+        ht.core.trigonometrics,
+        ht.core.rounding,
+        ht.core.logical,
+        ht.core.relational,
+        ht.core.complex_math,
+    ):
         for name in module.__all__:
             doc = inspect.getdoc(getattr(module, name)) or ""
             assert "{parameters}" not in doc, f"{module.__name__}.{name}"

@@ -73,8 +73,12 @@ def test_methods_out_where():
     a = random_array((4, 5), np.float32, seed=2, low=0.5, high=4)
     mask = random_array((4, 5), np.bool_, seed=3)
     x = ht.array(a, split=0)
-    checks = [(x.exp(), np.exp(a), tolerance(np.float32)), (x.log(), np.log(a), tolerance(np.float32)),
-              (x.sqrt(), np.sqrt(a), tolerance(np.float32)), (x.square(), np.square(a), tolerance(np.float32))]
+    checks = [
+        (x.exp(), np.exp(a), tolerance(np.float32)),
+        (x.log(), np.log(a), tolerance(np.float32)),
+        (x.sqrt(), np.sqrt(a), tolerance(np.float32)),
+        (x.square(), np.square(a), tolerance(np.float32)),
+    ]
     for out_split in (None, 0, 1):
         out = ht.full((4, 5), -1.0, dtype=ht.float64, split=out_split)
         result = ht.log(x, out=out, where=ht.array(mask, split=1))
@@ -88,7 +92,9 @@ def test_methods_out_where():
     checks.append((out, np.square(np.arange(12).reshape(3, 4))))
     assert_arrays_equal(checks)
     # a float result does not fit an integer out (NumPy's same_kind rule)
-    assert_raises_then_collective_works(TypeError, ht.exp, x, out=ht.zeros((4, 5), dtype=ht.int32, split=0))
+    assert_raises_then_collective_works(
+        TypeError, ht.exp, x, out=ht.zeros((4, 5), dtype=ht.int32, split=0)
+    )
     assert_raises_then_collective_works(ValueError, ht.exp, x, out=ht.zeros((5, 4), split=0))
     assert_raises_then_collective_works(TypeError, ht.exp, a)
     assert_raises_then_collective_works(TypeError, ht.sqrt, [1.0, 2.0])
@@ -139,26 +145,49 @@ def test_logaddexp(name):
             a = random_array(shape, dtype, seed=4)
             b = random_array(shape, dtype, seed=5)
             expected = np_function(a, b)
-            checks.append((function(ht.array(a, split=split), ht.array(b, split=split)), expected,
-                           tolerance(expected.dtype)))
+            checks.append(
+                (
+                    function(ht.array(a, split=split), ht.array(b, split=split)),
+                    expected,
+                    tolerance(expected.dtype),
+                )
+            )
     a = random_array((4, 5), np.float64, seed=6)
     b = random_array((5,), np.float64, seed=7)
     for split_a, split_b in ((0, 0), (1, 0), (0, None), (None, 0)):
-        checks.append((function(ht.array(a, split=split_a), ht.array(b, split=split_b)), np_function(a, b)))
+        checks.append(
+            (function(ht.array(a, split=split_a), ht.array(b, split=split_b)), np_function(a, b))
+        )
     checks.append((function(ht.array(a, split=1), 2.0), np_function(a, 2.0)))
     checks.append((function(-1.5, ht.array(a, split=0)), np_function(-1.5, a)))
-    checks.append((function(ht.array([-np.inf, np.inf, np.nan]), -np.inf),
-                   np_call(np_function, np.array([-np.inf, np.inf, np.nan], dtype=np.float32), -np.inf)))
+    checks.append(
+        (
+            function(ht.array([-np.inf, np.inf, np.nan]), -np.inf),
+            np_call(np_function, np.array([-np.inf, np.inf, np.nan], dtype=np.float32), -np.inf),
+        )
+    )
     # mixed small integers: uint8 with int8 computes in float16 (NumPy's loop), not float32
-    for first, second in (("uint8", "int8"), ("int8", "uint8"), ("uint8", "int16"), ("bool", "int8")):
+    for first, second in (
+        ("uint8", "int8"),
+        ("int8", "uint8"),
+        ("uint8", "int16"),
+        ("bool", "int8"),
+    ):
         a = random_array((5, 3), first, seed=8, low=0, high=5)
         b = random_array((5, 3), second, seed=9, low=0, high=5)
         expected = np_function(a, b)
         for split_a, split_b in ((None, None), (0, 0), (1, 0), (-1, None)):
-            checks.append((function(ht.array(a, split=split_a), ht.array(b, split=split_b)), expected,
-                           tolerance(expected.dtype)))
+            checks.append(
+                (
+                    function(ht.array(a, split=split_a), ht.array(b, split=split_b)),
+                    expected,
+                    tolerance(expected.dtype),
+                )
+            )
     assert_arrays_equal(checks)
-    assert_raises_then_collective_works(ValueError, function, ht.ones((4, 5), split=0), ht.ones((4,), split=0))
+    assert_raises_then_collective_works(
+        ValueError, function, ht.ones((4, 5), split=0), ht.ones((4,), split=0)
+    )
     assert_raises_then_collective_works(TypeError, function, ht.ones(3, dtype=ht.complex64), 1.0)
 
 
@@ -177,10 +206,17 @@ def test_bfloat16_and_float16():
     for name, (np_function, _, _) in UNARY.items():
         for split in (None, 0):
             x16 = ht.array(a.astype(np.float16), split=split)
-            checks.append((getattr(ht, name)(x16), np_function(a.astype(np.float16)), tolerance(np.float16)))
+            checks.append(
+                (getattr(ht, name)(x16), np_function(a.astype(np.float16)), tolerance(np.float16))
+            )
             xb = ht.array(torch.from_numpy(a).to(torch.bfloat16), split=split)
             result = getattr(ht, name)(xb)
             assert result.dtype is ht.bfloat16
-            checks.append((result.astype(ht.float32), np_function(xb.astype(ht.float32).numpy()),
-                           {"rtol": 2e-2, "atol": 2e-2}))
+            checks.append(
+                (
+                    result.astype(ht.float32),
+                    np_function(xb.astype(ht.float32).numpy()),
+                    {"rtol": 2e-2, "atol": 2e-2},
+                )
+            )
     assert_arrays_equal(checks)

@@ -39,7 +39,10 @@ def test_array_is_split(shape):
         block = np.full(local_shape, rank, dtype=np.int32)
         x = ht.array(block, is_split=axis)
         expected = np.concatenate(
-            [np.full([*shape[:axis], r + 1, *shape[axis + 1:]], r, dtype=np.int32) for r in range(size)],
+            [
+                np.full([*shape[:axis], r + 1, *shape[axis + 1 :]], r, dtype=np.int32)
+                for r in range(size)
+            ],
             axis=axis,
         )
         assert_array_equal(x, expected)
@@ -84,7 +87,6 @@ def test_array_bad_input():
     assert_raises_then_collective_works(TypeError, ht.array, [1, 2], dtype="no-such-type")
     assert_raises_then_collective_works(TypeError, ht.array, np.array(["a", "b"]))
     assert_raises_then_collective_works(ValueError, ht.array, [1, 2], device="tpu")
-
 
 
 def _raises_value_error(function, *args, **kwargs) -> bool:
@@ -253,19 +255,35 @@ def test_arrays_in_a_list(dtype):
         for split in splits_for(2):
             zero_d = [[ht.array(v) for v in row] for row in block]
             pairs.append((ht.array(zero_d, split=split), np.asarray(block)))
-            pairs.append((ht.array([[np.asarray(v) for v in row] for row in block], split=split),
-                          np.asarray([[np.asarray(v) for v in row] for row in block])))
+            pairs.append(
+                (
+                    ht.array([[np.asarray(v) for v in row] for row in block], split=split),
+                    np.asarray([[np.asarray(v) for v in row] for row in block]),
+                )
+            )
             pairs.append((ht.array([ht.array(row) for row in block], split=split), block))
-            pairs.append((ht.array([torch.from_numpy(row.copy()) for row in block], split=split), block))
+            pairs.append(
+                (ht.array([torch.from_numpy(row.copy()) for row in block], split=split), block)
+            )
         pairs.append((ht.array([ht.array(v) for v in block[:, 0]], split=0), block[:, 0]))
         pairs.append((ht.asarray([ht.array(v) for v in block[:, 0]]), block[:, 0]))
     # the element types promote as NumPy's
-    pairs.append((ht.asarray([ht.array(1.5, dtype=ht.float32), 2]), np.asarray([np.float32(1.5), 2])))
-    pairs.append((ht.asarray([np.array(1, dtype=np.int8), np.array(2, dtype=np.uint8)]),
-                  np.asarray([np.array(1, dtype=np.int8), np.array(2, dtype=np.uint8)])))
-    pairs.append((ht.asarray([ht.array(1.5), 2], dtype=ht.int32), np.asarray([1.5, 2], dtype=np.int32)))
+    pairs.append(
+        (ht.asarray([ht.array(1.5, dtype=ht.float32), 2]), np.asarray([np.float32(1.5), 2]))
+    )
+    pairs.append(
+        (
+            ht.asarray([np.array(1, dtype=np.int8), np.array(2, dtype=np.uint8)]),
+            np.asarray([np.array(1, dtype=np.int8), np.array(2, dtype=np.uint8)]),
+        )
+    )
+    pairs.append(
+        (ht.asarray([ht.array(1.5), 2], dtype=ht.int32), np.asarray([1.5, 2], dtype=np.int32))
+    )
     assert_arrays_equal(pairs)
-    assert_raises_then_collective_works(ValueError, ht.asarray, [ht.array(1.5), ht.array([1.0, 2.0])])
+    assert_raises_then_collective_works(
+        ValueError, ht.asarray, [ht.array(1.5), ht.array([1.0, 2.0])]
+    )
     assert_raises_then_collective_works(TypeError, ht.asarray, [np.array("a")])
 
 
@@ -300,10 +318,30 @@ def test_empty_full_like():
     assert_raises_then_collective_works(ValueError, ht.ones, (3, 4), split=2)
 
 
-FILL_VALUES = [1 + 1j, -1.5 + 3j, 2.5 + 0j, np.complex64(1 + 2j), 1.5, -1.5, np.nan, True, 7,
-               np.int64(300), np.uint64(2**64 - 1)]
-FILL_TYPES = [np.int64, np.int8, np.uint8, np.int16, np.float32, np.float64, np.bool_, np.complex64,
-              np.complex128]
+FILL_VALUES = [
+    1 + 1j,
+    -1.5 + 3j,
+    2.5 + 0j,
+    np.complex64(1 + 2j),
+    1.5,
+    -1.5,
+    np.nan,
+    True,
+    7,
+    np.int64(300),
+    np.uint64(2**64 - 1),
+]
+FILL_TYPES = [
+    np.int64,
+    np.int8,
+    np.uint8,
+    np.int16,
+    np.float32,
+    np.float64,
+    np.bool_,
+    np.complex64,
+    np.complex128,
+]
 
 
 @pytest.mark.parametrize("fill_value", FILL_VALUES, ids=repr)
@@ -334,12 +372,14 @@ def test_full_converts_as_numpy(fill_value):
 
 
 def test_full_errors_and_default_type():
-    assert_arrays_equal([
-        (ht.full((3,), 2**63, split=0), np.full((3,), 2**63)),  # uint64, as NumPy
-        (ht.full((3,), np.float64(2.5), split=0), np.full((3,), np.float64(2.5))),
-        (ht.full((3,), 1 + 2j), np.full((3,), 1 + 2j, dtype=np.complex64)),
-        (ht.full((2,), ht.array(-3)), np.full((2,), -3)),
-    ])
+    assert_arrays_equal(
+        [
+            (ht.full((3,), 2**63, split=0), np.full((3,), 2**63)),  # uint64, as NumPy
+            (ht.full((3,), np.float64(2.5), split=0), np.full((3,), np.float64(2.5))),
+            (ht.full((3,), 1 + 2j), np.full((3,), 1 + 2j, dtype=np.complex64)),
+            (ht.full((2,), ht.array(-3)), np.full((2,), -3)),
+        ]
+    )
     assert ht.full((2,), 1.5, dtype=ht.bfloat16).numpy().tolist() == [1.5, 1.5]
     # out of range for the type: NumPy's OverflowError, on every rank before anything else
     assert_raises_then_collective_works(OverflowError, ht.full, (4,), 300, dtype=ht.int8, split=0)
@@ -358,7 +398,9 @@ def test_arange(args):
         expected = expected.astype(np.float32)
     for split in (None, 0):
         assert_array_equal(ht.arange(*args, split=split), expected, rtol=1e-6)
-    assert_array_equal(ht.arange(*args, dtype=ht.float64, split=0), np.arange(*args, dtype=np.float64))
+    assert_array_equal(
+        ht.arange(*args, dtype=ht.float64, split=0), np.arange(*args, dtype=np.float64)
+    )
 
 
 def test_arange_bad_input():
@@ -390,7 +432,9 @@ def test_eye(shape, k):
     n, m = (shape, shape) if isinstance(shape, int) else shape
     for split in (None, 0, 1):
         assert_array_equal(ht.eye(shape, k=k, split=split), np.eye(n, m, k=k, dtype=np.float32))
-    assert_array_equal(ht.eye(shape, k=k, dtype=ht.int32, split=0), np.eye(n, m, k=k, dtype=np.int32))
+    assert_array_equal(
+        ht.eye(shape, k=k, dtype=ht.int32, split=0), np.eye(n, m, k=k, dtype=np.int32)
+    )
     assert_raises_then_collective_works(ValueError, ht.eye, (2, 3, 4))
 
 

@@ -51,7 +51,7 @@ def _node(name: str, nodes: Set[str]) -> str:
     return name if name in nodes else name.rsplit(".", 1)[0]
 
 
-def _annotation_only(tree: ast.AST, _cache: Dict[int, Set[int]] = {}) -> Set[int]:
+def _annotation_only(tree: ast.AST, _cache: Dict[int, Set[int]] = {}) -> Set[int]:  # noqa: B006 (a cache)
     """The ids of the nodes inside ``if TYPE_CHECKING:`` blocks of ``tree``."""
     if id(tree) not in _cache:
         inside: Set[int] = set()
@@ -110,7 +110,7 @@ def find_cycle(graph: Dict[str, Dict[str, List[int]]]) -> List[str]:
         path.append(node)
         for target in sorted(graph.get(node, {})):
             if state.get(target) == 1:
-                return path[path.index(target):] + [target]
+                return path[path.index(target) :] + [target]
             if target not in state:
                 cycle = visit(target)
                 if cycle:
@@ -179,7 +179,9 @@ def test_no_import_cycle_inside_core_packages():
         graph = import_graph(package)
         cycle = find_cycle(graph)
         lines = [f"{a} imports {b} (line {graph[a][b][0]})" for a, b in zip(cycle, cycle[1:])]
-        assert not cycle, f"import circle in {package.relative_to(CORE.parent)}:\n  " + "\n  ".join(lines)
+        assert not cycle, f"import circle in {package.relative_to(CORE.parent)}:\n  " + "\n  ".join(
+            lines
+        )
 
 
 HEAT_ROOT = CORE.parent
@@ -200,7 +202,9 @@ def communication_outside_the_door(root: Path = HEAT_ROOT) -> List[str]:
                 names = [alias.name for alias in node.names]
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
                 names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
-            bad = [n for n in names if n.split(".")[0] == "mpi4py" or n.startswith("torch.distributed")]
+            bad = [
+                n for n in names if n.split(".")[0] == "mpi4py" or n.startswith("torch.distributed")
+            ]
             if bad:
                 found.append(f"{path.relative_to(root.parent)}:{node.lineno} imports {bad[0]}")
             if isinstance(node, ast.Attribute) and node.attr == "COMM_WORLD":

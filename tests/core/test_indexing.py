@@ -69,47 +69,99 @@ def keys_for(shape, split):
     n0 = shape[0]
     ndim = len(shape)
     keys = [
-        0, n0 - 1, -1, -n0, np.int64(1), Ellipsis, None, (), True, False,
-        slice(None), slice(1, None), slice(None, None, 2), slice(None, None, -1),
-        slice(n0 - 1, 0, -2), slice(None, None, -3), slice(2, 2), slice(10, 20), slice(-2, None),
-        (None, slice(1, None)), (Ellipsis, None), (slice(None, None, -1), None),
-        [0, n0 - 1, 0], np.array([-1, 0, 1]) % n0 - n0 * (np.arange(3) % 2), [],
+        0,
+        n0 - 1,
+        -1,
+        -n0,
+        np.int64(1),
+        Ellipsis,
+        None,
+        (),
+        True,
+        False,
+        slice(None),
+        slice(1, None),
+        slice(None, None, 2),
+        slice(None, None, -1),
+        slice(n0 - 1, 0, -2),
+        slice(None, None, -3),
+        slice(2, 2),
+        slice(10, 20),
+        slice(-2, None),
+        (None, slice(1, None)),
+        (Ellipsis, None),
+        (slice(None, None, -1), None),
+        [0, n0 - 1, 0],
+        np.array([-1, 0, 1]) % n0 - n0 * (np.arange(3) % 2),
+        [],
         np.array([], dtype=np.int64),
-        torch.tensor([n0 - 1, 0]), H([1, 0, 1], split=0), H(1),
-        H([[0, 1, -1], [n0 - 1, 0, 1]], split=1), skewed(H([n0 - 1, 0, 1, 1, 0], split=0)),
+        torch.tensor([n0 - 1, 0]),
+        H([1, 0, 1], split=0),
+        H(1),
+        H([[0, 1, -1], [n0 - 1, 0, 1]], split=1),
+        skewed(H([n0 - 1, 0, 1, 1, 0], split=0)),
         # errors
-        n0, -n0 - 1, [n0], (Ellipsis, Ellipsis), 1.5, np.array([1.0]), (0,) * (ndim + 1),
-        np.ones(n0 + 1, dtype=bool), "a",
+        n0,
+        -n0 - 1,
+        [n0],
+        (Ellipsis, Ellipsis),
+        1.5,
+        np.array([1.0]),
+        (0,) * (ndim + 1),
+        np.ones(n0 + 1, dtype=bool),
+        "a",
     ]
     keys += masks(shape, split)
     if ndim >= 2:
         n1 = shape[1]
         keys += [
-            (1, 2), (-1, -1), (slice(None), 1), (1, slice(None)), (slice(None), -1),
-            (slice(None, None, -1), slice(1, None, 2)), (slice(1, None, 2), slice(None, None, -2)),
-            (Ellipsis, 1), (None, 1, None), (slice(None), None, slice(None, None, -1)),
-            ([0, n0 - 1], [1, n1 - 1]), ([[0], [n0 - 1]], [1, 0, n1 - 1]),
-            (slice(None), [0, n1 - 1, n1 - 1]), ([n0 - 1, 0], slice(None, None, -2)),
-            (1, [0, 1]), ([1, 0], 1), ([1], None, [0]), (slice(None), [-1, 0]),
-            (Ellipsis, [0, 1]), (np.array([0, n0 - 1]), Ellipsis), ([0, 1], [0, 1, 1]),
-            (slice(None), np.ones(n1, dtype=bool)), (slice(None), np.zeros(n1, dtype=bool)),
+            (1, 2),
+            (-1, -1),
+            (slice(None), 1),
+            (1, slice(None)),
+            (slice(None), -1),
+            (slice(None, None, -1), slice(1, None, 2)),
+            (slice(1, None, 2), slice(None, None, -2)),
+            (Ellipsis, 1),
+            (None, 1, None),
+            (slice(None), None, slice(None, None, -1)),
+            ([0, n0 - 1], [1, n1 - 1]),
+            ([[0], [n0 - 1]], [1, 0, n1 - 1]),
+            (slice(None), [0, n1 - 1, n1 - 1]),
+            ([n0 - 1, 0], slice(None, None, -2)),
+            (1, [0, 1]),
+            ([1, 0], 1),
+            ([1], None, [0]),
+            (slice(None), [-1, 0]),
+            (Ellipsis, [0, 1]),
+            (np.array([0, n0 - 1]), Ellipsis),
+            ([0, 1], [0, 1, 1]),
+            (slice(None), np.ones(n1, dtype=bool)),
+            (slice(None), np.zeros(n1, dtype=bool)),
             (slice(None), H(np.arange(n1) % 2 == 0, split=0)),
             (np.arange(n0) % 2 == 0, slice(None, None, -1)),
             (H(np.arange(n0) % 2 == 1, split=0), [0, n1 - 1]),
             (H([1, 0], split=0), H([1, n1 - 1], split=0)),
             (slice(None), H([1, 0], split=0)),
-            (0, n1), (slice(None), [n1]), (np.ones((n0, n1 + 1), dtype=bool)),
+            (0, n1),
+            (slice(None), [n1]),
+            (np.ones((n0, n1 + 1), dtype=bool)),
         ]
     if ndim >= 3:
         n1, n2 = shape[1], shape[2]
         keys += [
-            (1, Ellipsis, 2), (0, slice(None), [0, 2]), (slice(None), [1, 2], [0, n2 - 1]),
-            ([0, 2], slice(None), [1, 3]), ([[0], [1]], slice(1, 3), [2, 4]),
-            (None, Ellipsis, None), (slice(None), 2, [1, -1]),
+            (1, Ellipsis, 2),
+            (0, slice(None), [0, 2]),
+            (slice(None), [1, 2], [0, n2 - 1]),
+            ([0, 2], slice(None), [1, 3]),
+            ([[0], [1]], slice(1, 3), [2, 4]),
+            (None, Ellipsis, None),
+            (slice(None), 2, [1, -1]),
             (slice(None, None, -1), Ellipsis, slice(None, None, -2)),
             (slice(None), np.random.default_rng(1).random((n1, n2)) > 0.5),
             (np.random.default_rng(2).random((shape[0], n1)) > 0.5, slice(1, None)),
-            (slice(None), slice(None), [0, 0, 4]), (Ellipsis, [1, 0], slice(None)),
+            (slice(None), slice(None), [0, 0, 4]),
+            (Ellipsis, [1, 0], slice(None)),
         ]
     return keys
 
@@ -142,8 +194,16 @@ class Checker:
             return
         expected = np.asarray(expected)
         self.entries.append(
-            (label, expected, result.gshape, result.split, result.dtype, result._balanced,
-             result.comm, result.larray.cpu().numpy())
+            (
+                label,
+                expected,
+                result.gshape,
+                result.split,
+                result.dtype,
+                result._balanced,
+                result.comm,
+                result.larray.cpu().numpy(),
+            )
         )
 
     def failures(self):
@@ -220,8 +280,14 @@ def test_getitem_unbalanced(combo):
     a = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
     x = skewed(ht.array(a, split=split))
     keys = [
-        1, -1, slice(None, None, -1), slice(1, None, 2), slice(None, None, -2), [2, 0, 1],
-        a > 5, np.arange(shape[0]) % 2 == 0,
+        1,
+        -1,
+        slice(None, None, -1),
+        slice(1, None, 2),
+        slice(None, None, -2),
+        [2, 0, 1],
+        a > 5,
+        np.arange(shape[0]) % 2 == 0,
     ]
     if len(shape) > 1:
         keys += [(slice(None), 1), (slice(None), slice(None, None, -1)), (slice(None), [1, 0])]
@@ -245,8 +311,15 @@ def test_getitem_empty_arrays():
     a = np.zeros((0, 3))
     for split in (None, 0, 1):
         x = ht.array(a, split=split)
-        keys = [slice(None), (slice(None), 1), (slice(None), [0, 2]), np.zeros((0, 3), bool),
-                0, (Ellipsis, None), []]
+        keys = [
+            slice(None),
+            (slice(None), 1),
+            (slice(None), [0, 2]),
+            np.zeros((0, 3), bool),
+            0,
+            (Ellipsis, None),
+            [],
+        ]
         failures = run_getitem(x, a, keys)
         collective_assert(not failures, "\n".join(failures[:8]))
 
@@ -282,8 +355,20 @@ def test_getitem_layouts():
 class _Counter:
     """Counts the collectives of a communicator (wraps its methods)."""
 
-    NAMES = ("Bcast", "bcast", "allgather", "allreduce", "allgather_tensors", "alltoallv_tensors",
-             "Alltoallv", "allreduce_tensor", "Allreduce", "Allgather", "Allgatherv", "alltoall")
+    NAMES = (
+        "Bcast",
+        "bcast",
+        "allgather",
+        "allreduce",
+        "allgather_tensors",
+        "alltoallv_tensors",
+        "Alltoallv",
+        "allreduce_tensor",
+        "Allreduce",
+        "Allgather",
+        "Allgatherv",
+        "alltoall",
+    )
 
     def __init__(self, comm, monkeypatch):
         self.calls = []
@@ -338,10 +423,21 @@ def test_fast_path_scalar():
 def set_keys(shape, split):
     n0 = shape[0]
     keys = [
-        0, -1, slice(None), slice(1, None, 2), slice(None, None, -1), slice(None, None, -2),
-        slice(3, 3), Ellipsis, (None, slice(None, 2)), [0, n0 - 1], [-1, 1],
-        np.arange(n0) % 2 == 0, H(np.arange(n0) % 3 == 0, split=0),
-        H([n0 - 1, 0], split=0), torch.tensor([1]),
+        0,
+        -1,
+        slice(None),
+        slice(1, None, 2),
+        slice(None, None, -1),
+        slice(None, None, -2),
+        slice(3, 3),
+        Ellipsis,
+        (None, slice(None, 2)),
+        [0, n0 - 1],
+        [-1, 1],
+        np.arange(n0) % 2 == 0,
+        H(np.arange(n0) % 3 == 0, split=0),
+        H([n0 - 1, 0], split=0),
+        torch.tensor([1]),
     ]
     rng = np.random.default_rng(7)
     full = rng.random(shape) > 0.5
@@ -349,14 +445,23 @@ def set_keys(shape, split):
     if len(shape) >= 2:
         n1 = shape[1]
         keys += [
-            (1, 2), (slice(None), 1), (slice(None, None, -1), slice(1, None)),
-            (slice(None), slice(None, None, -2)), (slice(None), [0, n1 - 1]),
-            ([0, n0 - 1], [1, 0]), ([1, 0], 0), (slice(None), np.arange(n1) % 2 == 1),
-            (0, slice(None), None), ([[0], [1]], [0, n1 - 1]),
+            (1, 2),
+            (slice(None), 1),
+            (slice(None, None, -1), slice(1, None)),
+            (slice(None), slice(None, None, -2)),
+            (slice(None), [0, n1 - 1]),
+            ([0, n0 - 1], [1, 0]),
+            ([1, 0], 0),
+            (slice(None), np.arange(n1) % 2 == 1),
+            (0, slice(None), None),
+            ([[0], [1]], [0, n1 - 1]),
         ]
     if len(shape) >= 3:
-        keys += [(0, slice(None), [0, 2]), ([1, 0], slice(None), [1, 3]),
-                 (slice(None), np.random.default_rng(3).random(shape[1:]) > 0.5)]
+        keys += [
+            (0, slice(None), [0, 2]),
+            ([1, 0], slice(None), [1, 3]),
+            (slice(None), np.random.default_rng(3).random(shape[1:]) > 0.5),
+        ]
     return keys
 
 
@@ -517,11 +622,19 @@ def test_where(combo):
     checker = Checker()
     cases = [
         (ht.array(cond, split=split), ht.array(a, split=split), ht.array(b), np.where(cond, a, b)),
-        (ht.array(cond, split=split), ht.array(a, split=other), 2.5,
-         np.where(cond, a, np.float32(2.5))),
+        (
+            ht.array(cond, split=split),
+            ht.array(a, split=other),
+            2.5,
+            np.where(cond, a, np.float32(2.5)),
+        ),
         (ht.array(cond), 1, ht.array(a, split=split), np.where(cond, 1, a)),
-        (ht.array(cond, split=other), ht.array(b, split=0), ht.array(a, split=split),
-         np.where(cond, b, a)),
+        (
+            ht.array(cond, split=other),
+            ht.array(b, split=0),
+            ht.array(a, split=split),
+            np.where(cond, b, a),
+        ),
         (ht.array(cond.astype(np.int64), split=split), -1, 3, np.where(cond, -1, 3)),
     ]
     for i, (c, x, y, expected) in enumerate(cases):
@@ -542,21 +655,37 @@ def replicated_index_keys(n0, n1=None):
     rng = np.random.default_rng(n0)
     unsorted = rng.integers(-n0, n0, size=2 * n0 + 1)  # repeated, negative, unsorted
     keys = [
-        unsorted, H(unsorted), torch.from_numpy(unsorted.copy()), list(unsorted),
-        np.sort(unsorted % n0), np.full(5, n0 - 1), np.array([-1]), np.array([0, -n0]),
-        np.sort(rng.choice(n0, size=max(1, n0 // 2))), np.arange(n0), np.arange(-n0, 0),
+        unsorted,
+        H(unsorted),
+        torch.from_numpy(unsorted.copy()),
+        list(unsorted),
+        np.sort(unsorted % n0),
+        np.full(5, n0 - 1),
+        np.array([-1]),
+        np.array([0, -n0]),
+        np.sort(rng.choice(n0, size=max(1, n0 // 2))),
+        np.arange(n0),
+        np.arange(-n0, 0),
         np.arange(n0 // 2)[:, None].repeat(2, axis=1),  # sorted rows of a 2-D index
-        np.array([], dtype=np.int64), H(np.array([], dtype=np.int64)),
-        np.arange(n0)[::-1].copy(), rng.integers(0, n0, size=(3, 2)),
+        np.array([], dtype=np.int64),
+        H(np.array([], dtype=np.int64)),
+        np.arange(n0)[::-1].copy(),
+        rng.integers(0, n0, size=(3, 2)),
         H(rng.integers(0, n0, size=(2, 4))),
-        skewed(H(unsorted, split=0)), H(unsorted[:3], split=0),  # the distributed path, too
+        skewed(H(unsorted, split=0)),
+        H(unsorted[:3], split=0),  # the distributed path, too
     ]
     if n1 is not None:
         cols = rng.integers(-n1, n1, size=3)
         keys += [
-            (unsorted[:3], cols), (unsorted[:, None], cols[None, :]), (unsorted[:4], 0),
-            (H(unsorted[:4]), slice(None, None, -1)), (slice(None), cols), (unsorted[:2], None),
-            (unsorted[:3], Ellipsis), (unsorted[:3], np.arange(n1) % 2 == 0),
+            (unsorted[:3], cols),
+            (unsorted[:, None], cols[None, :]),
+            (unsorted[:4], 0),
+            (H(unsorted[:4]), slice(None, None, -1)),
+            (slice(None), cols),
+            (unsorted[:2], None),
+            (unsorted[:3], Ellipsis),
+            (unsorted[:3], np.arange(n1) % 2 == 0),
         ]
     return keys
 
@@ -574,7 +703,9 @@ def test_getitem_replicated_index(shape):
         for split in splits_for(len(shape)):
             for x in (ht.array(a, split=split), skewed(ht.array(a, split=split))):
                 failures = run_getitem(x, a, keys)
-                collective_assert(not failures, f"{dtype} split {split}:\n" + "\n".join(failures[:8]))
+                collective_assert(
+                    not failures, f"{dtype} split {split}:\n" + "\n".join(failures[:8])
+                )
 
 
 def test_getitem_replicated_index_layout(monkeypatch):
@@ -658,10 +789,18 @@ def test_getitem_mask_large(split, monkeypatch):
     a = rng.random((37, 11)).astype(np.float32)
     x = ht.array(a, split=split)
     keys = [
-        H(a > 0.5, split=split), H(a > 0.5, split=None), H(a > 0.7, split=0), H(a > 0.2, split=1),
-        a > 0.5, H(a[:, 0] > 0.5, split=0), a[:, 0] > 0.5, (slice(None), a[0] > 0.4),
-        (slice(None), H(a[0] > 0.4, split=0)), (slice(3, None, 2), a[0] > 0.4),
-        H(np.zeros((37, 11), bool), split=split), skewed(H(a > 0.5, split=split)),
+        H(a > 0.5, split=split),
+        H(a > 0.5, split=None),
+        H(a > 0.7, split=0),
+        H(a > 0.2, split=1),
+        a > 0.5,
+        H(a[:, 0] > 0.5, split=0),
+        a[:, 0] > 0.5,
+        (slice(None), a[0] > 0.4),
+        (slice(None), H(a[0] > 0.4, split=0)),
+        (slice(3, None, 2), a[0] > 0.4),
+        H(np.zeros((37, 11), bool), split=split),
+        skewed(H(a > 0.5, split=split)),
     ]
     failures = run_getitem(x, a, keys)
     failures += run_getitem(skewed(x), a, keys[:4])
@@ -674,10 +813,17 @@ def test_setitem_mask_one_value(split):
     rng = np.random.default_rng(9)
     base = rng.random((5, 4, 3))
     keys = [
-        base > 0.5, H(base > 0.5, split=split), H(base > 0.3, split=0), H(base > 0.3, split=2),
-        base[:, :, 0] > 0.5, H(base[:, :, 0] > 0.5, split=1), (slice(None), base[0] > 0.5),
-        (slice(None), H(base[0] > 0.5, split=0)), (Ellipsis, base[0, 0] > 0.5),
-        (slice(None, None, -2), base[0] > 0.5), np.zeros((5, 4, 3), bool),
+        base > 0.5,
+        H(base > 0.5, split=split),
+        H(base > 0.3, split=0),
+        H(base > 0.3, split=2),
+        base[:, :, 0] > 0.5,
+        H(base[:, :, 0] > 0.5, split=1),
+        (slice(None), base[0] > 0.5),
+        (slice(None), H(base[0] > 0.5, split=0)),
+        (Ellipsis, base[0, 0] > 0.5),
+        (slice(None, None, -2), base[0] > 0.5),
+        np.zeros((5, 4, 3), bool),
     ]
     values = [7, np.float32(-1.5), np.array([2.0]), torch.tensor(3.0), H([4.0], split=0)]
     failures = []

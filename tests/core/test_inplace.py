@@ -178,11 +178,18 @@ def test_binary_casting_as_numpy(split):
 def test_binary_in_place_bool_and_shapes():
     a = random_array((6, 4), bool, seed=3)
     b = random_array((6, 4), bool, seed=4)
-    for method, ufunc in (("bitwise_and_", np.bitwise_and), ("bitwise_or_", np.bitwise_or),
-                          ("bitwise_xor_", np.bitwise_xor), ("add_", np.add), ("mul_", np.multiply)):
+    for method, ufunc in (
+        ("bitwise_and_", np.bitwise_and),
+        ("bitwise_or_", np.bitwise_or),
+        ("bitwise_xor_", np.bitwise_xor),
+        ("add_", np.add),
+        ("mul_", np.multiply),
+    ):
         for split in (None, 0, 1):
             expected = _numpy_in_place(ufunc, a.copy(), b)
-            _check_in_place(method, ht.array(a, split=split), expected, ht.array(b, split=1 - (split or 0)))
+            _check_in_place(
+                method, ht.array(a, split=split), expected, ht.array(b, split=1 - (split or 0))
+            )
     # the result must have self's shape: a larger broadcast shape is an error, as NumPy's out=
     x = ht.zeros((1, 4), split=0)
     assert_raises_then_collective_works(ValueError, x.add_, ht.ones((3, 4), split=0))
@@ -201,16 +208,31 @@ def test_unary_in_place(method):
         expected = _numpy_in_place(ufunc, a.copy())
         _check_in_place(method, ht.array(a, split=split), expected)
     # an integer array cannot hold a floating result
-    if kind == "real" and method not in ("neg_", "abs_", "square_", "sign_", "ceil_", "floor_", "trunc_"):
+    if kind == "real" and method not in (
+        "neg_",
+        "abs_",
+        "square_",
+        "sign_",
+        "ceil_",
+        "floor_",
+        "trunc_",
+    ):
         x = ht.arange(6, split=0)
         expected = _numpy_in_place(ufunc, np.arange(6))
-        collective_assert(isinstance(expected, TypeError), f"NumPy computed {method} of ints in place")
+        collective_assert(
+            isinstance(expected, TypeError), f"NumPy computed {method} of ints in place"
+        )
         _check_in_place(method, x, expected)
 
 
 def test_unary_in_place_complex():
     a = random_array((5, 3), np.complex128, seed=6)
-    for method, ufunc in (("neg_", np.negative), ("exp_", np.exp), ("sqrt_", np.sqrt), ("abs_", np.abs)):
+    for method, ufunc in (
+        ("neg_", np.negative),
+        ("exp_", np.exp),
+        ("sqrt_", np.sqrt),
+        ("abs_", np.abs),
+    ):
         for split in (None, 0, 1):
             _check_in_place(method, ht.array(a, split=split), _numpy_in_place(ufunc, a.copy()))
 
@@ -278,14 +300,23 @@ def test_nan_to_num_and_round_in_place(dtype):
 
 def test_aliases_and_docstrings():
     for alias, method in ALIASES.items():
-        x_np = random_array((5, 3), np.float64 if "shift" not in method and "invert" not in method
-                            else np.int64, seed=15, low=1, high=4)
+        x_np = random_array(
+            (5, 3),
+            np.float64 if "shift" not in method and "invert" not in method else np.int64,
+            seed=15,
+            low=1,
+            high=4,
+        )
         x, y = ht.array(x_np, split=0), ht.array(x_np, split=0)
-        args = () if method in ("neg_", "abs_", "invert_") else (0,) if method == "cumprod_" else (2,)
+        args = (
+            () if method in ("neg_", "abs_", "invert_") else (0,) if method == "cumprod_" else (2,)
+        )
         getattr(x, alias)(*args)
         getattr(y, method)(*args)
         assert_array_equal(x, y.numpy())
-    for name in list(BINARY) + list(UNARY) + list(ALIASES) + ["clip_", "nan_to_num_", "cumsum_", "round_"]:
+    for name in (
+        list(BINARY) + list(UNARY) + list(ALIASES) + ["clip_", "nan_to_num_", "cumsum_", "round_"]
+    ):
         doc = getattr(ht.DNDarray, name).__doc__ or ""
         assert "Examples" in doc and "self" in doc, name
         assert getattr(ht.DNDarray, name).__name__ == name or name in ALIASES

@@ -47,7 +47,9 @@ def _call(function, *args, **kwargs):
 
 
 def _check(result, expected, split="any", rtol=1e-5):
-    collective_assert(isinstance(result, ht.DNDarray), f"got {type(result).__name__}, not a DNDarray")
+    collective_assert(
+        isinstance(result, ht.DNDarray), f"got {type(result).__name__}, not a DNDarray"
+    )
     if split != "any":
         collective_assert(result.split == split, f"split {result.split} != {split}")
     assert_array_equal(result, expected, rtol=rtol, atol=1e-6)
@@ -68,10 +70,34 @@ def _values(shape, dtype, seed):
 # ---------------------------------------------------------------------------------------------
 # ufuncs
 # ---------------------------------------------------------------------------------------------
-UNARY_UFUNCS = (np.sqrt, np.exp, np.negative, np.absolute, np.sin, np.floor, np.isnan, np.square,
-                np.log1p, np.sign, np.conjugate)
-BINARY_UFUNCS = (np.add, np.subtract, np.multiply, np.divide, np.floor_divide, np.power,
-                 np.maximum, np.minimum, np.equal, np.less, np.remainder, np.arctan2, np.hypot)
+UNARY_UFUNCS = (
+    np.sqrt,
+    np.exp,
+    np.negative,
+    np.absolute,
+    np.sin,
+    np.floor,
+    np.isnan,
+    np.square,
+    np.log1p,
+    np.sign,
+    np.conjugate,
+)
+BINARY_UFUNCS = (
+    np.add,
+    np.subtract,
+    np.multiply,
+    np.divide,
+    np.floor_divide,
+    np.power,
+    np.maximum,
+    np.minimum,
+    np.equal,
+    np.less,
+    np.remainder,
+    np.arctan2,
+    np.hypot,
+)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -145,7 +171,9 @@ def test_ufunc_out_and_where(split):
     assert_raises_then_collective_works(TypeError, np.add, x, y, dtype=np.float64)
     assert_raises_then_collective_works(TypeError, np.add, x, y, casting="unsafe")
     # the result must fit out's dtype ('same_kind')
-    assert_raises_then_collective_works(TypeError, np.add, x, 1.5, out=ht.zeros((7, 5), dtype=ht.int64))
+    assert_raises_then_collective_works(
+        TypeError, np.add, x, 1.5, out=ht.zeros((7, 5), dtype=ht.int64)
+    )
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -155,13 +183,20 @@ def test_ufunc_reduce_and_accumulate(dtype):
         x = ht.array(a, split=split)
         for ufunc in (np.add, np.multiply, np.maximum, np.minimum):
             _check(_call(ufunc.reduce, x), ufunc.reduce(a), rtol=1e-4)
-            _check(_call(ufunc.reduce, x, axis=1, keepdims=True), ufunc.reduce(a, axis=1, keepdims=True),
-                   rtol=1e-4)
+            _check(
+                _call(ufunc.reduce, x, axis=1, keepdims=True),
+                ufunc.reduce(a, axis=1, keepdims=True),
+                rtol=1e-4,
+            )
             _check(_call(ufunc.reduce, x, axis=None), ufunc.reduce(a, axis=None), rtol=1e-4)
         for ufunc in (np.add, np.multiply):
             _check(_call(ufunc.accumulate, x), ufunc.accumulate(a), split=x.split, rtol=1e-4)
-            _check(_call(ufunc.accumulate, x, axis=1), ufunc.accumulate(a, axis=1), split=x.split,
-                   rtol=1e-4)
+            _check(
+                _call(ufunc.accumulate, x, axis=1),
+                ufunc.accumulate(a, axis=1),
+                split=x.split,
+                rtol=1e-4,
+            )
         mask = a > 2
         m = ht.array(mask, split=split)
         _check(_call(np.logical_and.reduce, m, axis=0), np.logical_and.reduce(mask, axis=0))
@@ -221,9 +256,13 @@ def test_array_functions_of_submodules():
 
 def test_array_functions_heat_lacks_raise():
     x = ht.arange(6.0, split=0)
-    for function, args in ((np.lexsort, ((x, x),)), (np.packbits, (x,)),
-                           (np.unwrap, (x,)), (np.apply_along_axis, (np.sum, 0, x)),
-                           (np.linalg.cond, (ht.eye(3, split=0),))):
+    for function, args in (
+        (np.lexsort, ((x, x),)),
+        (np.packbits, (x,)),
+        (np.unwrap, (x,)),
+        (np.apply_along_axis, (np.sum, 0, x)),
+        (np.linalg.cond, (ht.eye(3, split=0),)),
+    ):
         with no_gather():
             assert_raises_then_collective_works(TypeError, function, *args)
 
@@ -266,7 +305,9 @@ def test_torch_functions(dtype):
         _check(_call(torch.exp, x), np.exp(a), split=x.split)
         _check(_call(torch.sqrt, x), np.sqrt(a), split=x.split)
         _check(_call(torch.sum, x), np.sum(a), rtol=1e-4)
-        _check(_call(torch.sum, x, dim=0, keepdim=True), np.sum(a, axis=0, keepdims=True), rtol=1e-4)
+        _check(
+            _call(torch.sum, x, dim=0, keepdim=True), np.sum(a, axis=0, keepdims=True), rtol=1e-4
+        )
         _check(_call(torch.mean, x, 1), np.mean(a, axis=1))
         _check(_call(torch.cat, [x, y], dim=1), np.concatenate([a, b], axis=1), split=x.split)
         _check(_call(torch.clamp, x, min=1.0, max=2.0), np.clip(a, 1.0, 2.0), split=x.split)
@@ -282,9 +323,13 @@ def test_torch_functions(dtype):
 def test_torch_functions_heat_lacks_or_means_differently_raise():
     x = ht.arange(6.0, split=0)
     # torch.std is unbiased, torch.sort returns indices too, torch.max(x, dim) too
-    for function, args in ((torch.std, (x,)), (torch.sort, (x,)), (torch.max, (x, 0)),
-                           (torch.logdet, (ht.eye(3),)), (torch.add_, (x, 1))
-                           if hasattr(torch, "add_") else (torch.logdet, (ht.eye(3),))):
+    for function, args in (
+        (torch.std, (x,)),
+        (torch.sort, (x,)),
+        (torch.max, (x, 0)),
+        (torch.logdet, (ht.eye(3),)),
+        (torch.add_, (x, 1)) if hasattr(torch, "add_") else (torch.logdet, (ht.eye(3),)),
+    ):
         with no_gather():
             assert_raises_then_collective_works(TypeError, function, *args)
 
@@ -329,8 +374,13 @@ def test_heat_aliases(dtype):
 def test_iscomplex_isreal():
     values = np.array([[1 + 1j, 1 + 0j, 4.5, 3], [2, 2j, -0.0j, np.nan], [1, 2, 3, 4.0j]])
     for dtype in (np.complex64, np.complex128, np.float32, np.int64):
-        a = values.astype(dtype) if np.dtype(dtype).kind == "c" else values.real.astype(dtype) \
-            if dtype is not np.int64 else np.arange(12).reshape(3, 4)
+        a = (
+            values.astype(dtype)
+            if np.dtype(dtype).kind == "c"
+            else values.real.astype(dtype)
+            if dtype is not np.int64
+            else np.arange(12).reshape(3, 4)
+        )
         for split in (None, 0, 1):
             x = ht.array(a, split=split)
             _check(ht.iscomplex(x), np.iscomplex(a), split=x.split)

@@ -102,7 +102,9 @@ def expect_same_errors(calls):
 # ---------------------------------------------------------------------------------------------
 # HDF5
 # ---------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.bool_, np.complex64])
+@pytest.mark.parametrize(
+    "dtype", [np.float32, np.float64, np.int32, np.int64, np.bool_, np.complex64]
+)
 def test_hdf5_round_trip(folder, dtype):
     check = Checks()
     path = os.path.join(folder, f"round-trip-{np.dtype(dtype).name}.h5")
@@ -152,7 +154,9 @@ def test_hdf5_slices_and_load_fraction(folder):
     check = Checks()
     data = random_array((9, 7), np.float64)
     path = os.path.join(folder, "slices.h5")
-    on_rank0(lambda: h5py.File(path, "w").create_dataset("x", data=data, chunks=(2, 3)).file.close())
+    on_rank0(
+        lambda: h5py.File(path, "w").create_dataset("x", data=data, chunks=(2, 3)).file.close()
+    )
     cases = [
         ((slice(1, 8, 2),), 1.0),
         ((slice(None), slice(2, 6)), 1.0),
@@ -189,14 +193,30 @@ def test_hdf5_dtypes(folder):
     on_rank0(write)
     for split in (None, 0, 1):
         check(ht.load_hdf5(path, "f8", split=split), values * 0.5, "float64")
-        check(ht.load_hdf5(path, "f8", dtype=ht.float32, split=split), (values * 0.5).astype(np.float32), "f8->f4")
-        check(ht.load_hdf5(path, "f8", dtype=ht.int64, split=split), (values * 0.5).astype(np.int64), "f8->i8")
+        check(
+            ht.load_hdf5(path, "f8", dtype=ht.float32, split=split),
+            (values * 0.5).astype(np.float32),
+            "f8->f4",
+        )
+        check(
+            ht.load_hdf5(path, "f8", dtype=ht.int64, split=split),
+            (values * 0.5).astype(np.int64),
+            "f8->i8",
+        )
         check(ht.load_hdf5(path, "i2", split=split), values.astype(np.int16), "int16")
         check(ht.load_hdf5(path, "u2", split=split), (values + 3).astype(np.uint16), "uint16")
         check(ht.load_hdf5(path, "u4", split=split), (values + 3).astype(np.uint32), "uint32")
         check(ht.load_hdf5(path, "b", split=split), values > 2, "bool")
-        check(ht.load_hdf5(path, "b", dtype=ht.float32, split=split), (values > 2).astype(np.float32), "b->f4")
-        check(ht.load_hdf5(path, "i2", dtype="complex64", split=split), values.astype(np.complex64), "i2->c8")
+        check(
+            ht.load_hdf5(path, "b", dtype=ht.float32, split=split),
+            (values > 2).astype(np.float32),
+            "b->f4",
+        )
+        check(
+            ht.load_hdf5(path, "i2", dtype="complex64", split=split),
+            values.astype(np.complex64),
+            "i2->c8",
+        )
     check(ht.load_hdf5(path, "scalar"), np.array(2.5), "0-d")
     x = ht.array(values.astype(np.float32), split=0)
     ht.save_hdf5(x, path, "as_f8", mode="a", dtype=ht.float64)
@@ -260,10 +280,20 @@ def test_load_multiple_hdf5(folder):
     on_rank0(write)
     ordered = [pieces[names.index(n)] for n in sorted(names)]
     for split in (0, 1, None):
-        check(ht.load_multiple_hdf5(parts, "x", split=split), np.concatenate(ordered), f"split={split}")
-    reverse = ht.load_multiple_hdf5(parts, "x", sorting_func=lambda files: sorted(files, reverse=True))
+        check(
+            ht.load_multiple_hdf5(parts, "x", split=split),
+            np.concatenate(ordered),
+            f"split={split}",
+        )
+    reverse = ht.load_multiple_hdf5(
+        parts, "x", sorting_func=lambda files: sorted(files, reverse=True)
+    )
     check(reverse, np.concatenate(ordered[::-1]), "reversed")
-    check(ht.load_multiple_hdf5(parts, "x", dtype=ht.float64), np.concatenate(ordered).astype(np.float64), "f8")
+    check(
+        ht.load_multiple_hdf5(parts, "x", dtype=ht.float64),
+        np.concatenate(ordered).astype(np.float64),
+        "f8",
+    )
     check.verify()
 
 
@@ -326,7 +356,11 @@ def test_csv_line_endings_and_encodings(folder):
     for split in (None, 0, 1):
         check(ht.load_csv(crlf, header_lines=1, split=split), values, f"crlf {split}")
         check(ht.load_csv(no_final_newline, split=split), values, f"no final newline {split}")
-        check(ht.load_csv(utf16, header_lines=1, encoding="utf-16", split=split), values, f"utf-16 {split}")
+        check(
+            ht.load_csv(utf16, header_lines=1, encoding="utf-16", split=split),
+            values,
+            f"utf-16 {split}",
+        )
     check.verify()
 
 
@@ -375,16 +409,26 @@ def test_csv_format_options(folder):
     check = Checks()
     path = os.path.join(folder, "options.csv")
     values = np.array([[1.23456, -2.5], [3.0, 4.987654]], dtype=np.float64)
-    ht.save_csv(ht.array(values, split=0), path, header_lines=["first", "second"], sep="|", decimals=2)
+    ht.save_csv(
+        ht.array(values, split=0), path, header_lines=["first", "second"], sep="|", decimals=2
+    )
     on_rank0(lambda: None)
     with open(path) as handle:
         content = handle.read()
     expected_content = "first\nsecond\n1.23|-2.50\n3.00|4.99\n"
     collective_assert(content == expected_content, f"{content!r} != {expected_content!r}")
-    check(ht.load_csv(path, header_lines=2, sep="|", dtype=ht.float64), np.round(values, 2), "decimals=2")
+    check(
+        ht.load_csv(path, header_lines=2, sep="|", dtype=ht.float64),
+        np.round(values, 2),
+        "decimals=2",
+    )
     flags = np.array([True, False, True])
     ht.save_csv(ht.array(flags, split=0), path)
-    check(ht.load_csv(path, dtype=ht.int32, split=0), flags.astype(np.int32).reshape(3, 1), "bool as 0/1")
+    check(
+        ht.load_csv(path, dtype=ht.int32, split=0),
+        flags.astype(np.int32).reshape(3, 1),
+        "bool as 0/1",
+    )
     empty = os.path.join(folder, "empty.csv")
     on_rank0(lambda: open(empty, "w").close())
     check(ht.load_csv(empty, split=0), np.empty((0, 0), np.float32), "empty file")
@@ -425,14 +469,21 @@ def test_npy_written_by_numpy(folder):
     for split in (None, 0, 1, 2):
         check(ht.load_npy(c_order, split=split), data, f"C order {split}")
         check(ht.load_npy(f_order, split=split), data, f"Fortran order {split}")
-        check(ht.load_npy(c_order, dtype=ht.float32, split=split), data.astype(np.float32), f"as f4 {split}")
+        check(
+            ht.load_npy(c_order, dtype=ht.float32, split=split),
+            data.astype(np.float32),
+            f"as f4 {split}",
+        )
     check.verify()
 
 
 def test_load_npy_from_path(folder):
     check = Checks()
     parts = os.path.join(folder, "npy-parts")
-    pieces = {f"part{i}.npy": random_array((n, 2, 3), np.float64, seed=i) for i, n in enumerate((3, 0, 5, 1))}
+    pieces = {
+        f"part{i}.npy": random_array((n, 2, 3), np.float64, seed=i)
+        for i, n in enumerate((3, 0, 5, 1))
+    }
 
     def write():
         os.makedirs(parts)
@@ -461,7 +512,11 @@ def test_netcdf_round_trip(folder, dtype):
         for data, x, label in inputs(shape, dtype):
             ht.save_netcdf(x, path, "v")
             for split in splits_for(len(shape)):
-                check(ht.load_netcdf(path, "v", dtype=heat_type, split=split), data, f"{shape} {label} -> {split}")
+                check(
+                    ht.load_netcdf(path, "v", dtype=heat_type, split=split),
+                    data,
+                    f"{shape} {label} -> {split}",
+                )
     check.verify()
 
 
@@ -475,7 +530,9 @@ def test_netcdf_modes(folder):
     ht.save_netcdf(ht.array(b, split=0), path, "b", mode="a", is_unlimited=True)
     # write a (2, 4) block into rows 3 and 4 of the existing variable a
     patch = random_array((2, 4), np.float64, seed=2)
-    ht.save_netcdf(ht.array(patch, split=1), path, "a", mode="r+", file_slices=(slice(3, 5), slice(None)))
+    ht.save_netcdf(
+        ht.array(patch, split=1), path, "a", mode="r+", file_slices=(slice(3, 5), slice(None))
+    )
     expected = a.copy()
     expected[3:5] = patch
     for split in (None, 0, 1):
@@ -485,8 +542,20 @@ def test_netcdf_modes(folder):
     expect_same_errors(
         [
             (TypeError, ht.save_netcdf, (ht.array([True, False]), path, "flags"), {}, "boolean"),
-            (ValueError, ht.save_netcdf, (ht.zeros((7, 4)), path, "a"), {"mode": "a"}, "does not fit"),
-            (ValueError, ht.save_netcdf, (ht.zeros((2,)), path, "q"), {"mode": "a", "dimension_names": "rows"}, "length 6"),
+            (
+                ValueError,
+                ht.save_netcdf,
+                (ht.zeros((7, 4)), path, "a"),
+                {"mode": "a"},
+                "does not fit",
+            ),
+            (
+                ValueError,
+                ht.save_netcdf,
+                (ht.zeros((2,)), path, "q"),
+                {"mode": "a", "dimension_names": "rows"},
+                "length 6",
+            ),
         ]
     )
 
@@ -516,7 +585,10 @@ def test_zarr_groups_and_slices(folder):
 
     check = Checks()
     path = os.path.join(folder, "group.zarr")
-    parts = {f"RECEIVER_{i}/DATA": random_array((n, 3), np.float64, seed=i) for i, n in enumerate((2, 5, 1))}
+    parts = {
+        f"RECEIVER_{i}/DATA": random_array((n, 3), np.float64, seed=i)
+        for i, n in enumerate((2, 5, 1))
+    }
 
     def write():
         group = zarr.open_group(path, mode="w")
@@ -550,8 +622,11 @@ def test_zarr_dtype(folder):
 
     check = Checks()
     path = os.path.join(folder, "typed.zarr")
-    parts = {"a/x": random_array((5, 4), np.float64, seed=1), "b/x": random_array((2, 4), np.int64, seed=2),
-             "c": random_array((3, 4), np.complex64, seed=3)}
+    parts = {
+        "a/x": random_array((5, 4), np.float64, seed=1),
+        "b/x": random_array((2, 4), np.int64, seed=2),
+        "c": random_array((3, 4), np.complex64, seed=3),
+    }
 
     def write():
         group = zarr.open_group(path, mode="w")
@@ -562,14 +637,27 @@ def test_zarr_dtype(folder):
     for dtype in (np.float32, np.int32, np.float64):
         heat_type = ht.types.canonical_heat_type(dtype)
         for split in splits_for(2):
-            check(ht.load(path, variable="a/x", dtype=heat_type, split=split),
-                  parts["a/x"].astype(dtype), f"a/x {dtype.__name__} {split}")
-        check(ht.load_zarr(path, "b/x", dtype=heat_type, split=0), parts["b/x"].astype(dtype), "b/x")
-        check(ht.load_zarr(path, "*/x", dtype=heat_type),
-              np.concatenate([parts["a/x"], parts["b/x"]]).astype(dtype), "pattern")
-    check(ht.load_zarr(path, "c", dtype=ht.complex128, split=1), parts["c"].astype(np.complex128), "c")
-    check(ht.load_zarr(path, "a/x", dtype=ht.float32, split=0, slices=(slice(1, 4),)),
-          parts["a/x"][1:4].astype(np.float32), "slices")
+            check(
+                ht.load(path, variable="a/x", dtype=heat_type, split=split),
+                parts["a/x"].astype(dtype),
+                f"a/x {dtype.__name__} {split}",
+            )
+        check(
+            ht.load_zarr(path, "b/x", dtype=heat_type, split=0), parts["b/x"].astype(dtype), "b/x"
+        )
+        check(
+            ht.load_zarr(path, "*/x", dtype=heat_type),
+            np.concatenate([parts["a/x"], parts["b/x"]]).astype(dtype),
+            "pattern",
+        )
+    check(
+        ht.load_zarr(path, "c", dtype=ht.complex128, split=1), parts["c"].astype(np.complex128), "c"
+    )
+    check(
+        ht.load_zarr(path, "a/x", dtype=ht.float32, split=0, slices=(slice(1, 4),)),
+        parts["a/x"][1:4].astype(np.float32),
+        "slices",
+    )
     check.verify()
     expect_same_errors(
         [
@@ -585,6 +673,7 @@ def test_supports():
     # HeAT's pandas flag: whether the package imports
     try:
         import pandas  # noqa: F401
+
         installed = True
     except ImportError:
         installed = False
@@ -594,8 +683,16 @@ def test_supports():
 def test_size_from_slice():
     # HeAT's helper: (number selected, first index) of a slice of an axis, as Python's range
     for size in (0, 1, 7, 10):
-        for s in (slice(None), slice(2, None, 3), slice(None, None, -1), slice(-3, None),
-                  slice(5, 2), slice(-100, 100, 2), slice(8, 1, -2), slice(3, 3)):
+        for s in (
+            slice(None),
+            slice(2, None, 3),
+            slice(None, None, -1),
+            slice(-3, None),
+            slice(5, 2),
+            slice(-100, 100, 2),
+            slice(8, 1, -2),
+            slice(3, 3),
+        ):
             selected = np.arange(size)[s]
             expected = (len(selected), int(selected[0]) if len(selected) else 0)
             assert ht.size_from_slice(size, s) == expected, (size, s)
@@ -631,8 +728,12 @@ def test_load_save_by_extension(folder):
     check = Checks()
     data = random_array((5, 3), np.float32)
     x = ht.array(data, split=0)
-    cases = [("x.h5", ("d",), {"dataset": "d"}), ("x.HDF5", ("d",), {"dataset": "d"}),
-             ("x.csv", (), {}), ("x.npy", (), {})]
+    cases = [
+        ("x.h5", ("d",), {"dataset": "d"}),
+        ("x.HDF5", ("d",), {"dataset": "d"}),
+        ("x.csv", (), {}),
+        ("x.npy", (), {}),
+    ]
     if ht.supports_netcdf():
         cases += [(name, ("v",), {"variable": "v"}) for name in ("x.nc", "x.nc4", "x.netcdf")]
     if ht.supports_zarr():
@@ -690,15 +791,29 @@ def failing_hook(format_name, rank):
 
 SAVES = [
     ("h5", lambda x, p: ht.save_hdf5(x, p, "x"), lambda p: ht.load_hdf5(p, "x", split=0)),
-    ("h5-append", lambda x, p: ht.save_hdf5(x, p, "y", mode="a"), lambda p: ht.load_hdf5(p, "y", split=0)),
+    (
+        "h5-append",
+        lambda x, p: ht.save_hdf5(x, p, "y", mode="a"),
+        lambda p: ht.load_hdf5(p, "y", split=0),
+    ),
     ("csv", lambda x, p: ht.save_csv(x, p), lambda p: ht.load_csv(p, dtype=ht.float64, split=0)),
     ("npy", lambda x, p: ht.save_npy(x, p), lambda p: ht.load_npy(p, split=0)),
 ]
 if ht.supports_netcdf():
-    SAVES.append(("nc", lambda x, p: ht.save_netcdf(x, p, "x"), lambda p: ht.load_netcdf(p, "x", ht.float64, 0)))
+    SAVES.append(
+        (
+            "nc",
+            lambda x, p: ht.save_netcdf(x, p, "x"),
+            lambda p: ht.load_netcdf(p, "x", ht.float64, 0),
+        )
+    )
 if ht.supports_zarr():
     SAVES.append(
-        ("zarr", lambda x, p: ht.save_zarr(x, p, overwrite=True, chunks=(2, 2)), lambda p: ht.load_zarr(p))
+        (
+            "zarr",
+            lambda x, p: ht.save_zarr(x, p, overwrite=True, chunks=(2, 2)),
+            lambda p: ht.load_zarr(p),
+        )
     )
 
 
@@ -716,7 +831,9 @@ def test_failed_save_leaves_old_file(folder, name, save, load, monkeypatch):
     monkeypatch.setattr(_collective_io, "_during_write", None)
     check(load(path), old, "old file")
     check.verify()
-    collective_assert(os.listdir(subfolder) == [os.path.basename(path)], f"left: {os.listdir(subfolder)}")
+    collective_assert(
+        os.listdir(subfolder) == [os.path.basename(path)], f"left: {os.listdir(subfolder)}"
+    )
 
 
 def test_failed_hdf5_save_bad_arguments(folder):
@@ -725,7 +842,15 @@ def test_failed_hdf5_save_bad_arguments(folder):
     ht.save_hdf5(ht.array(old, split=0), path, "x")
     # chunks larger than the data: h5py refuses when process 0 creates the dataset
     expect_same_errors(
-        [(ValueError, ht.save_hdf5, (ht.zeros((5, 6), split=0), path, "x"), {"chunks": (9, 9)}, "hunk")]
+        [
+            (
+                ValueError,
+                ht.save_hdf5,
+                (ht.zeros((5, 6), split=0), path, "x"),
+                {"chunks": (9, 9)},
+                "hunk",
+            )
+        ]
     )
     check = Checks()
     check(ht.load_hdf5(path, "x", split=1), old, "old file")
@@ -757,12 +882,16 @@ else:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(world_size() > 1, reason="starts its own 2-process job with mpiexec; runs at 1 process")
+@pytest.mark.skipif(
+    world_size() > 1, reason="starts its own 2-process job with mpiexec; runs at 1 process"
+)
 @pytest.mark.parametrize("kind", ["h5", "h5-append"])
 def test_killed_save_leaves_old_file(folder, kind):
     if kind == "zarr" and not ht.supports_zarr():
         pytest.skip("zarr is not installed")
-    mpiexec = shutil.which("mpiexec", path=os.path.dirname(sys.executable)) or shutil.which("mpiexec")
+    mpiexec = shutil.which("mpiexec", path=os.path.dirname(sys.executable)) or shutil.which(
+        "mpiexec"
+    )
     if mpiexec is None:
         pytest.skip("no mpiexec found")
     subfolder = os.path.join(folder, f"killed-{kind}")
@@ -836,9 +965,15 @@ def test_temporary_names():
     assert _collective_io._is_temporary_name(name + ".old")  # a Zarr store moved aside
     assert _collective_io._is_temporary_name(".x.17-0123456789ab.tmp.h5")  # older names
     assert _collective_io._is_temporary_name(os.path.basename(temporary_of("store", 5)))
-    for other in ("data.npy", ".data.npy", ".data.17.tmp.npy", ".data.x-0123456789ab.tmp.npy",
-                  ".data.17-0123456789abc.tmp.npy", "data.17-0123456789ab.tmp.npy",
-                  ".data.17-0123456789ab.tmp.npy.bak"):
+    for other in (
+        "data.npy",
+        ".data.npy",
+        ".data.17.tmp.npy",
+        ".data.x-0123456789ab.tmp.npy",
+        ".data.17-0123456789abc.tmp.npy",
+        "data.17-0123456789ab.tmp.npy",
+        ".data.17-0123456789ab.tmp.npy.bak",
+    ):
         assert not _collective_io._is_temporary_name(other), other
 
 
@@ -851,7 +986,9 @@ def test_folder_loaders_skip_temporary_files(folder):
     def write():
         os.makedirs(parts)
         np.save(os.path.join(parts, "a.npy"), npy_piece)
-        np.save(os.path.join(parts, ".a.1234-0123456789ab.tmp.npy"), np.zeros((2000, 3)))  # complete
+        np.save(
+            os.path.join(parts, ".a.1234-0123456789ab.tmp.npy"), np.zeros((2000, 3))
+        )  # complete
         np.save(temporary_of(os.path.join(parts, "a.npy"), 1234), np.zeros((2000, 3)))
         with open(temporary_of(os.path.join(parts, "b.npy"), 99), "wb") as handle:
             handle.write(b"\x93NUMPY")  # cut short
@@ -867,7 +1004,9 @@ def test_folder_loaders_skip_temporary_files(folder):
 
     on_rank0(write)
     for split in (0, 1, None):
-        check(ht.load_npy_from_path(parts, dtype=ht.float64, split=split), npy_piece, f"npy {split}")
+        check(
+            ht.load_npy_from_path(parts, dtype=ht.float64, split=split), npy_piece, f"npy {split}"
+        )
         check(ht.load_multiple_hdf5(parts, "x", split=split), h5_piece, f"h5 {split}")
     check.verify()
 
@@ -954,7 +1093,9 @@ def test_bad_files(folder):
             handle["text"] = np.array([b"ab", b"cd"])
             handle["complex"] = data.astype(np.complex64)
             handle.create_group("group")
-            handle.create_dataset("chunked", data=np.arange(5000.0), chunks=(100,), compression="gzip")
+            handle.create_dataset(
+                "chunked", data=np.arange(5000.0), chunks=(100,), compression="gzip"
+            )
         content = open(good_h5, "rb").read()
         with open(os.path.join(bad, "truncated.h5"), "wb") as handle:
             handle.write(content[: len(content) // 2])
@@ -988,7 +1129,13 @@ def test_bad_files(folder):
         (FileNotFoundError, ht.load_npy, (missing + ".npy",), {}, "missing.npy"),
         (FileNotFoundError, ht.load_npy_from_path, (missing,), {}, "missing"),
         (FileNotFoundError, ht.load_multiple_hdf5, (missing, "x"), {}, "missing"),
-        (FileNotFoundError, ht.save_hdf5, (ht.zeros(3), os.path.join(missing, "a.h5"), "x"), {}, "missing"),
+        (
+            FileNotFoundError,
+            ht.save_hdf5,
+            (ht.zeros(3), os.path.join(missing, "a.h5"), "x"),
+            {},
+            "missing",
+        ),
         (KeyError, ht.load_hdf5, (good_h5, "y"), {}, "'y'"),
         (KeyError, ht.load_hdf5, (good_h5, "group"), {}, "group"),
         (ValueError, ht.load_hdf5, (os.path.join(bad, "junk.h5"), "x"), {}, "junk.h5"),
@@ -996,7 +1143,13 @@ def test_bad_files(folder):
         (ValueError, ht.load_hdf5, (bad, "x"), {}, "folder"),
         (ValueError, ht.load_hdf5, (good_h5, "x"), {"slices": (slice(0, 9),)}, "out of range"),
         (ValueError, ht.load_hdf5, (good_h5, "x"), {"slices": (slice(6, None),)}, "out of range"),
-        (ValueError, ht.load_hdf5, (good_h5, "x"), {"slices": (slice(None), slice(None), slice(None))}, "dimensions"),
+        (
+            ValueError,
+            ht.load_hdf5,
+            (good_h5, "x"),
+            {"slices": (slice(None), slice(None), slice(None))},
+            "dimensions",
+        ),
         (ValueError, ht.load_hdf5, (good_h5, "x"), {"slices": (slice(None, None, -1),)}, "step"),
         (ValueError, ht.load_hdf5, (good_h5, "x"), {"load_fraction": 0.0}, "load_fraction"),
         (ValueError, ht.load_hdf5, (good_h5, "x"), {"split": 2}, "split"),
@@ -1016,12 +1169,36 @@ def test_bad_files(folder):
         (ValueError, ht.load_npy_from_path, (good_h5,), {}, "not a folder"),
         (ValueError, ht.load_csv, (os.path.join(bad, "columns.csv"),), {"split": 0}, "columns.csv"),
         (ValueError, ht.load_csv, (os.path.join(bad, "words.csv"),), {"split": 0}, "words.csv"),
-        (ValueError, ht.load_csv, (os.path.join(bad, "words.csv"),), {"header_lines": -1}, "header_lines"),
-        (ValueError, ht.load_csv, (os.path.join(bad, "words.csv"),), {"encoding": "no-such"}, "encoding"),
+        (
+            ValueError,
+            ht.load_csv,
+            (os.path.join(bad, "words.csv"),),
+            {"header_lines": -1},
+            "header_lines",
+        ),
+        (
+            ValueError,
+            ht.load_csv,
+            (os.path.join(bad, "words.csv"),),
+            {"encoding": "no-such"},
+            "encoding",
+        ),
         (ValueError, ht.load_csv, (os.path.join(bad, "words.csv"),), {"split": 2}, "split"),
         (TypeError, ht.load_csv, (os.path.join(bad, "words.csv"),), {"sep": 1}, "sep"),
-        (ValueError, ht.save_csv, (ht.zeros((2, 2, 2)), os.path.join(bad, "a.csv")), {}, "3 dimensions"),
-        (TypeError, ht.save_csv, (ht.zeros(2, dtype=ht.complex64), os.path.join(bad, "a.csv")), {}, "complex"),
+        (
+            ValueError,
+            ht.save_csv,
+            (ht.zeros((2, 2, 2)), os.path.join(bad, "a.csv")),
+            {},
+            "3 dimensions",
+        ),
+        (
+            TypeError,
+            ht.save_csv,
+            (ht.zeros(2, dtype=ht.complex64), os.path.join(bad, "a.csv")),
+            {},
+            "complex",
+        ),
     ]
     if ht.supports_netcdf():
         calls += [
@@ -1048,7 +1225,9 @@ def test_read_failure_on_one_process(folder, monkeypatch):
         return original(self, *args, **kwargs)
 
     monkeypatch.setattr(h5py.Dataset, "read_direct", read_direct)
-    expected_text = "(inflate() failed)" + (f" [on process {COMM.size - 1}]" if COMM.size > 1 else "")
+    expected_text = "(inflate() failed)" + (
+        f" [on process {COMM.size - 1}]" if COMM.size > 1 else ""
+    )
     expect_same_errors([(ValueError, ht.load_hdf5, (path, "x"), {"split": 0}, expected_text)])
     monkeypatch.undo()
     check = Checks()
@@ -1068,4 +1247,3 @@ def test_processes_seeing_different_files(folder):
     on_rank0(write)
     mine = paths[0] if COMM.rank == 0 else paths[1]
     expect_same_errors([(ValueError, ht.load_npy, (mine,), {"split": 0}, "do not see the same")])
-

@@ -15,13 +15,13 @@ import heat as ht
 from tests.helpers import (
     SHAPES,
     Checks,
+    assert_array_equal,
+    assert_raises_then_collective_works,
     error_operands,
     expect_errors,
     inputs,
-    shape_id,
-    assert_array_equal,
-    assert_raises_then_collective_works,
     random_array,
+    shape_id,
     skewed,
 )
 

@@ -162,7 +162,9 @@ def test_layout_bad_input():
     assert_raises_then_collective_works(TypeError, ht.resplit, x, 1.0)
     assert_raises_then_collective_works(TypeError, ht.resplit, np.zeros(3), 0)
     assert_raises_then_collective_works(ValueError, ht.redistribute, x, [4] * (x.comm.size + 1))
-    assert_raises_then_collective_works(ValueError, ht.redistribute, x, [5] + [0] * (x.comm.size - 1))
+    assert_raises_then_collective_works(
+        ValueError, ht.redistribute, x, [5] + [0] * (x.comm.size - 1)
+    )
     assert_raises_then_collective_works(ValueError, ht.redistribute, ht.zeros(3), [3])
     assert_raises_then_collective_works(ValueError, ht.collect, x, x.comm.size)
 
@@ -221,12 +223,28 @@ def test_align_local_length_one_split_axis():
 
     leader = ht.array([3.0], split=0)
     local = align_local(ht.array([0.0]), (1,), 0, leader)
-    collective_assert(tuple(local.shape) == leader.lshape, f"{tuple(local.shape)} != {leader.lshape}")
-    assert_array_equal(ht.array([[1.0, 2.0]], split=0) + ht.array([[5.0, 6.0]]), np.array([[6.0, 8.0]], dtype=np.float32))
+    collective_assert(
+        tuple(local.shape) == leader.lshape, f"{tuple(local.shape)} != {leader.lshape}"
+    )
+    assert_array_equal(
+        ht.array([[1.0, 2.0]], split=0) + ht.array([[5.0, 6.0]]),
+        np.array([[6.0, 8.0]], dtype=np.float32),
+    )
 
 
-ALL_DTYPES = (np.bool_, np.uint8, np.int8, np.int16, np.int32, np.int64, np.float16, np.float32,
-              np.float64, np.complex64, np.complex128)
+ALL_DTYPES = (
+    np.bool_,
+    np.uint8,
+    np.int8,
+    np.int16,
+    np.int32,
+    np.int64,
+    np.float16,
+    np.float32,
+    np.float64,
+    np.complex64,
+    np.complex128,
+)
 
 
 @pytest.mark.parametrize("shape", [(5, 7), (1, 4), (0, 3), (2, 3, 5)])
@@ -244,9 +262,11 @@ def test_resplit_non_contiguous_inputs_every_dtype(shape):
                 for target in splits_for(ndim):
                     y = ht.resplit(x, target)
                     assert_array_equal(y, data)
-                z = ht.redistribute(x, [0] * (x.comm.size - 1) + [x.gshape[x.split]]) if (
-                    x.split is not None
-                ) else x
+                z = (
+                    ht.redistribute(x, [0] * (x.comm.size - 1) + [x.gshape[x.split]])
+                    if (x.split is not None)
+                    else x
+                )
                 assert_array_equal(ht.resplit(z, (ndim - 1 if x.split == 0 else 0)), data)
 
 

@@ -39,7 +39,12 @@ def test_all_any(name, dtype):
         axes = [None, 0, -1] + ([(0, len(shape) - 1)] if len(shape) > 1 else [])
         for i, axis in enumerate(axes):
             keepdims = bool(i % 2)
-            checks.append((function(x, axis=axis, keepdims=keepdims), np_function(a, axis=axis, keepdims=keepdims)))
+            checks.append(
+                (
+                    function(x, axis=axis, keepdims=keepdims),
+                    np_function(a, axis=axis, keepdims=keepdims),
+                )
+            )
         checks.append((function(ht.array(ones, split=split)), np_function(ones)))
     a = sparse_data((4, 5), dtype, seed=2)
     x = ht.array(a, split=0)
@@ -55,7 +60,9 @@ def test_all_any(name, dtype):
 
 def isclose_data(shape, seed):
     a = random_array(shape, np.float64, seed=seed)
-    b = a + random_array(shape, np.float64, seed=seed + 1, low=-1e-5, high=1e-5) * (np.arange(a.size).reshape(shape) % 3)
+    b = a + random_array(shape, np.float64, seed=seed + 1, low=-1e-5, high=1e-5) * (
+        np.arange(a.size).reshape(shape) % 3
+    )
     if a.size > 2:
         a.ravel()[0], b.ravel()[0] = np.nan, np.nan
         a.ravel()[1], b.ravel()[1] = np.inf, np.inf
@@ -75,7 +82,10 @@ def test_isclose_all_splits(dtype):
             checks.append((x.isclose(y, **kwargs), np.isclose(a, b, **kwargs)))
         collective_assert(ht.allclose(x, x, equal_nan=True) is True)
         collective_assert(ht.allclose(x, y) == bool(np.allclose(a, b)))
-        collective_assert(ht.allclose(x, y, equal_nan=True, atol=1e-4) == bool(np.allclose(a, b, equal_nan=True, atol=1e-4)))
+        collective_assert(
+            ht.allclose(x, y, equal_nan=True, atol=1e-4)
+            == bool(np.allclose(a, b, equal_nan=True, atol=1e-4))
+        )
     assert_arrays_equal(checks)
 
 
@@ -91,10 +101,17 @@ def test_isclose_mixed():
     ints = np.arange(6, dtype=np.int32)
     checks.append((ht.isclose(ht.array(ints, split=0), 2), np.isclose(ints, 2)))
     checks.append((ht.isclose(ht.array(ints, split=0), ints + 1e-9), np.isclose(ints, ints + 1e-9)))
-    checks.append((ht.isclose(ht.array(ints.astype(bool), split=0), True), np.isclose(ints.astype(bool), True)))
+    checks.append(
+        (
+            ht.isclose(ht.array(ints.astype(bool), split=0), True),
+            np.isclose(ints.astype(bool), True),
+        )
+    )
     checks.append((ht.isclose(ht.array(a, split=0), 1.0, atol=5), np.isclose(a, 1.0, atol=5)))
     z = np.array([1 + 1j, 2 + 1e-9j, np.nan + 0j])
-    checks.append((ht.isclose(ht.array(z, split=0), ht.array(z.real, split=0)), np.isclose(z, z.real)))
+    checks.append(
+        (ht.isclose(ht.array(z, split=0), ht.array(z.real, split=0)), np.isclose(z, z.real))
+    )
     assert_arrays_equal(checks)
     collective_assert(ht.allclose(ht.array(a, split=0), a, equal_nan=True))
     collective_assert(ht.allclose(ht.zeros((0, 3), split=0), ht.zeros((0, 3), split=1)))
@@ -117,12 +134,18 @@ def test_classification(dtype):
         a = random_array((8,), dtype, seed=6)
     a = np.tile(a, (3, 1))
     checks = []
-    names = ["isnan", "isinf", "isfinite"] + ([] if dtype == "complex64" else ["isposinf", "isneginf", "signbit"])
+    names = ["isnan", "isinf", "isfinite"] + (
+        [] if dtype == "complex64" else ["isposinf", "isneginf", "signbit"]
+    )
     for split in (None, 0, 1, -1):
         x = ht.array(a, split=split)
         for name in names:
             checks.append((getattr(ht, name)(x), getattr(np, name)(a)))
-        checks += [(x.isnan(), np.isnan(a)), (x.isinf(), np.isinf(a)), (x.isfinite(), np.isfinite(a))]
+        checks += [
+            (x.isnan(), np.isnan(a)),
+            (x.isinf(), np.isinf(a)),
+            (x.isfinite(), np.isfinite(a)),
+        ]
     assert_arrays_equal(checks)
     if dtype == "complex64":
         for name in ("isposinf", "isneginf", "signbit"):
@@ -151,18 +174,29 @@ def test_classification_out_where():
 def test_logical_binary(name):
     function, np_function = getattr(ht, name), getattr(np, name)
     checks = []
-    for dtype_a, dtype_b in (("bool", "bool"), ("int32", "float64"), ("float32", "bool"), ("complex64", "int8")):
+    for dtype_a, dtype_b in (
+        ("bool", "bool"),
+        ("int32", "float64"),
+        ("float32", "bool"),
+        ("complex64", "int8"),
+    ):
         for shape, split in combinations():
             a = sparse_data(shape, dtype_a, seed=7)
             b = sparse_data(shape, dtype_b, seed=8)
-            checks.append((function(ht.array(a, split=split), ht.array(b, split=split)), np_function(a, b)))
+            checks.append(
+                (function(ht.array(a, split=split), ht.array(b, split=split)), np_function(a, b))
+            )
     a = sparse_data((4, 5), "float64", seed=9)
     b = sparse_data((5,), "int32", seed=10)
     for split_a, split_b in ((0, 0), (1, 0), (0, None), (None, 0)):
-        checks.append((function(ht.array(a, split=split_a), ht.array(b, split=split_b)), np_function(a, b)))
-    checks += [(function(ht.array(a, split=0), True), np_function(a, True)),
-               (function(0, ht.array(a, split=1)), np_function(0, a)),
-               (function(ht.array(a, split=0), b.tolist()), np_function(a, b))]
+        checks.append(
+            (function(ht.array(a, split=split_a), ht.array(b, split=split_b)), np_function(a, b))
+        )
+    checks += [
+        (function(ht.array(a, split=0), True), np_function(a, True)),
+        (function(0, ht.array(a, split=1)), np_function(0, a)),
+        (function(ht.array(a, split=0), b.tolist()), np_function(a, b)),
+    ]
     mask = random_array((4, 5), np.bool_, seed=11)
     out = ht.ones((4, 5), dtype=ht.bool, split=1)
     function(ht.array(a, split=0), ht.array(b, split=0), out=out, where=ht.array(mask, split=0))
@@ -170,7 +204,9 @@ def test_logical_binary(name):
     np_function(a, b, out=expected, where=mask)
     checks.append((out, expected))
     assert_arrays_equal(checks)
-    assert_raises_then_collective_works(ValueError, function, ht.ones((4, 5), split=0), ht.ones((4,), split=0))
+    assert_raises_then_collective_works(
+        ValueError, function, ht.ones((4, 5), split=0), ht.ones((4,), split=0)
+    )
     assert_raises_then_collective_works(TypeError, function, ht.ones(3), "a")
 
 

@@ -50,7 +50,9 @@ def test_partitioned_describes_the_layout(shape, dtype):
                 ok = ok and comm.rank in part["location"]
                 ok = ok and part["data"].data_ptr() == x.larray.data_ptr()
                 index = tuple(slice(s, s + n) for s, n in zip(part["start"], part["shape"]))
-                ok = ok and np.array_equal(parts["get"](part["data"]).cpu().numpy(), expected[index])
+                ok = ok and np.array_equal(
+                    parts["get"](part["data"]).cpu().numpy(), expected[index]
+                )
         collective_assert(ok, f"bad __partitioned__ for shape {shape} split {split}: {parts}")
 
 
@@ -94,7 +96,9 @@ class _Foreign:
                 (0, r): {
                     "start": (0, int(starts[r])),
                     "shape": (n, int(counts[r])),
-                    "data": data[:, starts[r] : starts[r] + counts[r]].copy() if r == comm.rank else None,
+                    "data": data[:, starts[r] : starts[r] + counts[r]].copy()
+                    if r == comm.rank
+                    else None,
                     "location": [r],
                 }
                 for r in range(len(counts))
@@ -188,7 +192,12 @@ def test_bad_tables_raise_on_every_process():
         "locals": [],
     }
     if size == 1:
-        two["partitions"][(0, 1)] = {"start": (0, 2), "shape": (1, 2), "data": None, "location": [0]}
+        two["partitions"][(0, 1)] = {
+            "start": (0, 2),
+            "shape": (1, 2),
+            "data": None,
+            "location": [0],
+        }
     assert_raises_then_collective_works(ValueError, ht.from_partition_dict, two)
     # a rank outside the communicator
     outside = _parted_of(x)

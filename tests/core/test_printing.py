@@ -239,7 +239,9 @@ def test_local_printing(split):
     local = x.larray.cpu().numpy()
     text = np.array2string(local, separator=", ", prefix=prefix, suffix=",")
     shape_note = f"shape={local.shape}, " if local.size == 0 else ""
-    expected = f"{prefix}{text}, {shape_note}dtype=ht.int64, device={ht.get_device()}, split={split})"
+    expected = (
+        f"{prefix}{text}, {shape_note}dtype=ht.int64, device={ht.get_device()}, split={split})"
+    )
     # local printing communicates nothing: only rank 0 printing must not hang
     ok = repr(x) == expected and type(repr(x)) is str  # every process prints its own block
     if comm.rank == 0:
@@ -378,8 +380,12 @@ def test_print_once_in_a_job(tmp_path):
         "print('sum:', x.sum())\n"
     )
     done = subprocess.run(
-        ["mpiexec", "-n", "3", sys.executable, str(script)], env=fresh_job_environment(),
-        capture_output=True, text=True, timeout=110, stdin=subprocess.DEVNULL,
+        ["mpiexec", "-n", "3", sys.executable, str(script)],
+        env=fresh_job_environment(),
+        capture_output=True,
+        text=True,
+        timeout=110,
+        stdin=subprocess.DEVNULL,
     )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
@@ -417,7 +423,9 @@ def test_printing_alone_says_what_it_waits_for(monkeypatch, capsys, layout):
     else:
         ok = err == ""
     collective_assert(ok, err)
-    expected = np.arange(20) if layout == "balanced" else np.concatenate(
-        [np.arange(r + 1) for r in range(comm.size)]
+    expected = (
+        np.arange(20)
+        if layout == "balanced"
+        else np.concatenate([np.arange(r + 1) for r in range(comm.size)])
     )
     assert_text(text, expected_repr(expected, x))

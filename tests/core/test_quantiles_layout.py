@@ -12,7 +12,6 @@ import torch
 
 import heat as ht
 from heat.core import quantiles as quantiles_module
-
 from tests.helpers import assert_array_equal, collective_assert, random_array
 
 METHODS = quantiles_module._QUANTILE_METHODS  # every method NumPy has
@@ -56,9 +55,7 @@ def test_radix_selection_floats(dtype, small_scans):
     assert_array_equal(x, data)
 
 
-@pytest.mark.parametrize(
-    "dtype", (np.int8, np.uint8, np.int16, np.int32, np.int64, np.bool_)
-)
+@pytest.mark.parametrize("dtype", (np.int8, np.uint8, np.int16, np.int32, np.int64, np.bool_))
 def test_radix_selection_integers(dtype, small_scans):
     data = random_array((2500,), dtype, seed=2, low=-120, high=120)
     if np.dtype(dtype).kind == "i":

@@ -48,13 +48,19 @@ def oracle_threefry(c0, c1, k0, k1):
 def oracle_words(seed, counter, n, per=1, j=0):
     """Words of counters counter + i * per + j, i < n (mod 2**64), as uint64 arrays."""
     ctr = np.uint64(counter) + np.arange(n, dtype=np.uint64) * np.uint64(per) + np.uint64(j)
-    w0, w1 = oracle_threefry((ctr & np.uint64(_M32)).astype(np.uint32),
-                             (ctr >> np.uint64(32)).astype(np.uint32), seed & _M32, seed >> 32)
+    w0, w1 = oracle_threefry(
+        (ctr & np.uint64(_M32)).astype(np.uint32),
+        (ctr >> np.uint64(32)).astype(np.uint32),
+        seed & _M32,
+        seed >> 32,
+    )
     return w0.astype(np.uint64), w1.astype(np.uint64)
 
 
 def oracle_u53(w0, w1):
-    return ((w0 >> np.uint64(5)) * np.uint64(1 << 26) + (w1 >> np.uint64(6))).astype(np.float64) * 2.0 ** -53
+    return ((w0 >> np.uint64(5)) * np.uint64(1 << 26) + (w1 >> np.uint64(6))).astype(
+        np.float64
+    ) * 2.0**-53
 
 
 def oracle_uniform(seed, counter, shape, dtype):
@@ -62,7 +68,7 @@ def oracle_uniform(seed, counter, shape, dtype):
     w0, w1 = oracle_words(seed, counter, n)
     if dtype == np.float64:
         return oracle_u53(w0, w1).reshape(shape)
-    return ((w0 >> np.uint64(8)).astype(np.float64) * 2.0 ** -24).astype(np.float32).reshape(shape)
+    return ((w0 >> np.uint64(8)).astype(np.float64) * 2.0**-24).astype(np.float32).reshape(shape)
 
 
 def oracle_normal(seed, counter, shape, dtype):
@@ -73,7 +79,7 @@ def oracle_normal(seed, counter, shape, dtype):
         u2 = oracle_u53(*oracle_words(seed, counter, n, 2, 1))
     else:
         w0, w1 = oracle_words(seed, counter, n)
-        u1, u2 = w0.astype(np.float64) * 2.0 ** -32, w1.astype(np.float64) * 2.0 ** -32
+        u1, u2 = w0.astype(np.float64) * 2.0**-32, w1.astype(np.float64) * 2.0**-32
     z = np.sqrt(-2.0 * np.log1p(-u1)) * np.cos(2.0 * np.pi * u2)
     return z.reshape(shape)
 
@@ -86,7 +92,7 @@ def oracle_bits63(seed, counter, n):
 def oracle_randint(seed, counter, shape, low, high):
     n = int(np.prod(shape))
     span = high - low
-    if span < 2 ** 63:
+    if span < 2**63:
         values = [low + int(u) % span for u in oracle_bits63(seed, counter, n)]
     else:
         w0, w1 = oracle_words(seed, counter, n)
@@ -146,6 +152,7 @@ class BlockChecks:
 def test_threefry_known_answers(key, counter, expected):
     # the published known-answer vectors of Threefry-2x32-20, for the oracle and the torch code
     import torch
+
     from heat.core import random as hr
 
     w0, w1 = oracle_threefry(np.array([counter[0]]), np.array([counter[1]]), *key)
@@ -174,9 +181,9 @@ def test_rand_and_randn_match_oracle(shape, split):
         y = ht.random.random_sample(shape, dtype=dtype, split=split)
         checks.check(f"random_sample {dtype.__name__}", y, oracle_uniform(12345, n, shape, dtype))
 
-        ht.random.seed(2 ** 64 - 1)
+        ht.random.seed(2**64 - 1)
         z = ht.random.randn(*shape, dtype=dtype, split=split)
-        expected = oracle_normal(2 ** 64 - 1, 0, shape, dtype).astype(dtype)
+        expected = oracle_normal(2**64 - 1, 0, shape, dtype).astype(dtype)
         tolerance = 1e-6 if dtype == np.float32 else 1e-12
         checks.check(f"randn {dtype.__name__}", z, expected, rtol=tolerance, atol=tolerance)
         per = 2 if dtype == np.float64 else 1
@@ -194,7 +201,9 @@ def test_randn_seed5_11x3_independent_of_process_count(split):
     assert alone.comm.size == 1
     values = x.numpy()
     collective_assert(np.array_equal(values, alone.numpy()), "differs from the 1-process result")
-    assert_array_equal(x, oracle_normal(5, 0, (11, 3), np.float32).astype(np.float32), rtol=1e-6, atol=1e-6)
+    assert_array_equal(
+        x, oracle_normal(5, 0, (11, 3), np.float32).astype(np.float32), rtol=1e-6, atol=1e-6
+    )
     # every rank sees the same numbers
     gathered = ht.MPI_WORLD.allgather(values.tobytes())
     collective_assert(all(g == gathered[0] for g in gathered))
@@ -202,9 +211,9 @@ def test_randn_seed5_11x3_independent_of_process_count(split):
 
 @pytest.mark.parametrize("split", [None, 0])
 def test_counter_wraps_modulo_2_64(split):
-    set_counter(7, 2 ** 64 - 3)
+    set_counter(7, 2**64 - 3)
     x = ht.random.rand(6, split=split, dtype=ht.float64)
-    assert_array_equal(x, oracle_uniform(7, 2 ** 64 - 3, (6,), np.float64), rtol=0, atol=0)
+    assert_array_equal(x, oracle_uniform(7, 2**64 - 3, (6,), np.float64), rtol=0, atol=0)
     collective_assert(ht.random.get_state()[2] == 3)
 
 
@@ -218,14 +227,20 @@ def test_rand_small_floats(dtype):
     ht.random.seed(3)
     reference = ht.random.rand(50, 3, dtype=ht.float32).numpy().astype(np.float64)
     # the top `bits` bits of the same word
-    collective_assert(np.array_equal(values, np.floor(reference * 2 ** bits) / 2 ** bits))
+    collective_assert(np.array_equal(values, np.floor(reference * 2**bits) / 2**bits))
     collective_assert(values.min() >= 0 and values.max() < 1)
 
 
 @pytest.mark.parametrize(
     "low, high, dtype",
-    [(0, 10, ht.int64), (-5, 3, ht.int8), (0, 2, ht.bool), (-2 ** 31, 2 ** 31, ht.int64),
-     (-2 ** 63, 2 ** 63 - 1, ht.int64), (-(2 ** 31), 2 ** 31 - 1, ht.int32)],
+    [
+        (0, 10, ht.int64),
+        (-5, 3, ht.int8),
+        (0, 2, ht.bool),
+        (-(2**31), 2**31, ht.int64),
+        (-(2**63), 2**63 - 1, ht.int64),
+        (-(2**31), 2**31 - 1, ht.int32),
+    ],
 )
 def test_randint_matches_oracle(low, high, dtype):
     checks = BlockChecks()
@@ -260,7 +275,18 @@ def test_randperm_matches_oracle(n, split):
     assert_array_equal(q, oracle_perm(11, n, n).astype(np.int32))
 
 
-@pytest.mark.parametrize("shape, split", [((9,), None), ((9,), 0), ((5, 3), 0), ((5, 3), 1), ((2, 3, 2), 0), ((2, 3, 2), 2), ((0, 3), 0)])
+@pytest.mark.parametrize(
+    "shape, split",
+    [
+        ((9,), None),
+        ((9,), 0),
+        ((5, 3), 0),
+        ((5, 3), 1),
+        ((2, 3, 2), 0),
+        ((2, 3, 2), 2),
+        ((0, 3), 0),
+    ],
+)
 def test_permutation_of_array(shape, split):
     data = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
     x = ht.array(data, split=split)
@@ -278,7 +304,9 @@ def test_permutation_of_int_and_list():
     assert_array_equal(y, np.array([[1, 2], [3, 4], [5, 6]])[oracle_perm(8, 10, 3)])
 
 
-@pytest.mark.parametrize("shape, split", [((8,), 0), ((5, 3), 0), ((5, 3), 1), ((4,), None), ((2, 2), 0)])
+@pytest.mark.parametrize(
+    "shape, split", [((8,), 0), ((5, 3), 0), ((5, 3), 1), ((4,), None), ((2, 2), 0)]
+)
 def test_shuffle_in_place(shape, split):
     data = np.arange(int(np.prod(shape)), dtype=np.int32).reshape(shape)
     x = ht.array(data, split=split)
@@ -301,7 +329,9 @@ def test_shuffle_keeps_unbalanced_layout():
     assert_array_equal(x, data[oracle_perm(32, 0, 7)])
 
 
-@pytest.mark.parametrize("size, split", [(None, None), (7, 0), ((3, 4), 1), ((3, 4), None), ((0,), 0)])
+@pytest.mark.parametrize(
+    "size, split", [(None, None), (7, 0), ((3, 4), 1), ((3, 4), None), ((0,), 0)]
+)
 def test_choice_with_replacement(size, split):
     shape = () if size is None else ((size,) if isinstance(size, int) else size)
     n = int(np.prod(shape))
@@ -379,7 +409,9 @@ def test_normal_array_parameters_broadcast(mean_split, std_split):
     ht.random.seed(62)
     y = ht.random.normal(1.0, std_ht, shape=(2, 4, 3), split=1)
     assert y.dtype is ht.float32 and y.split == 1
-    assert_array_equal(y, (1.0 + std * oracle_normal(62, 0, (2, 4, 3), np.float32)).astype(np.float32), rtol=1e-5)
+    assert_array_equal(
+        y, (1.0 + std * oracle_normal(62, 0, (2, 4, 3), np.float32)).astype(np.float32), rtol=1e-5
+    )
 
 
 def test_normal_takes_split_of_parameter():
@@ -404,8 +436,15 @@ def test_uniform(split):
 
 def test_zero_dimensional_results():
     ht.random.seed(81)
-    for x in (ht.random.rand(), ht.random.randn(), ht.random.random(), ht.random.ranf(),
-              ht.random.sample(), ht.random.normal(), ht.random.uniform()):
+    for x in (
+        ht.random.rand(),
+        ht.random.randn(),
+        ht.random.random(),
+        ht.random.ranf(),
+        ht.random.sample(),
+        ht.random.normal(),
+        ht.random.uniform(),
+    ):
         collective_assert(x.shape == () and x.split is None and x.dtype is ht.float32)
     collective_assert(ht.random.get_state()[2] == 7)
 
@@ -432,7 +471,7 @@ def test_seed_none_agrees_on_all_ranks():
     state = ht.random.get_state()
     states = ht.MPI_WORLD.allgather(state)
     collective_assert(all(s == states[0] for s in states))
-    collective_assert(state[0] == "Threefry" and state[2] == 0 and 0 <= state[1] < 2 ** 64)
+    collective_assert(state[0] == "Threefry" and state[2] == 0 and 0 <= state[1] < 2**64)
     x = ht.random.rand(5, split=0)
     assert_array_equal(x, oracle_uniform(state[1], 0, (5,), np.float32), rtol=0, atol=0)
 
@@ -495,8 +534,11 @@ def test_generator_draws_as_the_global_generator_seeded_alike():
     ht.random.seed(7)
 
     class GlobalAsGenerator:  # the module's functions under the Generator's names
-        choice = staticmethod(lambda a, size, replace=True, p=None, split=None: ht.random.choice(
-            a, size, replace, p, split))
+        choice = staticmethod(
+            lambda a, size, replace=True, p=None, split=None: ht.random.choice(
+                a, size, replace, p, split
+            )
+        )
         permutation = staticmethod(ht.random.permutation)
         shuffle = staticmethod(ht.random.shuffle)
 
@@ -512,7 +554,10 @@ def test_generators_are_independent():
     alone_one = ht.random.default_rng(1)
     alone_two = ht.random.default_rng(2)
     separate = [
-        alone_one.random(5), alone_two.random(5), alone_one.integers(10, size=3), alone_two.random(2)
+        alone_one.random(5),
+        alone_two.random(5),
+        alone_one.integers(10, size=3),
+        alone_two.random(2),
     ]
     for a, b in zip(interleaved, separate, strict=True):
         assert_array_equal(a, b.numpy(), rtol=0, atol=0)
@@ -533,8 +578,13 @@ def test_generator_without_seed_agrees_on_all_ranks():
 
 
 def test_generator_bad_input_raises_everywhere():
-    for exception, args in ((ValueError, (-1,)), (ValueError, (2**64,)), (TypeError, (1.5,)),
-                            (TypeError, ("seed",)), (TypeError, (True,))):
+    for exception, args in (
+        (ValueError, (-1,)),
+        (ValueError, (2**64,)),
+        (TypeError, (1.5,)),
+        (TypeError, ("seed",)),
+        (TypeError, (True,)),
+    ):
         assert_raises_then_collective_works(exception, ht.random.default_rng, *args)
     rng = ht.random.default_rng(3)
     calls = [
@@ -562,10 +612,30 @@ def test_generator_bad_input_raises_everywhere():
 def test_float_draws_unchanged_by_complex_support():
     # values computed before complex dtypes were added: real draws keep their numbers
     expected = {
-        ("rand", ht.float32): [0.8690483570098877, 0.15063238143920898, 0.5203206539154053, 0.2499372959136963],
-        ("rand", ht.float64): [0.8690483965743594, 0.1506324111875399, 0.5203206621592672, 0.24993735448032295],
-        ("randn", ht.float32): [-0.7452703714370728, 0.5708326697349548, 0.9508616328239441, 0.48592430353164673],
-        ("randn", ht.float64): [1.178716738511106, 0.000477113166451928, -0.11741695640710231, -1.5202783174292742],
+        ("rand", ht.float32): [
+            0.8690483570098877,
+            0.15063238143920898,
+            0.5203206539154053,
+            0.2499372959136963,
+        ],
+        ("rand", ht.float64): [
+            0.8690483965743594,
+            0.1506324111875399,
+            0.5203206621592672,
+            0.24993735448032295,
+        ],
+        ("randn", ht.float32): [
+            -0.7452703714370728,
+            0.5708326697349548,
+            0.9508616328239441,
+            0.48592430353164673,
+        ],
+        ("randn", ht.float64): [
+            1.178716738511106,
+            0.000477113166451928,
+            -0.11741695640710231,
+            -1.5202783174292742,
+        ],
     }
     for (name, dtype), values in expected.items():
         ht.random.seed(42)
@@ -586,7 +656,9 @@ def test_complex_draws_pair_a_real_draw(dtype, shape, split):
         assert z.dtype is dtype and z.gshape == shape and z.split == split
         counter = ht.random.get_state()[2]
         ht.random.seed(9)
-        pairs = getattr(ht.random, name)(*(shape + (2,)), dtype=part).numpy().astype(np.float64) * scale
+        pairs = (
+            getattr(ht.random, name)(*(shape + (2,)), dtype=part).numpy().astype(np.float64) * scale
+        )
         collective_assert(ht.random.get_state()[2] == counter, "advances the counter as 2n reals")
         expected = (pairs[..., 0] + 1j * pairs[..., 1]).astype(dtype.numpy_type())
         tolerance = 1e-6 if dtype is ht.complex64 else 1e-12
@@ -617,9 +689,14 @@ def test_complex_aliases_share_the_path():
     ht.random.seed(3)
     b = ht.random.randn(4, 2, dtype=ht.complex64)
     ht.random.seed(3)
-    assert_array_equal(ht.random.standard_normal((4, 2), dtype=ht.complex64, split=1), b.numpy(), rtol=0, atol=0)
+    assert_array_equal(
+        ht.random.standard_normal((4, 2), dtype=ht.complex64, split=1), b.numpy(), rtol=0, atol=0
+    )
     # normal, uniform and the Generator's methods stay real, as in HeAT / NumPy
-    for function, args in ((ht.random.normal, (0.0, 1.0, (3,))), (ht.random.uniform, (0.0, 1.0, (3,)))):
+    for function, args in (
+        (ht.random.normal, (0.0, 1.0, (3,))),
+        (ht.random.uniform, (0.0, 1.0, (3,))),
+    ):
         assert_raises_then_collective_works(TypeError, function, *args, dtype=ht.complex64)
     rng = ht.random.default_rng(0)
     assert_raises_then_collective_works(TypeError, rng.random, 3, ht.complex64)
@@ -636,7 +713,9 @@ def test_complex_statistics():
         collective_assert(abs(np.corrcoef(u.real, u.imag)[0, 1]) < 0.03, "independent parts")
         z = ht.random.randn(20_000, dtype=dtype, split=0).numpy()
         for part in (z.real, z.imag):
-            collective_assert(abs(part.mean()) < 0.02 and abs(part.var() - 0.5) < 0.02, f"{part.var()}")
+            collective_assert(
+                abs(part.mean()) < 0.02 and abs(part.var() - 0.5) < 0.02, f"{part.var()}"
+            )
         collective_assert(abs((np.abs(z) ** 2).mean() - 1.0) < 0.03, "total variance 1")
         collective_assert(abs(np.corrcoef(z.real, z.imag)[0, 1]) < 0.03, "independent parts")
 
@@ -661,10 +740,12 @@ def test_normal_statistics():
     for dtype in (ht.float32, ht.float64):
         values = ht.random.randn(100_000, dtype=dtype, split=0).numpy().astype(np.float64)
         mean, std = values.mean(), values.std()
-        skew = ((values - mean) ** 3).mean() / std ** 3
-        kurtosis = ((values - mean) ** 4).mean() / std ** 4
+        skew = ((values - mean) ** 3).mean() / std**3
+        kurtosis = ((values - mean) ** 4).mean() / std**4
         collective_assert(abs(mean) < 0.015 and abs(std - 1) < 0.015, f"mean {mean} std {std}")
-        collective_assert(abs(skew) < 0.05 and abs(kurtosis - 3) < 0.1, f"skew {skew} kurt {kurtosis}")
+        collective_assert(
+            abs(skew) < 0.05 and abs(kurtosis - 3) < 0.1, f"skew {skew} kurt {kurtosis}"
+        )
         collective_assert(abs((np.abs(values) < 1).mean() - 0.6827) < 0.01)
     shifted = ht.random.normal(5.0, 2.0, 100_000, split=0).numpy()
     collective_assert(abs(shifted.mean() - 5) < 0.03 and abs(shifted.std() - 2) < 0.03)
@@ -677,7 +758,7 @@ def test_randint_statistics():
     counts = np.bincount(values.ravel() + 3, minlength=10)
     chi2 = ((counts - 10_000) ** 2 / 10_000).sum()
     collective_assert(chi2 < 40, f"chi2 {chi2}")  # 9 degrees of freedom: p ~ 1e-5
-    big = ht.random.randint(-2 ** 63, 2 ** 63 - 1, size=20_000, split=0).numpy()
+    big = ht.random.randint(-(2**63), 2**63 - 1, size=20_000, split=0).numpy()
     collective_assert(abs((big < 0).mean() - 0.5) < 0.02)
 
 
@@ -766,7 +847,7 @@ BAD_INPUT = {
     ],
     "state": [
         (ValueError, ht.random.seed, (-1,), {}),
-        (ValueError, ht.random.seed, (2 ** 64,), {}),
+        (ValueError, ht.random.seed, (2**64,), {}),
         (TypeError, ht.random.seed, (1.5,), {}),
         (ValueError, ht.random.set_state, (("Philox", 1, 0),), {}),
         (ValueError, ht.random.set_state, (("Threefry", 1),), {}),
@@ -783,9 +864,13 @@ def test_bad_input_raises_everywhere(family):
         ht.random.seed(1)
         assert_raises_then_collective_works(exception, function, *args, **kwargs)
         # a failed call does not consume random numbers
-        collective_assert(ht.random.get_state()[2] == 0, f"{function.__name__}{args} consumed numbers")
+        collective_assert(
+            ht.random.get_state()[2] == 0, f"{function.__name__}{args} consumed numbers"
+        )
 
 
 def test_negative_std_array_raises_everywhere():
-    std = ht.array(np.array([1.0, 2.0, 0.5, -0.1, 1.0, 1.0, 3.0]), split=0)  # the negative entry lives on one rank
+    std = ht.array(
+        np.array([1.0, 2.0, 0.5, -0.1, 1.0, 1.0, 3.0]), split=0
+    )  # the negative entry lives on one rank
     assert_raises_then_collective_works(ValueError, ht.random.normal, 0.0, std)

@@ -60,12 +60,19 @@ def test_builtin_abs_sgn_methods():
     checks = []
     for split in splits_for(2):
         x = ht.array(a, split=split)
-        checks += [(abs(x), np.abs(a)), (x.abs(), np.abs(a)), (x.absolute(), np.abs(a)),
-                   (x.ceil(), np.ceil(a)), (x.floor(), np.floor(a)), (x.trunc(), np.trunc(a)),
-                   (abs(-ht.array(a.astype(np.int64), split=split)), np.abs(-a.astype(np.int64))),
-                   (ht.sgn(x), np.sign(a)), (ht.sgn(ht.array(z, split=split)), z / np.where(z == 0, 1, np.abs(z)), {"rtol": 1e-5}),
-                   (abs(ht.array(z, split=split)), np.abs(z), {"rtol": 1e-6}),
-                   (ht.abs(x, dtype=ht.float64), np.abs(a, dtype=np.float64))]
+        checks += [
+            (abs(x), np.abs(a)),
+            (x.abs(), np.abs(a)),
+            (x.absolute(), np.abs(a)),
+            (x.ceil(), np.ceil(a)),
+            (x.floor(), np.floor(a)),
+            (x.trunc(), np.trunc(a)),
+            (abs(-ht.array(a.astype(np.int64), split=split)), np.abs(-a.astype(np.int64))),
+            (ht.sgn(x), np.sign(a)),
+            (ht.sgn(ht.array(z, split=split)), z / np.where(z == 0, 1, np.abs(z)), {"rtol": 1e-5}),
+            (abs(ht.array(z, split=split)), np.abs(z), {"rtol": 1e-6}),
+            (ht.abs(x, dtype=ht.float64), np.abs(a, dtype=np.float64)),
+        ]
     assert_arrays_equal(checks)
 
 
@@ -90,7 +97,13 @@ def test_round_floats(dtype):
             for decimals in (-2, 1, 2):
                 wide = a.astype(np.float32) if dtype == "float16" else a
                 expected = np.around(wide, decimals=decimals).astype(dtype)
-                checks.append((ht.around(ht.array(a, split=split), decimals=decimals), expected, tolerance(dtype)))
+                checks.append(
+                    (
+                        ht.around(ht.array(a, split=split), decimals=decimals),
+                        expected,
+                        tolerance(dtype),
+                    )
+                )
     x = ht.array(random_array((4, 5), dtype, seed=5), split=0)
     checks.append((x.round(1), np.round(x.numpy(), 1), tolerance(dtype)))
     assert_arrays_equal(checks)
@@ -100,7 +113,13 @@ def test_round_integers_and_bool():
     checks = []
     a = np.array([15, 25, -15, -25, 14, 16, 150, 249, 250, 251, -250, 0, 5, -5], dtype=np.int64)
     for dtype in ("int64", "int32", "int16", "int8", "uint8"):
-        values = np.abs(a).astype(dtype) if dtype == "uint8" else a.astype(dtype) if dtype != "int8" else np.clip(a, -120, 120).astype(dtype)
+        values = (
+            np.abs(a).astype(dtype)
+            if dtype == "uint8"
+            else a.astype(dtype)
+            if dtype != "int8"
+            else np.clip(a, -120, 120).astype(dtype)
+        )
         for split in (None, 0):
             x = ht.array(values, split=split)
             for decimals in (-3, -2, -1, 0, 2):
@@ -128,7 +147,9 @@ def test_rounding_out_where():
     ht.round(x, 1, out=out)
     checks.append((out, np.round(a, 1)))
     assert_arrays_equal(checks)
-    assert_raises_then_collective_works(TypeError, ht.abs, x, out=ht.zeros((4, 5), dtype=ht.int32, split=0))
+    assert_raises_then_collective_works(
+        TypeError, ht.abs, x, out=ht.zeros((4, 5), dtype=ht.int32, split=0)
+    )
     assert_raises_then_collective_works(TypeError, ht.fabs, ht.ones(3, dtype=ht.complex64, split=0))
     assert_raises_then_collective_works(TypeError, ht.ceil, ht.ones(3, dtype=ht.complex64, split=0))
     assert_raises_then_collective_works(TypeError, ht.floor, ht.ones(3, dtype=ht.complex64))
@@ -157,19 +178,34 @@ def test_clip_array_bounds():
     low = random_array((4, 5), np.float64, seed=11, low=-8, high=0)
     high = random_array((5,), np.float32, seed=12, low=0, high=8)
     checks = []
-    for split_x, split_low, split_high in ((0, 0, 0), (0, 1, None), (1, 0, 0), (None, 1, 0), (1, None, None)):
+    for split_x, split_low, split_high in (
+        (0, 0, 0),
+        (0, 1, None),
+        (1, 0, 0),
+        (None, 1, 0),
+        (1, None, None),
+    ):
         x = ht.array(a, split=split_x)
         lo, hi = ht.array(low, split=split_low), ht.array(high, split=split_high)
-        checks += [(ht.clip(x, lo, hi), np.clip(a, low, high)),
-                   (ht.clip(x, None, hi), np.clip(a, None, high)),
-                   (ht.clip(x, lo, None), np.clip(a, low, None)),
-                   (ht.clip(x, low.tolist(), 2), np.clip(a, np.array(low.tolist()), 2)),
-                   (x.clip(-1, hi), np.clip(a, -1, high))]
+        checks += [
+            (ht.clip(x, lo, hi), np.clip(a, low, high)),
+            (ht.clip(x, None, hi), np.clip(a, None, high)),
+            (ht.clip(x, lo, None), np.clip(a, low, None)),
+            (ht.clip(x, low.tolist(), 2), np.clip(a, np.array(low.tolist()), 2)),
+            (x.clip(-1, hi), np.clip(a, -1, high)),
+        ]
     ints = ht.array(np.arange(10, dtype=np.int32), split=0)
-    checks.append((ht.clip(ints, ht.array(np.full(10, 2.5), split=0), 7), np.clip(np.arange(10, dtype=np.int32), np.full(10, 2.5), 7)))
+    checks.append(
+        (
+            ht.clip(ints, ht.array(np.full(10, 2.5), split=0), 7),
+            np.clip(np.arange(10, dtype=np.int32), np.full(10, 2.5), 7),
+        )
+    )
     mask = random_array((4, 5), np.bool_, seed=13)
     out = ht.full((4, 5), 100.0, dtype=ht.float64, split=1)
-    result = ht.clip(ht.array(a, split=0), -1, ht.array(high, split=0), out=out, where=ht.array(mask, split=0))
+    result = ht.clip(
+        ht.array(a, split=0), -1, ht.array(high, split=0), out=out, where=ht.array(mask, split=0)
+    )
     assert result is out
     expected = np.full((4, 5), 100.0)
     np.clip(a, -1, high, out=expected, where=mask)
@@ -183,7 +219,14 @@ def test_clip_array_bounds():
     assert_raises_then_collective_works(ValueError, ht.clip, x, ht.zeros((2, 4, 5), split=0), None)
     assert_raises_then_collective_works(TypeError, ht.clip, x, "a", 1)
     assert_raises_then_collective_works(TypeError, ht.clip, ht.ones(3, dtype=ht.complex64), 0, 1)
-    assert_raises_then_collective_works(TypeError, ht.clip, ht.ones(3, dtype=ht.int32, split=0), 0, 1, out=ht.zeros(3, dtype=ht.int32, split=0).astype(ht.bool))
+    assert_raises_then_collective_works(
+        TypeError,
+        ht.clip,
+        ht.ones(3, dtype=ht.int32, split=0),
+        0,
+        1,
+        out=ht.zeros(3, dtype=ht.int32, split=0).astype(ht.bool),
+    )
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int8"])
@@ -202,7 +245,10 @@ def test_modf(dtype):
         # the sign of zero fractions of infinities
         assert np.array_equal(np.signbit(fraction.numpy()), np.signbit(expected[0]))
     a = random_array((4, 5), np.float64, seed=15)
-    outs = (ht.zeros((4, 5), dtype=ht.float64, split=1), ht.zeros((4, 5), dtype=ht.float64, split=None))
+    outs = (
+        ht.zeros((4, 5), dtype=ht.float64, split=1),
+        ht.zeros((4, 5), dtype=ht.float64, split=None),
+    )
     result = ht.modf(ht.array(a, split=0), out=outs)
     assert result[0] is outs[0] and result[1] is outs[1]
     checks += [(outs[0], np.modf(a)[0]), (outs[1], np.modf(a)[1])]

@@ -47,7 +47,9 @@ def test_check_bool_type_and_choice():
     with pytest.raises(TypeError, match=r"^dtype must be a torch.dtype, got str$"):
         check_type("float32", "dtype", torch.dtype, "a torch.dtype")
     assert check_choice("epoch", "interval", ("batch", "epoch")) == "epoch"
-    with pytest.raises(ValueError, match=r"^interval must be one of \('batch', 'epoch'\), got 'b'$"):
+    with pytest.raises(
+        ValueError, match=r"^interval must be one of \('batch', 'epoch'\), got 'b'$"
+    ):
         check_choice("b", "interval", ("batch", "epoch"))
     with pytest.raises(ValueError, match="interval"):
         check_choice(["batch"], "interval", {"batch"})  # unhashable

@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 import heat as ht
-
 from tests.helpers import (
     assert_array_equal,
     assert_raises_then_collective_works,

@@ -157,9 +157,9 @@ LANE_EXCHANGE_CASES = (
 def test_sort_split_axis_lanes(shape, axis, dtype):
     data = _data(shape, dtype, seed=12)
     if np.dtype(dtype).kind == "f":
-        data.flat[3 :: 7] = np.nan  # NaN in several lanes, ties everywhere
-        data.flat[5 :: 11] = -0.0
-        data.flat[2 :: 13] = np.inf
+        data.flat[3::7] = np.nan  # NaN in several lanes, ties everywhere
+        data.flat[5::11] = -0.0
+        data.flat[2::13] = np.inf
     x = ht.array(data, split=axis)
     result = ht.sort(x, axis=axis)
     assert_array_equal(result, np.sort(data, axis=axis))
@@ -194,7 +194,9 @@ def test_sort_split_axis_lanes_unbalanced_and_special(lanes_split):
     )
     # constant data, bfloat16, out=
     constant = ht.full((6, 8), 2.5, split=0)
-    assert_array_equal(ht.argsort(constant, axis=0), np.zeros((6, 8), np.int64) + np.arange(6)[:, None])
+    assert_array_equal(
+        ht.argsort(constant, axis=0), np.zeros((6, 8), np.int64) + np.arange(6)[:, None]
+    )
     values = _data((8, 9), np.float32, seed=14)
     b = ht.array(torch.from_numpy(values).to(torch.bfloat16), split=0)
     sorted_b = ht.sort(b, axis=0, descending=True)

@@ -1,6 +1,5 @@
 """Tests of heat/core/statistics.py; the oracle is NumPy (scipy.stats for skew and kurtosis)."""
 
-
 import numpy as np
 import pytest
 import scipy.stats
@@ -133,7 +132,6 @@ def test_maximum_minimum_fmax_fmin(split1, split2):
     assert_array_equal(out, np.maximum(a, b))
 
 
-
 def _complex_special(shape, dtype, seed):
     """Complex values built from 0, -0, +-1, 2, NaN and +-inf in either part (many ties)."""
     rng = np.random.default_rng(seed)
@@ -258,7 +256,15 @@ def _ties_nans_zeros(shape, dtype, seed):
 # rows than processes for (2, 3, 100)); float16 and bfloat16 take torch's
 ARG_KERNEL_SHAPES = ((301,), (3, 150), (130, 70), (2, 3, 100))
 ARG_KERNEL_TYPES = (
-    np.float32, np.float64, np.int64, np.int32, np.int16, np.int8, np.uint8, bool, np.float16
+    np.float32,
+    np.float64,
+    np.int64,
+    np.int32,
+    np.int16,
+    np.int8,
+    np.uint8,
+    bool,
+    np.float16,
 )
 
 
@@ -277,10 +283,12 @@ def test_argmax_argmin_max_min_long_runs(shape):
                     (ht.max, np.max),
                     (ht.min, np.min),
                 ):
-                    pairs.append((
-                        heat_function(x, axis=axis, keepdims=keepdims),
-                        numpy_function(data, axis=axis, keepdims=keepdims),
-                    ))
+                    pairs.append(
+                        (
+                            heat_function(x, axis=axis, keepdims=keepdims),
+                            numpy_function(data, axis=axis, keepdims=keepdims),
+                        )
+                    )
     assert_arrays_equal(pairs)
 
 
@@ -370,7 +378,7 @@ def test_mean_var_dtypes_and_out():
         x = ht.array(data, split=0)
         rtol = 1e-2 if dtype == np.float16 else 1e-5
         assert_array_equal(ht.mean(x, axis=0), np.mean(data, axis=0), rtol=rtol)
-        if dtype != bool:
+        if dtype is not bool:
             assert_array_equal(ht.var(x), np.var(data), rtol=rtol)
             assert_array_equal(ht.std(x, axis=1), np.std(data, axis=1), rtol=rtol)
     data = random_array((5, 6), np.float32, seed=24)

@@ -90,7 +90,9 @@ def test_aliases_and_special_values():
         x = ht.array(a, split=split)
         for name, (np_function, _, _, _) in UNARY.items():
             checks.append((getattr(ht, name)(x), np_call(np_function, a)))
-        checks.append((ht.sin(ht.array([True, False], split=split)), np.sin(np.array([True, False]))))
+        checks.append(
+            (ht.sin(ht.array([True, False], split=split)), np.sin(np.array([True, False])))
+        )
     assert_arrays_equal(checks)
 
 
@@ -119,8 +121,10 @@ def test_complex_arccos_special_values(dtype):
                 same_sign = np.signbit(ours) == np.signbit(theirs)
                 bad = ~same_nan | (both & ~(close & same_sign))
                 for index in zip(*np.nonzero(bad)):
-                    problems.append(f"split {split}: {name}({a[index]}) = {actual[index]}, "
-                                    f"NumPy {expected[index]}")
+                    problems.append(
+                        f"split {split}: {name}({a[index]}) = {actual[index]}, "
+                        f"NumPy {expected[index]}"
+                    )
     collective_assert(not problems, "\n".join(sorted(set(problems))[:8]))
 
 
@@ -128,8 +132,12 @@ def test_methods_out_where():
     a = random_array((4, 5), np.float32, seed=2)
     mask = random_array((4, 5), np.bool_, seed=3)
     x = ht.array(a, split=1)
-    checks = [(x.sin(), np.sin(a), tolerance(np.float32)), (x.cos(), np.cos(a), tolerance(np.float32)),
-              (x.tan(), np.tan(a), tolerance(np.float32)), (x.tanh(), np.tanh(a), tolerance(np.float32))]
+    checks = [
+        (x.sin(), np.sin(a), tolerance(np.float32)),
+        (x.cos(), np.cos(a), tolerance(np.float32)),
+        (x.tan(), np.tan(a), tolerance(np.float32)),
+        (x.tanh(), np.tanh(a), tolerance(np.float32)),
+    ]
     for out_split in (None, 0, 1):
         out = ht.full((4, 5), 3.0, split=out_split)
         result = ht.cos(x, out=out, where=ht.array(mask, split=0))
@@ -139,9 +147,13 @@ def test_methods_out_where():
         checks.append((out, expected, tolerance(np.float32)))
     assert_arrays_equal(checks)
     assert_raises_then_collective_works(TypeError, ht.sin, a)
-    assert_raises_then_collective_works(TypeError, ht.sin, x, out=ht.zeros((4, 5), dtype=ht.int64, split=0))
+    assert_raises_then_collective_works(
+        TypeError, ht.sin, x, out=ht.zeros((4, 5), dtype=ht.int64, split=0)
+    )
     assert_raises_then_collective_works(ValueError, ht.sin, x, out=ht.zeros((4, 4), split=0))
-    assert_raises_then_collective_works(TypeError, ht.deg2rad, ht.ones(3, dtype=ht.complex64, split=0))
+    assert_raises_then_collective_works(
+        TypeError, ht.deg2rad, ht.ones(3, dtype=ht.complex64, split=0)
+    )
     assert_raises_then_collective_works(TypeError, ht.rad2deg, ht.ones(3, dtype=ht.complex64))
 
 
@@ -152,17 +164,28 @@ def test_arctan2():
             a = random_array(shape, dtype, seed=4)
             b = random_array(shape, dtype, seed=5)
             expected = np.arctan2(a, b)
-            checks.append((ht.arctan2(ht.array(a, split=split), ht.array(b, split=split)), expected,
-                           tolerance(expected.dtype)))
+            checks.append(
+                (
+                    ht.arctan2(ht.array(a, split=split), ht.array(b, split=split)),
+                    expected,
+                    tolerance(expected.dtype),
+                )
+            )
     a = random_array((4, 5), np.float64, seed=6)
     b = random_array((4, 1), np.float64, seed=7)
     for split_a, split_b in ((0, 1), (1, 0), (0, None), (None, 0), (1, 1)):
-        checks.append((ht.atan2(ht.array(a, split=split_a), ht.array(b, split=split_b)), np.arctan2(a, b)))
+        checks.append(
+            (ht.atan2(ht.array(a, split=split_a), ht.array(b, split=split_b)), np.arctan2(a, b))
+        )
     checks.append((ht.arctan2(ht.array(a, split=0), -1.0), np.arctan2(a, -1.0)))
     checks.append((ht.arctan2(1, ht.array(a, split=1)), np.arctan2(1, a)))
     special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan])
-    checks.append((ht.arctan2(ht.array(special[:, None], split=0), ht.array(special, split=0)),
-                   np.arctan2(special[:, None], special)))
+    checks.append(
+        (
+            ht.arctan2(ht.array(special[:, None], split=0), ht.array(special, split=0)),
+            np.arctan2(special[:, None], special),
+        )
+    )
     mask = random_array((4, 5), np.bool_, seed=8)
     out = ht.zeros((4, 5), dtype=ht.float64, split=1)
     ht.arctan2(ht.array(a, split=0), ht.array(b, split=0), out=out, where=ht.array(mask, split=0))
@@ -170,13 +193,25 @@ def test_arctan2():
     np.arctan2(a, b, out=expected, where=mask)
     checks.append((out, expected))
     # mixed small integers: uint8 with int8 computes in float16 (NumPy's loop), not float32
-    for first, second in (("uint8", "int8"), ("int8", "uint8"), ("uint8", "int16"), ("int8", "int8")):
+    for first, second in (
+        ("uint8", "int8"),
+        ("int8", "uint8"),
+        ("uint8", "int16"),
+        ("int8", "int8"),
+    ):
         a = random_array((5, 3), first, seed=9, low=0, high=5)
         b = random_array((5, 3), second, seed=10, low=0, high=5)
         expected = np.arctan2(a, b)
         for split_a, split_b in ((None, None), (0, 0), (1, 0), (-1, None)):
-            checks.append((ht.arctan2(ht.array(a, split=split_a), ht.array(b, split=split_b)), expected,
-                           tolerance(expected.dtype)))
+            checks.append(
+                (
+                    ht.arctan2(ht.array(a, split=split_a), ht.array(b, split=split_b)),
+                    expected,
+                    tolerance(expected.dtype),
+                )
+            )
     assert_arrays_equal(checks)
-    assert_raises_then_collective_works(ValueError, ht.arctan2, ht.ones((4, 5), split=0), ht.ones((3, 5), split=1))
+    assert_raises_then_collective_works(
+        ValueError, ht.arctan2, ht.ones((4, 5), split=0), ht.ones((3, 5), split=1)
+    )
     assert_raises_then_collective_works(TypeError, ht.arctan2, ht.ones(3, dtype=ht.complex64), 1.0)

@@ -26,8 +26,22 @@ from tests.helpers import (
 
 UNSIGNED = (np.uint16, np.uint32, np.uint64)
 SHAPES = ((7,), (5, 6), (2, 3), (1, 5), (0, 3))
-ALL_TYPES = (np.bool_, np.uint8, np.uint16, np.uint32, np.uint64, np.int8, np.int16, np.int32,
-             np.int64, np.float16, np.float32, np.float64, np.complex64, np.complex128)
+ALL_TYPES = (
+    np.bool_,
+    np.uint8,
+    np.uint16,
+    np.uint32,
+    np.uint64,
+    np.int8,
+    np.int16,
+    np.int32,
+    np.int64,
+    np.float16,
+    np.float32,
+    np.float64,
+    np.complex64,
+    np.complex128,
+)
 
 
 def values(shape, dtype, seed=0, low_only=False):
@@ -38,10 +52,14 @@ def values(shape, dtype, seed=0, low_only=False):
     small = rng.integers(0, 9, size=size).astype(dtype)
     if low_only:
         return small.reshape(shape)
-    large = (np.array(maximum, dtype=dtype) - rng.integers(0, 9, size=size).astype(dtype))
-    middle = (np.array(maximum // 2, dtype=dtype) + rng.integers(0, 5, size=size).astype(dtype))
+    large = np.array(maximum, dtype=dtype) - rng.integers(0, 9, size=size).astype(dtype)
+    middle = np.array(maximum // 2, dtype=dtype) + rng.integers(0, 5, size=size).astype(dtype)
     choice = rng.integers(0, 3, size=size)
-    return np.where(choice == 0, small, np.where(choice == 1, large, middle)).astype(dtype).reshape(shape)
+    return (
+        np.where(choice == 0, small, np.where(choice == 1, large, middle))
+        .astype(dtype)
+        .reshape(shape)
+    )
 
 
 def cases(dtypes=UNSIGNED, shapes=SHAPES):
@@ -57,8 +75,14 @@ def test_types_and_promotion(dtype):
     assert getattr(ht, name) is heat_type
     assert heat_type.torch_type() is getattr(torch, name)
     assert heat_type.numpy_type() == np.dtype(dtype) and heat_type.char() == np.dtype(dtype).char
-    for spelling in (name, np.dtype(dtype).str, np.dtype(dtype).char, dtype, np.dtype(dtype),
-                     getattr(torch, name)):
+    for spelling in (
+        name,
+        np.dtype(dtype).str,
+        np.dtype(dtype).char,
+        dtype,
+        np.dtype(dtype),
+        getattr(torch, name),
+    ):
         assert ht.types.canonical_heat_type(spelling) is heat_type
     assert ht.issubdtype(heat_type, ht.unsignedinteger) and ht.issubdtype(heat_type, ht.integer)
     assert ht.isdtype(heat_type, "unsigned integer") and ht.isdtype(heat_type, "integral")
@@ -73,14 +97,17 @@ def test_types_and_promotion(dtype):
         for a, b in ((heat_type, other_type), (other_type, heat_type)):
             expected = np.promote_types(a.numpy_type(), b.numpy_type())
             assert ht.promote_types(a, b).numpy_type() == expected, (a, b)
-            assert ht.result_type(a, b).numpy_type() == np.result_type(a.numpy_type(), b.numpy_type())
+            assert ht.result_type(a, b).numpy_type() == np.result_type(
+                a.numpy_type(), b.numpy_type()
+            )
         for casting in ("safe", "same_kind"):
             assert ht.can_cast(heat_type, other_type, casting) == np.can_cast(dtype, other, casting)
             assert ht.can_cast(other_type, heat_type, casting) == np.can_cast(other, dtype, casting)
         for third in (np.int8, np.float16, np.uint64):
             triple = (dtype, other, third)
-            assert ht.result_type(*[ht.types.canonical_heat_type(t) for t in triple]).numpy_type() \
-                == np.result_type(*triple), triple
+            assert ht.result_type(
+                *[ht.types.canonical_heat_type(t) for t in triple]
+            ).numpy_type() == np.result_type(*triple), triple
     for scalar in (True, 3, 2.5, 1j):
         assert ht.result_type(heat_type, scalar).numpy_type() == np.result_type(dtype, scalar)
     # the array API's / NumPy 2's table entries the issue names
@@ -105,12 +132,24 @@ def test_conversions_factories_and_transfers():
         checks.append((x.astype(ht.float64), data.astype(np.float64)))
         checks.append((x.astype(ht.int64), data.astype(np.int64)))
         checks.append((x.astype(ht.uint8), data.astype(np.uint8)))
-        checks.append((ht.array(data.astype(np.float64), split=split).astype(x.dtype),
-                       data.astype(np.float64).astype(dtype)))
-        checks.append((ht.array(data.astype(np.int64), split=split).astype(x.dtype),
-                       data.astype(np.int64).astype(dtype)))
-        checks.append((ht.full(shape, np.iinfo(dtype).max, dtype=x.dtype, split=split),
-                       np.full(shape, np.iinfo(dtype).max, dtype=dtype)))
+        checks.append(
+            (
+                ht.array(data.astype(np.float64), split=split).astype(x.dtype),
+                data.astype(np.float64).astype(dtype),
+            )
+        )
+        checks.append(
+            (
+                ht.array(data.astype(np.int64), split=split).astype(x.dtype),
+                data.astype(np.int64).astype(dtype),
+            )
+        )
+        checks.append(
+            (
+                ht.full(shape, np.iinfo(dtype).max, dtype=x.dtype, split=split),
+                np.full(shape, np.iinfo(dtype).max, dtype=dtype),
+            )
+        )
         checks.append((ht.zeros(shape, dtype=x.dtype, split=split), np.zeros(shape, dtype)))
         checks.append((ht.ones_like(x), np.ones_like(data)))
         checks.append((ht.full_like(x, 7), np.full_like(data, 7)))
@@ -121,13 +160,25 @@ def test_conversions_factories_and_transfers():
         checks.append((x.copy(), data))
     for dtype in UNSIGNED:
         heat_type = ht.types.canonical_heat_type(dtype)
-        checks.append((ht.arange(3, 17, 3, dtype=heat_type, split=0), np.arange(3, 17, 3, dtype=dtype)))
-        checks.append((ht.asarray(np.array(np.iinfo(dtype).max, dtype=dtype)),
-                       np.array(np.iinfo(dtype).max, dtype=dtype)))
-        checks.append((heat_type([1, int(np.iinfo(dtype).max)]), np.array([1, np.iinfo(dtype).max], dtype)))
+        checks.append(
+            (ht.arange(3, 17, 3, dtype=heat_type, split=0), np.arange(3, 17, 3, dtype=dtype))
+        )
+        checks.append(
+            (
+                ht.asarray(np.array(np.iinfo(dtype).max, dtype=dtype)),
+                np.array(np.iinfo(dtype).max, dtype=dtype),
+            )
+        )
+        checks.append(
+            (heat_type([1, int(np.iinfo(dtype).max)]), np.array([1, np.iinfo(dtype).max], dtype))
+        )
     big = 2**64 - 1
-    checks.append((ht.array([big, 2**63, 5], dtype=ht.uint64, split=0),
-                   np.array([big, 2**63, 5], dtype=np.uint64)))
+    checks.append(
+        (
+            ht.array([big, 2**63, 5], dtype=ht.uint64, split=0),
+            np.array([big, 2**63, 5], dtype=np.uint64),
+        )
+    )
     assert_arrays_equal(checks, rtol=0, atol=0)
     assert ht.array([big, 2**63], dtype=ht.uint64, split=0)[0].item() == big
 
@@ -149,12 +200,24 @@ def test_hdf5_round_trip():
 
 
 BINARY = [
-    ("add", operator.add), ("subtract", operator.sub), ("multiply", operator.mul),
-    ("floor_divide", operator.floordiv), ("remainder", operator.mod),
-    ("bitwise_and", operator.and_), ("bitwise_or", operator.or_), ("bitwise_xor", operator.xor),
-    ("equal", operator.eq), ("not_equal", operator.ne), ("less", operator.lt),
-    ("less_equal", operator.le), ("greater", operator.gt), ("greater_equal", operator.ge),
-    ("maximum", None), ("minimum", None), ("divide", operator.truediv), ("fmod", None),
+    ("add", operator.add),
+    ("subtract", operator.sub),
+    ("multiply", operator.mul),
+    ("floor_divide", operator.floordiv),
+    ("remainder", operator.mod),
+    ("bitwise_and", operator.and_),
+    ("bitwise_or", operator.or_),
+    ("bitwise_xor", operator.xor),
+    ("equal", operator.eq),
+    ("not_equal", operator.ne),
+    ("less", operator.lt),
+    ("less_equal", operator.le),
+    ("greater", operator.gt),
+    ("greater_equal", operator.ge),
+    ("maximum", None),
+    ("minimum", None),
+    ("divide", operator.truediv),
+    ("fmod", None),
 ]
 
 
@@ -201,9 +264,26 @@ def test_shifts_and_powers(dtype):
     assert_arrays_equal(checks, rtol=0, atol=0)
 
 
-UNARY = ["negative", "positive", "abs", "bitwise_invert", "sign", "square", "floor", "ceil",
-         "trunc", "round", "isnan", "isfinite", "isinf", "logical_not", "sqrt", "exp", "log1p",
-         "sin"]
+UNARY = [
+    "negative",
+    "positive",
+    "abs",
+    "bitwise_invert",
+    "sign",
+    "square",
+    "floor",
+    "ceil",
+    "trunc",
+    "round",
+    "isnan",
+    "isfinite",
+    "isinf",
+    "logical_not",
+    "sqrt",
+    "exp",
+    "log1p",
+    "sin",
+]
 
 
 @pytest.mark.parametrize("name", UNARY)
@@ -240,14 +320,25 @@ def test_operators_and_inplace():
 
 def test_mixed_types():
     checks = []
-    pairs = ((np.uint16, np.int16), (np.uint32, np.int32), (np.uint64, np.int64),
-             (np.uint16, np.uint8), (np.uint32, np.uint64), (np.uint16, np.float32),
-             (np.uint32, np.float32), (np.uint64, np.float64), (np.uint64, np.bool_),
-             (np.uint16, np.int8))
+    pairs = (
+        (np.uint16, np.int16),
+        (np.uint32, np.int32),
+        (np.uint64, np.int64),
+        (np.uint16, np.uint8),
+        (np.uint32, np.uint64),
+        (np.uint16, np.float32),
+        (np.uint32, np.float32),
+        (np.uint64, np.float64),
+        (np.uint64, np.bool_),
+        (np.uint16, np.int8),
+    )
     for (dtype_a, dtype_b), (shape, split) in itertools.product(pairs, combinations(SHAPES[:2])):
         a = values(shape, dtype_a, seed=7, low_only=True)
-        b = (values(shape, np.uint8, seed=8, low_only=True).astype(dtype_b) if dtype_b != np.bool_
-             else values(shape, np.uint8, seed=8, low_only=True) % 2 == 0)
+        b = (
+            values(shape, np.uint8, seed=8, low_only=True).astype(dtype_b)
+            if dtype_b != np.bool_
+            else values(shape, np.uint8, seed=8, low_only=True) % 2 == 0
+        )
         x, y = ht.array(a, split=split), ht.array(b, split=split)
         for name in ("add", "subtract", "multiply", "less", "maximum", "divide"):
             with np.errstate(all="ignore"):
@@ -276,8 +367,13 @@ def test_reductions_against_numpy(name):
             tolerance = {"rtol": 1e-9, "atol": 0} if name in ("mean", "std", "var") else {}
             checks.append((getattr(ht, name)(x, axis=axis), expected, tolerance))
             if not arg:
-                checks.append((getattr(ht, name)(x, axis=axis, keepdims=True),
-                               getattr(np, name)(a, axis=axis, keepdims=True), tolerance))
+                checks.append(
+                    (
+                        getattr(ht, name)(x, axis=axis, keepdims=True),
+                        getattr(np, name)(a, axis=axis, keepdims=True),
+                        tolerance,
+                    )
+                )
     assert_arrays_equal(checks, rtol=0, atol=0)
 
 
@@ -306,25 +402,46 @@ def test_sort_unique_search():
         axes = list(range(len(shape))) or [None]
         for axis in axes:
             checks.append((ht.sort(x, axis=axis), np.sort(a, axis=axis)))
-            checks.append((ht.sort(x, axis=axis, descending=True), np.flip(np.sort(a, axis=axis), axis=axis)))
-            checks.append((ht.argsort(x, axis=axis, stable=True), np.argsort(a, axis=axis, kind="stable")))
+            checks.append(
+                (ht.sort(x, axis=axis, descending=True), np.flip(np.sort(a, axis=axis), axis=axis))
+            )
+            checks.append(
+                (ht.argsort(x, axis=axis, stable=True), np.argsort(a, axis=axis, kind="stable"))
+            )
         checks.append((ht.unique_values(x), np.unique(a)))
         if a.size:
             for largest in (True, False):
-                top_values, top_indices = ht.topk(x, 2 if shape[-1] > 1 else 1, dim=-1, largest=largest)
-                order = np.argsort(a if not largest else ~a, axis=-1, kind="stable")[..., : top_values.gshape[-1]]
+                top_values, top_indices = ht.topk(
+                    x, 2 if shape[-1] > 1 else 1, dim=-1, largest=largest
+                )
+                order = np.argsort(a if not largest else ~a, axis=-1, kind="stable")[
+                    ..., : top_values.gshape[-1]
+                ]
                 checks.append((top_values, np.take_along_axis(a, order, axis=-1)))
                 checks.append((top_indices, order))
         counts = ht.unique_counts(x)
         expected = np.unique_counts(a)
         checks.append((counts.values, expected.values))
         checks.append((counts.counts, expected.counts))
-        checks.append((ht.where(x > values(shape, dtype, seed=12), x, ht.array(a[::-1].copy(), split=split)),
-                       np.where(a > values(shape, dtype, seed=12), a, a[::-1])))
-        checks.append((ht.clip(x, 4, np.iinfo(dtype).max - 2), np.clip(a, 4, np.iinfo(dtype).max - 2)))
+        checks.append(
+            (
+                ht.where(
+                    x > values(shape, dtype, seed=12), x, ht.array(a[::-1].copy(), split=split)
+                ),
+                np.where(a > values(shape, dtype, seed=12), a, a[::-1]),
+            )
+        )
+        checks.append(
+            (ht.clip(x, 4, np.iinfo(dtype).max - 2), np.clip(a, 4, np.iinfo(dtype).max - 2))
+        )
         flat = np.sort(a.reshape(-1))
         probe = values((6,), dtype, seed=13)
-        checks.append((ht.searchsorted(ht.array(flat, split=0), ht.array(probe)), np.searchsorted(flat, probe)))
+        checks.append(
+            (
+                ht.searchsorted(ht.array(flat, split=0), ht.array(probe)),
+                np.searchsorted(flat, probe),
+            )
+        )
         checks.append((ht.nonzero(x)[0], np.nonzero(a)[0]))
     assert_arrays_equal(checks, rtol=0, atol=0)
 
@@ -358,8 +475,10 @@ def test_uint64_above_int64_range():
         x = ht.array(big, split=split)
         assert_array_equal(x // np.uint64(3), big // np.uint64(3))
         assert_array_equal(x % np.uint64(2**63 + 1), big % np.uint64(2**63 + 1))
-        assert_array_equal(x // ht.array(big[::-1].copy(), split=split),
-                           np.floor_divide(big, big[::-1], out=np.zeros_like(big), where=big[::-1] != 0))
+        assert_array_equal(
+            x // ht.array(big[::-1].copy(), split=split),
+            np.floor_divide(big, big[::-1], out=np.zeros_like(big), where=big[::-1] != 0),
+        )
         assert_array_equal(x.astype(ht.float64), big.astype(np.float64), rtol=0)
         assert_array_equal(x.astype(ht.float32), big.astype(np.float32), rtol=0)
         assert_array_equal(ht.argsort(x), np.argsort(big, kind="stable"))
@@ -373,7 +492,9 @@ def test_uint64_above_int64_range():
 def test_errors_raise_everywhere():
     x = ht.array(np.array([1, 2, 3], dtype=np.uint64), split=0)
     # NumPy 2 refuses Python ints outside the type
-    assert_raises_then_collective_works(OverflowError, ht.add, ht.array([1], dtype=ht.uint16), 70000)
+    assert_raises_then_collective_works(
+        OverflowError, ht.add, ht.array([1], dtype=ht.uint16), 70000
+    )
     assert_raises_then_collective_works(OverflowError, ht.add, x, -1)
     assert_raises_then_collective_works(ValueError, ht.iinfo, ht.float32)
     # an operation torch has no uint64 kernel for, and heat no unsigned kernel: a TypeError naming it
@@ -386,16 +507,28 @@ def test_more_standard_functions():
         a = values(shape, dtype, seed=16)
         x = ht.array(a, split=split)
         heat_type = x.dtype
-        checks.append((ht.eye(shape[0], shape[1], dtype=heat_type, split=split),
-                       np.eye(shape[0], shape[1], dtype=dtype)))
+        checks.append(
+            (
+                ht.eye(shape[0], shape[1], dtype=heat_type, split=split),
+                np.eye(shape[0], shape[1], dtype=dtype),
+            )
+        )
         for axis in (0, 1):
             checks.append((ht.diff(x, axis=axis), np.diff(a, axis=axis)))
             checks.append((ht.ptp(x, axis=axis), np.ptp(a, axis=axis)))
             checks.append((ht.count_nonzero(x, axis=axis), np.count_nonzero(a, axis=axis)))
-            checks.append((ht.cumulative_prod(x, axis=axis, include_initial=True),
-                           np.cumulative_prod(a, axis=axis, include_initial=True)))
-            checks.append((ht.take(x, ht.array([shape[axis] - 1, 0]), axis=axis),
-                           np.take(a, [shape[axis] - 1, 0], axis=axis)))
+            checks.append(
+                (
+                    ht.cumulative_prod(x, axis=axis, include_initial=True),
+                    np.cumulative_prod(a, axis=axis, include_initial=True),
+                )
+            )
+            checks.append(
+                (
+                    ht.take(x, ht.array([shape[axis] - 1, 0]), axis=axis),
+                    np.take(a, [shape[axis] - 1, 0], axis=axis),
+                )
+            )
         checks.append((ht.unique_inverse(x).inverse_indices, np.unique_inverse(a).inverse_indices))
         checks.append((ht.reciprocal(x), np.reciprocal(a)))
         checks.append((ht.where(x > 5, x, 7), np.where(a > 5, a, np.array(7, dtype))))

@@ -107,7 +107,9 @@ def test_vmap_chunk_size_and_int_outputs():
 
 def test_vmap_randomness():
     x = ht.zeros((8, 3), split=0)
-    (result,) = ht.vmap(lambda row: row + torch.rand(3, device=row.device), randomness="different")(x)
+    (result,) = ht.vmap(lambda row: row + torch.rand(3, device=row.device), randomness="different")(
+        x
+    )
     within = bool(((result.larray >= 0) & (result.larray < 1)).all())
     ok = result.shape == (8, 3) and result.split == 0 and within
     rows = result.larray

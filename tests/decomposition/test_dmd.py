@@ -73,7 +73,9 @@ def _in_precision(arrays, dtype, message):
     """heat's results are in ``dtype``'s precision: float32 data give float32/complex64 results,
     float64 data float64/complex128 (a float32 slip would pass every value check above)."""
     got = {name: x.numpy().dtype for name, x in arrays.items()}
-    wrong = [f"{name}: {d}" for name, d in got.items() if np.finfo(d).dtype != np.finfo(dtype).dtype]
+    wrong = [
+        f"{name}: {d}" for name, d in got.items() if np.finfo(d).dtype != np.finfo(dtype).dtype
+    ]
     collective_assert(not wrong, f"{message}: results not in {np.dtype(dtype)}: {wrong}")
 
 
@@ -102,8 +104,12 @@ def test_recovers_the_eigenvalues_of_a_linear_system(dtype, n_features):
             values = dmd.rom_eigenvalues_.numpy()
             _close(_sorted(values), _sorted(EIGENVALUES), dtype, message)
             # the reduced matrices agree up to the basis: same spectrum and norm
-            _close(np.linalg.norm(dmd.rom_transfer_matrix_.numpy()), np.linalg.norm(transfer),
-                   dtype, message)
+            _close(
+                np.linalg.norm(dmd.rom_transfer_matrix_.numpy()),
+                np.linalg.norm(transfer),
+                dtype,
+                message,
+            )
             basis_ = dmd.rom_basis_.numpy()
             _close(basis_.T @ basis_, np.eye(5), dtype, f"{message}: basis not orthonormal")
             # the DMD modes are eigenvectors of A
@@ -143,19 +149,24 @@ def test_predictions_match_the_system(dtype):
             _close(trajectory.numpy(), expected, dtype, "predict")
             chosen = dmd.predict(batch, [0, 2, 3])
             expected = np.stack(
-                [np.stack([np.linalg.matrix_power(A, k) @ starts[:, j] for k in (0, 2, 3)], 1)
-                 for j in range(3)]
+                [
+                    np.stack([np.linalg.matrix_power(A, k) @ starts[:, j] for k in (0, 2, 3)], 1)
+                    for j in range(3)
+                ]
             )
             collective_assert(chosen.shape == (3, 7, 3), f"shape {chosen.shape}")
             _close(chosen.numpy(), expected, dtype, "predict with a list of steps")
 
 
-@pytest.mark.parametrize("fit_type,state_type,expected", [
-    (np.float32, np.float64, np.float64),  # the case of issue 18: float32 came back
-    (np.float32, np.float32, np.float32),
-    (np.float32, np.int64, np.float64),  # integers: NumPy's promotion, as scikit-learn's
-    (np.float64, np.float32, np.float64),
-])
+@pytest.mark.parametrize(
+    "fit_type,state_type,expected",
+    [
+        (np.float32, np.float64, np.float64),  # the case of issue 18: float32 came back
+        (np.float32, np.float32, np.float32),
+        (np.float32, np.int64, np.float64),  # integers: NumPy's promotion, as scikit-learn's
+        (np.float64, np.float32, np.float64),
+    ],
+)
 def test_predictions_in_the_promoted_type(fit_type, state_type, expected):
     """
     A prediction has the promoted type of the model and the states and is computed in it (from
@@ -177,23 +188,32 @@ def test_predictions_in_the_promoted_type(fit_type, state_type, expected):
             results = [
                 (dmd.predict_next(state, 2), U @ np.linalg.matrix_power(T, 2) @ U.T @ own[:, 0]),
                 (dmd.predict_next(batch, 1), U @ T @ U.T @ own),
-                (dmd.predict(state, 3), np.stack(
-                    [U @ np.linalg.matrix_power(T, k) @ U.T @ own[:, 0] for k in range(3)], 1)),
+                (
+                    dmd.predict(state, 3),
+                    np.stack(
+                        [U @ np.linalg.matrix_power(T, k) @ U.T @ own[:, 0] for k in range(3)], 1
+                    ),
+                ),
                 (dmd.predict(batch, [1]), (U @ T @ U.T @ own).T[:, :, None]),
             ]
             for result, numpy_result in results:
-                collective_assert(result.dtype is heat_expected,
-                                  f"{fit_type.__name__} fit, {state_type.__name__} states: "
-                                  f"{result.dtype.__name__}, expected {expected.__name__}")
+                collective_assert(
+                    result.dtype is heat_expected,
+                    f"{fit_type.__name__} fit, {state_type.__name__} states: "
+                    f"{result.dtype.__name__}, expected {expected.__name__}",
+                )
                 _close(result.numpy(), numpy_result, expected, f"split {split}, {state_split}")
     # DMDc: the promotion of the model, the states and the controls
     A, B, X, C, _ = _controlled(5, 2, 20)
-    dmdc = ht.decomposition.DMDc().fit(ht.array(X.astype(fit_type), split=0),
-                                       ht.array(C.astype(fit_type), split=0))
+    dmdc = ht.decomposition.DMDc().fit(
+        ht.array(X.astype(fit_type), split=0), ht.array(C.astype(fit_type), split=0)
+    )
     for x_type, c_type in ((state_type, fit_type), (fit_type, state_type)):
         result = dmdc.predict(ht.array(X[:, 0].astype(x_type)), ht.array(C[:, :4].astype(c_type)))
-        collective_assert(result.dtype is ht.types.canonical_heat_type(
-            np.result_type(fit_type, x_type, c_type)), f"DMDc: {result.dtype.__name__}")
+        collective_assert(
+            result.dtype is ht.types.canonical_heat_type(np.result_type(fit_type, x_type, c_type)),
+            f"DMDc: {result.dtype.__name__}",
+        )
         if {np.dtype(x_type).kind, np.dtype(c_type).kind} == {"f"}:  # (integers: another path)
             least = np.float32 if np.float32 in (fit_type, x_type, c_type) else np.float64
             _close(result.numpy(), X[:, :4], least, "DMDc predict")
@@ -248,8 +268,11 @@ def _controlled(n_features, n_controls, n_steps, seed=5):
 def test_dmdc_recovers_state_and_control_matrices(dtype, n_features):
     A, B, X, C, eigenvalues = _controlled(n_features, 2, 20)
     for split in SPLITS:
-        for solver, kwargs in [("full", {}), ("hierarchical", dict(svd_rank=n_features)),
-                               ("randomized", dict(svd_rank=n_features, random_state=1))]:
+        for solver, kwargs in [
+            ("full", {}),
+            ("hierarchical", dict(svd_rank=n_features)),
+            ("randomized", dict(svd_rank=n_features, random_state=1)),
+        ]:
             for controls in (C, C[:, :-1]):
                 dmdc = ht.decomposition.DMDc(svd_solver=solver, **kwargs).fit(
                     ht.array(X.astype(dtype), split=split),
@@ -259,13 +282,15 @@ def test_dmdc_recovers_state_and_control_matrices(dtype, n_features):
                 _close(np.sort(dmdc.rom_eigenvalues_.numpy().real), eigenvalues, dtype, message)
                 basis = dmdc.rom_basis_.numpy()
                 _close(basis @ dmdc.rom_control_matrix_.numpy(), B, dtype, f"{message}: B")
-                _close(basis @ dmdc.rom_transfer_matrix_.numpy() @ basis.T, A, dtype,
-                       f"{message}: A")
+                _close(
+                    basis @ dmdc.rom_transfer_matrix_.numpy() @ basis.T, A, dtype, f"{message}: A"
+                )
                 modes, values = dmdc.dmdmodes_.numpy(), dmdc.rom_eigenvalues_.numpy()
                 _close(A @ modes, modes * values, dtype, f"{message}: modes")
         # prediction: the system's trajectory under the same controls
-        dmdc = ht.decomposition.DMDc().fit(ht.array(X.astype(dtype), split=split),
-                                           ht.array(C.astype(dtype), split=split))
+        dmdc = ht.decomposition.DMDc().fit(
+            ht.array(X.astype(dtype), split=split), ht.array(C.astype(dtype), split=split)
+        )
         single = dmdc.predict(ht.array(X[:, 0].astype(dtype)), ht.array(C[:, :6].astype(dtype)))
         collective_assert(single.shape == (n_features, 6), f"shape {single.shape}")
         _close(single.numpy(), X[:, :6], dtype, "DMDc predict")
@@ -313,8 +338,10 @@ def test_bad_input_raises_on_every_process():
     assert_raises_then_collective_works(ValueError, dmdc.predict, ht.ones(4), ht.ones((2, 3)))
     # parameters are stored unchanged (scikit-learn conventions)
     params = ht.decomposition.DMD("randomized", svd_rank=3, random_state=0).get_params()
-    collective_assert(params == dict(svd_solver="randomized", svd_rank=3, svd_tol=None,
-                                     random_state=0), f"{params}")
+    collective_assert(
+        params == dict(svd_solver="randomized", svd_rank=3, svd_tol=None, random_state=0),
+        f"{params}",
+    )
 
 
 def test_docstring_examples():
@@ -323,8 +350,13 @@ def test_docstring_examples():
 
     from heat.decomposition import dmd
 
-    result = doctest.testmod(dmd, extraglobs={"ht": ht}, optionflags=doctest.NORMALIZE_WHITESPACE,
-                             verbose=False, report=False)
+    result = doctest.testmod(
+        dmd,
+        extraglobs={"ht": ht},
+        optionflags=doctest.NORMALIZE_WHITESPACE,
+        verbose=False,
+        report=False,
+    )
     collective_assert(result.failed == 0, f"{result.failed} docstring examples of dmd failed")
 
 

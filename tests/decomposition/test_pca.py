@@ -84,14 +84,20 @@ def _check_model(ours, theirs, dtype, x_np, x, ratio=True):
     ]
     if ratio:
         pairs.append(
-            ("explained_variance_ratio_", ours.explained_variance_ratio_,
-             theirs.explained_variance_ratio_)
+            (
+                "explained_variance_ratio_",
+                ours.explained_variance_ratio_,
+                theirs.explained_variance_ratio_,
+            )
         )
     projected = ours.transform(x)
     pairs.append(("transform", projected.numpy() * signs, theirs.transform(x_np)))
     pairs.append(
-        ("inverse_transform", ours.inverse_transform(projected),
-         theirs.inverse_transform(theirs.transform(x_np)))
+        (
+            "inverse_transform",
+            ours.inverse_transform(projected),
+            theirs.inverse_transform(theirs.transform(x_np)),
+        )
     )
     scale = max(1.0, float(np.abs(x_np).max()))
     tol = dict(rtol=tolerance["rtol"], atol=tolerance["atol"] * scale)
@@ -105,8 +111,9 @@ def _check_model(ours, theirs, dtype, x_np, x, ratio=True):
 # PCA against scikit-learn
 # ---------------------------------------------------------------------------------------------
 # split=-1 is split=1 once the array exists (heat normalizes it); one solver suffices for it
-CASES = [(solver, split) for solver in SOLVERS for split in SPLITS
-         if split != -1 or solver == "full"]
+CASES = [
+    (solver, split) for solver in SOLVERS for split in SPLITS if split != -1 or solver == "full"
+]
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=SHAPE_IDS)
@@ -132,8 +139,10 @@ def test_pca_all_components(solver, split):
     ours = ht.decomposition.PCA(svd_solver=solver).fit(x)
     theirs = sklearn_decomposition.PCA(svd_solver="full").fit(x_np)
     _check_model(ours, theirs, np.float64, x_np, x)
-    _compare([("round trip", ours.inverse_transform(ours.transform(x)), x_np)],
-             dict(rtol=1e-9, atol=1e-9))
+    _compare(
+        [("round trip", ours.inverse_transform(ours.transform(x)), x_np)],
+        dict(rtol=1e-9, atol=1e-9),
+    )
     collective_assert(ours.noise_variance_ == 0.0, "noise_variance_ must be 0 with all components")
 
 
@@ -146,9 +155,13 @@ def test_pca_whiten(solver, split):
     theirs = sklearn_decomposition.PCA(n_components=3, whiten=True).fit(x_np)
     _check_model(ours, theirs, np.float64, x_np, x)
     projected = ours.fit_transform(x).numpy()
-    _compare([("unit variance", projected.var(axis=0, ddof=1), np.ones(3)),
-              ("fit_transform", np.abs(projected), np.abs(theirs.transform(x_np)))],
-             dict(rtol=1e-7, atol=1e-8))
+    _compare(
+        [
+            ("unit variance", projected.var(axis=0, ddof=1), np.ones(3)),
+            ("fit_transform", np.abs(projected), np.abs(theirs.transform(x_np))),
+        ],
+        dict(rtol=1e-7, atol=1e-8),
+    )
 
 
 @pytest.mark.parametrize("split", [None, 0, 1])
@@ -157,8 +170,10 @@ def test_pca_integer_data(split):
     ours = ht.decomposition.PCA(n_components=2).fit(ht.array(x_np, split=split))
     theirs = sklearn_decomposition.PCA(n_components=2).fit(x_np)
     collective_assert(ours.components_.dtype is ht.float64, "integers are not promoted to float64")
-    _compare([("explained_variance_", ours.explained_variance_, theirs.explained_variance_)],
-             dict(rtol=1e-9, atol=1e-9))
+    _compare(
+        [("explained_variance_", ours.explained_variance_, theirs.explained_variance_)],
+        dict(rtol=1e-9, atol=1e-9),
+    )
 
 
 @pytest.mark.parametrize("split", [None, 0, 1])
@@ -167,12 +182,21 @@ def test_pca_float_components_full(split):
     for fraction in (0.5, 0.9, 0.99):
         ours = ht.decomposition.PCA(n_components=fraction).fit(ht.array(x_np, split=split))
         theirs = sklearn_decomposition.PCA(n_components=fraction, svd_solver="full").fit(x_np)
-        collective_assert(ours.n_components_ == theirs.n_components_,
-                          f"{fraction}: {ours.n_components_} != {theirs.n_components_}")
-        _compare([("explained_variance_ratio_", ours.explained_variance_ratio_,
-                   theirs.explained_variance_ratio_),
-                  ("noise_variance_", ours.noise_variance_, theirs.noise_variance_)],
-                 dict(rtol=1e-7, atol=1e-9))
+        collective_assert(
+            ours.n_components_ == theirs.n_components_,
+            f"{fraction}: {ours.n_components_} != {theirs.n_components_}",
+        )
+        _compare(
+            [
+                (
+                    "explained_variance_ratio_",
+                    ours.explained_variance_ratio_,
+                    theirs.explained_variance_ratio_,
+                ),
+                ("noise_variance_", ours.noise_variance_, theirs.noise_variance_),
+            ],
+            dict(rtol=1e-7, atol=1e-9),
+        )
 
 
 @pytest.mark.parametrize("split", [None, 0, 1])
@@ -212,10 +236,12 @@ def test_pca_randomized_random_state():
     first = ht.decomposition.PCA(n_components=3, svd_solver="randomized", random_state=5).fit(x)
     collective_assert(ht.random.get_state() == state, "random_state changed heat's generator")
     second = ht.decomposition.PCA(n_components=3, svd_solver="randomized", random_state=5).fit(x)
-    _compare([("reproducible", first.components_, second.components_.numpy())],
-             dict(rtol=0, atol=0))
-    auto = ht.decomposition.PCA(n_components=3, svd_solver="randomized", iterated_power="auto",
-                                random_state=5).fit(x)
+    _compare(
+        [("reproducible", first.components_, second.components_.numpy())], dict(rtol=0, atol=0)
+    )
+    auto = ht.decomposition.PCA(
+        n_components=3, svd_solver="randomized", iterated_power="auto", random_state=5
+    ).fit(x)
     theirs = sklearn_decomposition.PCA(n_components=3).fit(x_np)
     # with power iterations the randomized solver finds the leading spectrum of noise too
     _compare([("auto", auto.singular_values_, theirs.singular_values_)], dict(rtol=1e-2, atol=0))
@@ -236,8 +262,10 @@ def test_pca_numpy_input_and_split_input_layout():
     x_np = _data((10, 3), seed=8)
     pca = ht.decomposition.PCA(n_components=2).fit(x_np)
     theirs = sklearn_decomposition.PCA(n_components=2).fit(x_np)
-    _compare([("numpy input", np.abs(pca.transform(x_np).numpy()),
-               np.abs(theirs.transform(x_np)))], dict(rtol=1e-9, atol=1e-9))
+    _compare(
+        [("numpy input", np.abs(pca.transform(x_np).numpy()), np.abs(theirs.transform(x_np)))],
+        dict(rtol=1e-9, atol=1e-9),
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -276,8 +304,9 @@ def test_pca_errors():
     assert_raises_then_collective_works(NotFittedError, PCA().inverse_transform, x)
     fitted = PCA(n_components=2).fit(x)
     assert_raises_then_collective_works(ValueError, fitted.transform, ht.zeros((3, 5), split=0))
-    assert_raises_then_collective_works(ValueError, fitted.inverse_transform,
-                                        ht.zeros((3, 3), split=0))
+    assert_raises_then_collective_works(
+        ValueError, fitted.inverse_transform, ht.zeros((3, 3), split=0)
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -285,8 +314,10 @@ def test_pca_errors():
 # ---------------------------------------------------------------------------------------------
 def _check_incremental(ours, theirs, dtype, x_np, x):
     _check_model(ours, theirs, dtype, x_np, x)
-    collective_assert(ours.n_samples_seen_ == theirs.n_samples_seen_,
-                      f"n_samples_seen_ {ours.n_samples_seen_} != {theirs.n_samples_seen_}")
+    collective_assert(
+        ours.n_samples_seen_ == theirs.n_samples_seen_,
+        f"n_samples_seen_ {ours.n_samples_seen_} != {theirs.n_samples_seen_}",
+    )
     _compare([("var_", ours.var_, theirs.var_)], _tolerance(dtype))
 
 

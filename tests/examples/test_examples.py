@@ -57,8 +57,12 @@ class Job:
         command = [MPIEXEC, "-n", "2", sys.executable, os.path.join(EXAMPLES, script)]
         with open(self.out_path, "w") as out, open(self.err_path, "w") as err:
             self.process = subprocess.Popen(
-                command + arguments, env=clean_environment(extra), cwd=ROOT,
-                stdout=out, stderr=err, start_new_session=True,  # its own group: stop() ends all
+                command + arguments,
+                env=clean_environment(extra),
+                cwd=ROOT,
+                stdout=out,
+                stderr=err,
+                start_new_session=True,  # its own group: stop() ends all
             )
         self.deadline = time.monotonic() + JOB_SECONDS
 

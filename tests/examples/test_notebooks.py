@@ -109,18 +109,23 @@ def executed_notebook(tmp_path_factory):
         pytest.skip("no mpiexec beside the Python interpreter")
     folder = tmp_path_factory.mktemp("notebook")
     tag = uuid.uuid4().hex
-    env = clean_environment({
-        TAG_VARIABLE: tag,
-        "IPYTHONDIR": str(folder / "ipython"),  # the cluster's profile and files
-        "JUPYTER_RUNTIME_DIR": str(folder / "runtime"),
-        "MPLBACKEND": "Agg",  # the notebook's %matplotlib inline overrides it
-    })
+    env = clean_environment(
+        {
+            TAG_VARIABLE: tag,
+            "IPYTHONDIR": str(folder / "ipython"),  # the cluster's profile and files
+            "JUPYTER_RUNTIME_DIR": str(folder / "runtime"),
+            "MPLBACKEND": "Agg",  # the notebook's %matplotlib inline overrides it
+        }
+    )
     with open(os.path.join(NOTEBOOKS, "heat_on_mpi_engines.ipynb")) as f:
         notebook = nbformat.read(f, as_version=4)
     write_kernelspec(str(folder / "kernels"))
     client = nbclient.NotebookClient(
-        notebook, kernel_name=KERNEL_NAME, timeout=CELL_SECONDS,
-        startup_timeout=KERNEL_START_SECONDS, resources={"metadata": {"path": str(folder)}},
+        notebook,
+        kernel_name=KERNEL_NAME,
+        timeout=CELL_SECONDS,
+        startup_timeout=KERNEL_START_SECONDS,
+        resources={"metadata": {"path": str(folder)}},
     )
     watchdog = threading.Timer(NOTEBOOK_SECONDS, kill_tagged, args=(tag,))
     watchdog.daemon = True

@@ -46,8 +46,21 @@ def shared_folder(tmp_path, name=None):
 def tiny(workdir, *more):
     """Options of a run of a few seconds (1,200 rows of 8 features, an MLP of 16 units)."""
     return [
-        "--samples", "1200", "--test-samples", "300", "--dimensions", "8", "--hidden", "16",
-        "--batch-size", "16", "--window-mb", "0.05", "--no-progress", "--workdir", workdir,
+        "--samples",
+        "1200",
+        "--test-samples",
+        "300",
+        "--dimensions",
+        "8",
+        "--hidden",
+        "16",
+        "--batch-size",
+        "16",
+        "--window-mb",
+        "0.05",
+        "--no-progress",
+        "--workdir",
+        workdir,
     ] + list(more)
 
 
@@ -193,8 +206,10 @@ def test_interrupted_and_resumed_run_ends_like_the_uninterrupted_one(tmp_path, m
     # and so do the saved optimizer states (each process's momentum)
     saved_a = saved_checkpoint(shared_folder(tmp_path, "a"))["states"][WORLD.rank]["optimizer"]
     saved_b = saved_checkpoint(workdir)["states"][WORLD.rank]["optimizer"]
-    momenta = [(saved_a["state"][k]["momentum_buffer"], saved_b["state"][k]["momentum_buffer"])
-               for k in saved_a["state"]]
+    momenta = [
+        (saved_a["state"][k]["momentum_buffer"], saved_b["state"][k]["momentum_buffer"])
+        for k in saved_a["state"]
+    ]
     ok = ok and all(torch.allclose(a, b, rtol=0, atol=1e-6) for a, b in momenta)
     collective_assert(ok, f"the parameters differ by up to {difference}")
 
@@ -275,8 +290,19 @@ def test_file_without_a_test_set_splits_one_off(tmp_path):
         with h5py.File(full, "r") as source, h5py.File(path, "w") as f:
             f["features"], f["labels"] = source["x"][...], source["y"][...]
     WORLD.Barrier()
-    options = tiny(os.path.join(folder, "run"), "--file", path, "--features", "features",
-                   "--labels", "labels", "--epochs", "2", "--test-fraction", "0.2")
+    options = tiny(
+        os.path.join(folder, "run"),
+        "--file",
+        path,
+        "--features",
+        "features",
+        "--labels",
+        "labels",
+        "--epochs",
+        "2",
+        "--test-fraction",
+        "0.2",
+    )
     results = train.main(options)
     collective_assert(results["test_accuracy"] > 0.7, str(results))
     # a test dataset named but missing is an error naming the option, on every process
@@ -325,8 +351,14 @@ def test_readme_command_resumes_in_the_default_run_folder(tmp_path):
         options = options[: options.index("--workdir")] + options[options.index("--workdir") + 2 :]
         command = [MPIEXEC, "-n", "2", sys.executable, "-m", "heat.examples.train"] + options
         job = subprocess.Popen(
-            command, cwd=str(tmp_path), env=env, stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+            command,
+            cwd=str(tmp_path),
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
         )
         try:
             out, _ = job.communicate(timeout=JOB_SECONDS)

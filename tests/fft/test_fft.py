@@ -118,7 +118,9 @@ def test_complex_to_real_1d(name):
     pairs, errors = [], []
     lengths = lambda m: (None, 2 * m + 1, m)
     dtypes = DTYPES + (np.float16,)
-    for data, dtype, x, axis, n, norm in one_d_cases(((7,), (2,), (12,), (5, 6), (2, 3, 4)), dtypes, lengths):
+    for data, dtype, x, axis, n, norm in one_d_cases(
+        ((7,), (2,), (12,), (5, 6), (2, 3, 4)), dtypes, lengths
+    ):
         expected = reference(theirs, data, n=n, axis=axis, norm=norm)
         run(ours, x, expected, dtype, pairs, errors, n=n, axis=axis, norm=norm)
     collective_assert(not errors, "\n".join(errors[:5]))
@@ -232,7 +234,9 @@ def test_2d(name):
     ours, theirs = getattr(ht.fft, name), TWO_D[name]
     real_input = name in ("rfft2", "ihfft2")
     pairs, errors, i = [], [], 0
-    dtypes = (np.float32, np.float64, np.int32) if real_input else (np.float32, np.complex128, np.int32)
+    dtypes = (
+        (np.float32, np.float64, np.int32) if real_input else (np.float32, np.complex128, np.int32)
+    )
     for shape in ((5, 6), (2, 3, 4), (3, 1)):
         for kwargs in ({}, {"axes": (0, 1)}, {"axes": (-1, 0), "s": (4, 3)}, {"s": (2, 7)}):
             dtype = dtypes[i % len(dtypes)]
@@ -255,16 +259,24 @@ def test_repeated_axes_and_round_trips():
         x = ht.array(data, split=split)
         c = ht.array(cdata, split=split)
         # an axis listed twice is transformed twice (NumPy applies the last listed first)
-        pairs.append((ht.fft.fftn(c, s=(4, 7), axes=(0, 0)), np.fft.fftn(cdata, s=(4, 7), axes=(0, 0))))
+        pairs.append(
+            (ht.fft.fftn(c, s=(4, 7), axes=(0, 0)), np.fft.fftn(cdata, s=(4, 7), axes=(0, 0)))
+        )
         pairs.append((ht.fft.ifftn(ht.fft.fftn(c)), cdata))
         pairs.append((ht.fft.irfftn(ht.fft.rfftn(x), s=x.shape), data))
-        pairs.append((ht.fft.ihfftn(ht.fft.hfftn(c, s=(6, 5, 6)), s=(6, 5, 6)),
-                      scipy.fft.ihfftn(scipy.fft.hfftn(cdata, s=(6, 5, 6)), s=(6, 5, 6))))
+        pairs.append(
+            (
+                ht.fft.ihfftn(ht.fft.hfftn(c, s=(6, 5, 6)), s=(6, 5, 6)),
+                scipy.fft.ihfftn(scipy.fft.hfftn(cdata, s=(6, 5, 6)), s=(6, 5, 6)),
+            )
+        )
         # scipy's n-D Hermitian transforms agree where the default lengths are defined
         pairs.append((ht.fft.hfft2(c, norm="ortho"), scipy.fft.hfft2(cdata, norm="ortho")))
         pairs.append((ht.fft.ihfftn(x, axes=(2, 0)), scipy.fft.ihfftn(data, axes=(2, 0))))
         for norm in NORMS:
-            pairs.append((ht.fft.irfft(ht.fft.rfft(x, axis=0, norm=norm), n=6, axis=0, norm=norm), data))
+            pairs.append(
+                (ht.fft.irfft(ht.fft.rfft(x, axis=0, norm=norm), n=6, axis=0, norm=norm), data)
+            )
     assert_arrays_equal(pairs, rtol=1e-10, atol=1e-10)
 
 
@@ -303,7 +315,10 @@ def test_split_vectors_are_never_gathered(monkeypatch):
     pairs = [
         (ht.fft.fft(x), np.fft.fft(data)),
         (ht.fft.ifft(x, n=36, norm="ortho"), np.fft.ifft(data, n=36, norm="ortho")),
-        (ht.fft.fftn(x, s=(8,), norm="forward"), np.fft.fftn(data, s=(8,), axes=(0,), norm="forward")),
+        (
+            ht.fft.fftn(x, s=(8,), norm="forward"),
+            np.fft.fftn(data, s=(8,), axes=(0,), norm="forward"),
+        ),
         (ht.fft.rfft(r), np.fft.rfft(real)),
         (ht.fft.irfft(x), np.fft.irfft(data)),
         (ht.fft.hfft(x, n=30), np.fft.hfft(data, n=30)),
@@ -331,10 +346,18 @@ def test_balanced_result_when_split_axis_transformed():
     kept = ht.fft.fft(x, axis=1)
     moved = ht.fft.fft(x, axis=0)
     counts_kept = tuple(kept.counts_displs()[0])
-    collective_assert(counts_kept == tuple(x.counts_displs()[0]), "fft along axis 1 changed the layout")
-    collective_assert(moved.is_balanced(force_check=True), "fft along the split axis is not balanced")
-    assert_arrays_equal([(kept, np.fft.fft(data, axis=1), {"atol": 1e-4}),
-                         (moved, np.fft.fft(data, axis=0), {"atol": 1e-4})])
+    collective_assert(
+        counts_kept == tuple(x.counts_displs()[0]), "fft along axis 1 changed the layout"
+    )
+    collective_assert(
+        moved.is_balanced(force_check=True), "fft along the split axis is not balanced"
+    )
+    assert_arrays_equal(
+        [
+            (kept, np.fft.fft(data, axis=1), {"atol": 1e-4}),
+            (moved, np.fft.fft(data, axis=0), {"atol": 1e-4}),
+        ]
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -345,10 +368,18 @@ def test_fftfreq_rfftfreq():
     for n, d in itertools.product((1, 2, 5, 8, 11), (1.0, 0.1, 3)):
         for split in (None, 0):
             # the default type is the namespace's default float (float32; NumPy's is float64)
-            pairs.append((ht.fft.fftfreq(n, d, split=split), np.fft.fftfreq(n, d).astype(np.float32)))
-            pairs.append((ht.fft.rfftfreq(n, d, split=split), np.fft.rfftfreq(n, d).astype(np.float32)))
-            pairs.append((ht.fft.fftfreq(n, d, dtype=ht.float64, split=split), np.fft.fftfreq(n, d)))
-            pairs.append((ht.fft.rfftfreq(n, d, dtype=ht.float64, split=split), np.fft.rfftfreq(n, d)))
+            pairs.append(
+                (ht.fft.fftfreq(n, d, split=split), np.fft.fftfreq(n, d).astype(np.float32))
+            )
+            pairs.append(
+                (ht.fft.rfftfreq(n, d, split=split), np.fft.rfftfreq(n, d).astype(np.float32))
+            )
+            pairs.append(
+                (ht.fft.fftfreq(n, d, dtype=ht.float64, split=split), np.fft.fftfreq(n, d))
+            )
+            pairs.append(
+                (ht.fft.rfftfreq(n, d, dtype=ht.float64, split=split), np.fft.rfftfreq(n, d))
+            )
     assert_arrays_equal(pairs, rtol=1e-6)
     default = ht.__array_namespace_info__().default_dtypes()["real floating"]
     assert ht.fft.fftfreq(4).dtype is default and ht.fft.rfftfreq(4).dtype is default
@@ -393,8 +424,20 @@ def test_errors(split):
             (ValueError, function, (x,), {"norm": "none"}),
             (ValueError, function, (scalar,), {}),
         ]
-    for function in (ht.fft.fftn, ht.fft.ifftn, ht.fft.rfftn, ht.fft.irfftn, ht.fft.hfftn, ht.fft.ihfftn,
-                     ht.fft.fft2, ht.fft.ifft2, ht.fft.rfft2, ht.fft.irfft2, ht.fft.hfft2, ht.fft.ihfft2):
+    for function in (
+        ht.fft.fftn,
+        ht.fft.ifftn,
+        ht.fft.rfftn,
+        ht.fft.irfftn,
+        ht.fft.hfftn,
+        ht.fft.ihfftn,
+        ht.fft.fft2,
+        ht.fft.ifft2,
+        ht.fft.rfft2,
+        ht.fft.irfft2,
+        ht.fft.hfft2,
+        ht.fft.ihfft2,
+    ):
         calls += [
             (TypeError, function, ([[1.0]],), {}),
             (ValueError, function, (x,), {"axes": (0, 2)}),
@@ -437,7 +480,12 @@ def test_docstring_examples():
 
     failures = 0
     for module in (_transforms, _helpers, ht.fft):
-        result = doctest.testmod(module, extraglobs={"ht": ht}, optionflags=doctest.NORMALIZE_WHITESPACE,
-                                 verbose=False, report=False)
+        result = doctest.testmod(
+            module,
+            extraglobs={"ht": ht},
+            optionflags=doctest.NORMALIZE_WHITESPACE,
+            verbose=False,
+            report=False,
+        )
         failures += result.failed
     collective_assert(failures == 0, f"{failures} docstring examples of heat.fft failed")

@@ -92,7 +92,9 @@ def test_similarity_in_any_layout(split_result, definition):
     x = _samples(9, np.float64, seed=3)
     expected = _expected(x, definition, "eNeighbour", "upper", 2.0, True, "euclidean")
     laplacian = ht.graph.Laplacian(
-        _similarity("euclidean", split_result), definition=definition, mode="eNeighbour",
+        _similarity("euclidean", split_result),
+        definition=definition,
+        mode="eNeighbour",
         threshold_value=2.0,
     )
     L = laplacian.construct(ht.array(x, split=0))
@@ -140,6 +142,11 @@ def test_docstring_examples():
 
     from heat.graph import laplacian
 
-    result = doctest.testmod(laplacian, extraglobs={"ht": ht},
-                             optionflags=doctest.NORMALIZE_WHITESPACE, verbose=False, report=False)
+    result = doctest.testmod(
+        laplacian,
+        extraglobs={"ht": ht},
+        optionflags=doctest.NORMALIZE_WHITESPACE,
+        verbose=False,
+        report=False,
+    )
     collective_assert(result.failed == 0, f"{result.failed} docstring examples of Laplacian failed")

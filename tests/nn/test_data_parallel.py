@@ -200,8 +200,10 @@ def test_heat_nn_functional_is_an_importable_module():
     from heat.nn.functional import cross_entropy
 
     ok = F is ht.nn.functional and cross_entropy is torch.nn.functional.cross_entropy
-    ok = ok and all(getattr(F, name) is getattr(torch.nn.functional, name)
-                    for name in ("relu", "softmax", "conv2d", "mse_loss"))
+    ok = ok and all(
+        getattr(F, name) is getattr(torch.nn.functional, name)
+        for name in ("relu", "softmax", "conv2d", "mse_loss")
+    )
     ok = ok and "log_softmax" in dir(F)
     collective_assert(ok, "heat.nn.functional does not forward torch.nn.functional")
     with pytest.raises(AttributeError, match="heat.nn.functional"):
@@ -218,9 +220,9 @@ def test_torch_names_and_errors():
     ok = ok and ht.nn.DataParallel is not torch.nn.DataParallel
     collective_assert(ok, "torch names")
     with pytest.raises(AttributeError):
-        getattr(ht.nn, "NoSuchLayer")
+        ht.nn.NoSuchLayer
     with pytest.raises(AttributeError):
-        getattr(ht.optim, "NoSuchOptimizer")
+        ht.optim.NoSuchOptimizer
     net = TwoBranches(seed=0)
     expect_errors(
         [
@@ -301,12 +303,18 @@ def test_models_that_differ_between_processes_raise_everywhere(kind, wrapper):
 
 def test_arguments_that_differ_between_processes_raise_everywhere():
     net = TwoBranches(seed=0)
-    message = raised_message(ValueError, ht.nn.DataParallel, net, bucket_size_mb=1 + (RANK == SIZE - 1))
+    message = raised_message(
+        ValueError, ht.nn.DataParallel, net, bucket_size_mb=1 + (RANK == SIZE - 1)
+    )
     if SIZE == 1:
         collective_assert(message is None, str(message))
     else:
         expected = f"bucket_size_mb is 1.0 on process{'es' if SIZE > 2 else ''} 0"
-        ok = message is not None and expected in message and f"but 2.0 on process {SIZE - 1}" in message
+        ok = (
+            message is not None
+            and expected in message
+            and f"but 2.0 on process {SIZE - 1}" in message
+        )
         collective_assert(ok, f"rank {RANK}: {message}")
     ht.nn.DataParallel(net, bucket_size_mb=1 if RANK == 0 else 1.0)  # the same size, written apart
     # an argument that is bad on one process only: that process's error, on every process

@@ -129,7 +129,9 @@ def test_a_stage_keeps_only_its_parameters():
     everyone = WORLD.allgather(mine)
     collective_assert(all(not (a & b) for i, a in enumerate(everyone) for b in everyone[i + 1 :]))
     collective_assert(set().union(*everyone) == set(make_layers().state_dict()))
-    collective_assert({id(p) for p in pipe.parameters()} == {id(p) for p in pipe.stage_module.parameters()})
+    collective_assert(
+        {id(p) for p in pipe.parameters()} == {id(p) for p in pipe.stage_module.parameters()}
+    )
     own = pipe.state_dict(gather="stage")
     collective_assert(set(own) == mine)
     rooted = pipe.state_dict()
@@ -266,7 +268,11 @@ def pipedream_reference(layers, split_points, data, m, lr, stash=True):
     order = [sum((segment[s] for segment in segments), []) for s in range(p)]
     timeline = ht.nn.simulate_schedule(order, 1.0, 2.0).timeline
     events = sorted(
-        ((start, s, k, action) for s in range(p) for k, (action, start, _) in enumerate(timeline[s])),
+        (
+            (start, s, k, action)
+            for s in range(p)
+            for k, (action, start, _) in enumerate(timeline[s])
+        ),
         key=lambda event: event[:3],
     )
     saved, activations, gradients, losses = {}, {}, {}, {}
@@ -277,7 +283,9 @@ def pipedream_reference(layers, split_points, data, m, lr, stash=True):
         rows = slice((i % m) * size, (i % m + 1) * size)
         if action.kind == "forward":
             x = x_all[rows] if s == 0 else activations.pop((s - 1, i)).detach().requires_grad_(True)
-            weights = {n: q.detach().clone().requires_grad_(True) for n, q in stages[s].named_parameters()}
+            weights = {
+                n: q.detach().clone().requires_grad_(True) for n, q in stages[s].named_parameters()
+            }
             out = torch.func.functional_call(stages[s], weights, (x,))
             if s == p - 1:
                 out = mse(out, y_all[rows])
@@ -288,7 +296,10 @@ def pipedream_reference(layers, split_points, data, m, lr, stash=True):
         elif action.kind == "backward":
             x, out, weights = saved[(s, i)]
             if not stash:  # the current weights instead of the forward's
-                weights = {n: q.detach().clone().requires_grad_(True) for n, q in stages[s].named_parameters()}
+                weights = {
+                    n: q.detach().clone().requires_grad_(True)
+                    for n, q in stages[s].named_parameters()
+                }
                 out = torch.func.functional_call(stages[s], weights, (x,))
                 out = mse(out, y_all[rows]) if s == p - 1 else out
                 saved[(s, i)] = (x, out, weights)
@@ -318,7 +329,9 @@ def test_pipedream_backward_uses_the_stashed_weights(checkpoint):
     losses = [pipe.train_step(x, y) for x, y in data]
     pipe.flush()
     state = pipe.state_dict(gather="all")
-    expected, expected_losses = pipedream_reference(make_layers(), PIPEDREAM_CUTS[SIZE], data, m, lr)
+    expected, expected_losses = pipedream_reference(
+        make_layers(), PIPEDREAM_CUTS[SIZE], data, m, lr
+    )
     difference = max_difference(state, expected)
     collective_assert(difference < 1e-10, f"parameters differ from PipeDream's by {difference}")
     collective_assert(
@@ -344,7 +357,9 @@ def test_pipedream_backward_uses_the_stashed_weights(checkpoint):
     collective_assert(updates == len(data) * m, f"{updates} updates")
     collective_assert((stale > 0) == (RANK < SIZE - 1), f"stage {RANK}: {stale} stale backwards")
     if SIZE > 1 and not checkpoint:  # the check tells stashed from current weights
-        unstashed, _ = pipedream_reference(make_layers(), PIPEDREAM_CUTS[SIZE], data, m, lr, stash=False)
+        unstashed, _ = pipedream_reference(
+            make_layers(), PIPEDREAM_CUTS[SIZE], data, m, lr, stash=False
+        )
         unstashed_difference = max_difference(state, unstashed)
         collective_assert(unstashed_difference > 1e-6, f"stashing changed {unstashed_difference}")
 
@@ -358,7 +373,9 @@ def test_pipedream_converges():
     )
     losses = []
     for epoch in range(12):
-        losses.append(sum(pipe.train_step(x[k : k + 16], y[k : k + 16]) for k in range(0, 128, 16)) / 8)
+        losses.append(
+            sum(pipe.train_step(x[k : k + 16], y[k : k + 16]) for k in range(0, 128, 16)) / 8
+        )
     pipe.flush()
     pipe.step()  # does nothing under PipeDream
     final = mse(pipe(x), y).item()
@@ -377,7 +394,12 @@ def test_pipedream_converges():
 def test_transport_sends_each_boundary_once_and_reuses_its_buffers():
     m, size = 4, 12
     pipe = ht.nn.Pipeline(
-        make_layers(), mse, torch.optim.SGD, {"lr": 0.1}, micro_batches=m, split_points=EXPLICIT[SIZE]
+        make_layers(),
+        mse,
+        torch.optim.SGD,
+        {"lr": 0.1},
+        micro_batches=m,
+        split_points=EXPLICIT[SIZE],
     )
     data = batches(6, size=size)
     pipe.train_step(*data[0])
@@ -432,7 +454,9 @@ def test_bad_input_raises_the_same_error_everywhere():
         return ht.nn.Pipeline(layers, *args, **kwargs)
 
     too_few = torch.nn.Sequential(*[torch.nn.Linear(2, 2) for _ in range(SIZE - 1)])
-    raises_everywhere(ValueError, f"{SIZE} stages (processes) but the module only", pipeline, layers=too_few)
+    raises_everywhere(
+        ValueError, f"{SIZE} stages (processes) but the module only", pipeline, layers=too_few
+    )
     raises_everywhere(TypeError, "comm must be a heat communicator", pipeline, comm=WORLD.handle)
     raises_everywhere(TypeError, "comm must be a heat communicator", pipeline, comm="world")
     raises_everywhere(ValueError, "schedule must be one of", pipeline, schedule="interleaved")
@@ -441,7 +465,9 @@ def test_bad_input_raises_the_same_error_everywhere():
     raises_everywhere(ValueError, f"split_points must have {SIZE - 1} entries", pipeline,
                       split_points=list(range(1, SIZE + 1)))  # fmt: skip
     raises_everywhere(ValueError, "give an optimizer", pipeline, mse, schedule="pipedream")
-    raises_everywhere(ValueError, "Invalid learning rate", pipeline, mse, torch.optim.Adam, {"lr": -1.0})
+    raises_everywhere(
+        ValueError, "Invalid learning rate", pipeline, mse, torch.optim.Adam, {"lr": -1.0}
+    )
     raises_everywhere(TypeError, "checkpoint must be", pipeline, checkpoint="yes")
     if SIZE > 1:  # the processes disagree: a layer more, another shape, other values
         extra = make_layers()
@@ -452,7 +478,9 @@ def test_bad_input_raises_the_same_error_everywhere():
         shaped = make_layers()
         if RANK == SIZE - 1:
             shaped[6] = torch.nn.Linear(4, 3, dtype=F64)
-        raises_everywhere(ValueError, "layer 6 ('6', Linear) has the tensors", pipeline, layers=shaped)
+        raises_everywhere(
+            ValueError, "layer 6 ('6', Linear) has the tensors", pipeline, layers=shaped
+        )
         raises_everywhere(ValueError, "values of layer 0 ('0', Linear)'s weight, bias differ",
                           pipeline, layers=make_layers(seed=RANK))  # fmt: skip
         raises_everywhere(ValueError, "micro_batches is 2 on process 0 and 3 on process 1",
@@ -470,7 +498,9 @@ def test_bad_input_raises_the_same_error_everywhere():
     with torch.random.fork_rng():
         torch.manual_seed(0)  # the same values on every process
         wrong[6] = torch.nn.Linear(5, 2, dtype=F64)
-    raises_everywhere(RuntimeError, "stage", pipeline(mse, layers=wrong, micro_batches=2).train_step, x, y)
+    raises_everywhere(
+        RuntimeError, "stage", pipeline(mse, layers=wrong, micro_batches=2).train_step, x, y
+    )
     raises_everywhere(ValueError, "scalar", pipeline(_no_reduction).train_step, x, y)
     # and everything still works afterwards
     loss = pipe.train_step(x, y)

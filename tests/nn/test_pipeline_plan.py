@@ -74,7 +74,9 @@ def test_pipedream_segments_make_one_stream(stages):
     segments, start = [], 0
     for k, size in enumerate(sizes):
         drain = k == len(sizes) - 1
-        segments.append(ht.nn.pipeline_schedule("pipedream", stages, size, start=start, drain=drain))
+        segments.append(
+            ht.nn.pipeline_schedule("pipedream", stages, size, start=start, drain=drain)
+        )
         start += size
     joined = [sum((seg[s] for seg in segments), []) for s in range(stages)]
     assert joined == ht.nn.pipeline_schedule("pipedream", stages, sum(sizes))

@@ -444,15 +444,27 @@ def test_bad_configurations_raise_on_every_process():
 
 @pytest.mark.parametrize(
     "name, value",
-    [("total_epochs", 11), ("warmup_epochs", 3), ("max_global_skips", 4),
-     ("stability_level", 0.1), ("downcast_type", torch.float16), ("bucket_size_mb", 2.0)],
+    [
+        ("total_epochs", 11),
+        ("warmup_epochs", 3),
+        ("max_global_skips", 4),
+        ("stability_level", 0.1),
+        ("downcast_type", torch.float16),
+        ("bucket_size_mb", 2.0),
+    ],
 )
 def test_arguments_that_differ_between_processes_raise_everywhere(name, value):
     # before the check, a process with another total_epochs entered the cool-down's blocking
     # averaging an epoch before the others and the job hung there
     net = small_net(seed=0)
-    arguments = dict(total_epochs=10, warmup_epochs=4, max_global_skips=8, stability_level=0.05,
-                     downcast_type=torch.bfloat16, bucket_size_mb=1.0)
+    arguments = dict(
+        total_epochs=10,
+        warmup_epochs=4,
+        max_global_skips=8,
+        stability_level=0.05,
+        downcast_type=torch.bfloat16,
+        bucket_size_mb=1.0,
+    )
     default = repr(arguments[name])
     if RANK == SIZE - 1:
         arguments[name] = value
@@ -497,8 +509,13 @@ def test_receive_runs_the_tested_blend(emulate_nodes, monkeypatch):
     parameter = torch.nn.Parameter(torch.zeros(6))
     holder = torch.nn.Module()
     holder.weight = parameter
-    daso = ht.optim.DASO(torch.optim.SGD([parameter], lr=0.1), total_epochs=1, warmup_epochs=0,
-                         cooldown_epochs=0, max_global_skips=4)
+    daso = ht.optim.DASO(
+        torch.optim.SGD([parameter], lr=0.1),
+        total_epochs=1,
+        warmup_epochs=0,
+        cooldown_epochs=0,
+        max_global_skips=4,
+    )
     ht.nn.DataParallelMultiGPU(holder, daso)
     daso.last_batch = 6
     for _ in range(6):

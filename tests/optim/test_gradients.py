@@ -106,9 +106,7 @@ def test_values_written_back_and_no_sync_accumulates_locally():
     with reducer.no_sync():
         model(x).sum().backward()
     assert len(reduction.events) == before
-    assert all(
-        torch.allclose(p.grad, e + e / 0.5) for p, e in zip(model.parameters(), expected)
-    )
+    assert all(torch.allclose(p.grad, e + e / 0.5) for p, e in zip(model.parameters(), expected))
     # the next synchronized backward averages what accumulated
     reducer.synchronize()
     assert reduction.events[-1][0] == "finish"

@@ -22,8 +22,13 @@ SEQUENCES = [
 def torch_plateaus(metrics, mode, patience, threshold, threshold_mode, cooldown):
     optimizer = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=1.0)
     scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(
-        optimizer, mode=mode, factor=0.5, patience=patience, threshold=threshold,
-        threshold_mode=threshold_mode, cooldown=cooldown,
+        optimizer,
+        mode=mode,
+        factor=0.5,
+        patience=patience,
+        threshold=threshold,
+        threshold_mode=threshold_mode,
+        cooldown=cooldown,
     )
     plateaus = []
     for value in metrics:
@@ -36,7 +41,9 @@ def torch_plateaus(metrics, mode, patience, threshold, threshold_mode, cooldown)
 @pytest.mark.parametrize("mode", ["min", "max"])
 @pytest.mark.parametrize("threshold_mode", ["rel", "abs"])
 @pytest.mark.parametrize("patience,cooldown", [(0, 0), (1, 0), (2, 1), (1, 3)])
-def test_detect_metric_plateau_matches_reduce_lr_on_plateau(mode, threshold_mode, patience, cooldown):
+def test_detect_metric_plateau_matches_reduce_lr_on_plateau(
+    mode, threshold_mode, patience, cooldown
+):
     for sequence in SEQUENCES:
         metrics = sequence if mode == "min" else [-v for v in sequence]
         if threshold_mode == "rel" and any(v < 0 for v in metrics):

@@ -220,7 +220,9 @@ def test_normalizer_without_fit(norm):
             float_type = np.float32 if dtype == np.float32 else np.float64
             rtol, atol = _tolerance(float_type)
             for split in (None, 0, 1, -1):
-                transformed = ht.preprocessing.Normalizer(norm=norm).transform(ht.array(data, split=split))
+                transformed = ht.preprocessing.Normalizer(norm=norm).transform(
+                    ht.array(data, split=split)
+                )
                 assert_array_equal(transformed, expected.astype(float_type), rtol=rtol, atol=atol)
             local = ht.preprocessing.Normalizer(norm=norm).transform(data.astype(float_type))
             np.testing.assert_allclose(local, expected, rtol=rtol, atol=atol)
@@ -228,8 +230,9 @@ def test_normalizer_without_fit(norm):
     # once fitted, the number of features is checked; a bad norm fails either way
     fitted = ht.preprocessing.Normalizer(norm=norm).fit(ht.ones((4, 3), split=0))
     assert_raises_then_collective_works(ValueError, fitted.transform, ht.ones((4, 2), split=0))
-    assert_raises_then_collective_works(ValueError, ht.preprocessing.Normalizer("l3").transform,
-                                        ht.ones((4, 2), split=0))
+    assert_raises_then_collective_works(
+        ValueError, ht.preprocessing.Normalizer("l3").transform, ht.ones((4, 2), split=0)
+    )
 
 
 def test_bad_parameters():
@@ -307,6 +310,8 @@ def test_robust_scaler_bad_sketch_parameters():
             RobustScaler(sketched=True, **params).fit(x)
     with pytest.raises(TypeError, match="sketched"):
         RobustScaler(sketched=1).fit(x)
-    assert_raises_then_collective_works(ValueError, RobustScaler(sketched=True, sketch_size=2).fit, x)
+    assert_raises_then_collective_works(
+        ValueError, RobustScaler(sketched=True, sketch_size=2).fit, x
+    )
     with pytest.warns(UserWarning, match="sketch_size=0.5 has no effect"):
         RobustScaler(sketch_size=0.5).fit(x)

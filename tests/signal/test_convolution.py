@@ -69,14 +69,21 @@ def test_convolve_matches_numpy(mode):
 def test_convolve_promotes_and_accepts_array_likes():
     a = random_array((11,), dtype=np.int32, seed=1)
     checks = [
-        (ht.signal.convolve(ht.array(a, split=0), ht.array([0.5, 1.0], dtype=ht.float32)),
-         np.convolve(a, np.array([0.5, 1.0], dtype=np.float32)), options(np.float64)),
+        (
+            ht.signal.convolve(ht.array(a, split=0), ht.array([0.5, 1.0], dtype=ht.float32)),
+            np.convolve(a, np.array([0.5, 1.0], dtype=np.float32)),
+            options(np.float64),
+        ),
         (ht.signal.convolve(ht.array(a, split=0), [1, 2, 3]), np.convolve(a, np.array([1, 2, 3]))),
         (ht.signal.convolve(ht.array(a, split=0), 3), np.convolve(a, 3)),
-        (ht.signal.convolve(a.tolist(), ht.array(a[:4], split=0)),
-         np.convolve(np.array(a.tolist()), a[:4])),
-        (ht.signal.convolve(ht.array(a > 0, split=0), ht.array([True, False, True])),
-         np.convolve(a > 0, np.array([True, False, True]))),
+        (
+            ht.signal.convolve(a.tolist(), ht.array(a[:4], split=0)),
+            np.convolve(np.array(a.tolist()), a[:4]),
+        ),
+        (
+            ht.signal.convolve(ht.array(a > 0, split=0), ht.array([True, False, True])),
+            np.convolve(a > 0, np.array([True, False, True])),
+        ),
     ]
     assert_arrays_equal(checks)
 
@@ -89,8 +96,12 @@ def test_convolve_long_kernel_and_tiny_signal():
         v = random_array((m,), seed=m)
         for mode, stride in itertools.product(MODES, (1, 5)):
             for x in layouts(a, 0):
-                checks.append((ht.signal.convolve(x, ht.array(v, split=0), mode, stride),
-                               np.convolve(a, v, mode)[::stride]))
+                checks.append(
+                    (
+                        ht.signal.convolve(x, ht.array(v, split=0), mode, stride),
+                        np.convolve(a, v, mode)[::stride],
+                    )
+                )
     assert_arrays_equal(checks)
 
 
@@ -101,7 +112,12 @@ def test_convolve_bad_input_raises_on_every_rank():
         [
             (ValueError, ht.signal.convolve, (ht.ones((2, 3), split=0), ht.ones((3, 3))), {}),
             (ValueError, ht.signal.convolve, (ht.ones((2, 3), split=0), ht.ones((2, 2, 3))), {}),
-            (ValueError, ht.signal.convolve, (ht.ones((4, 5), split=1), ht.ones((3, 2), split=0)), {}),
+            (
+                ValueError,
+                ht.signal.convolve,
+                (ht.ones((4, 5), split=1), ht.ones((3, 2), split=0)),
+                {},
+            ),
             (ValueError, ht.signal.convolve, (ht.array(2.0), ht.ones((3, 2))), {}),
             (ValueError, ht.signal.convolve, (ht.ones((3, 0), split=0), v), {}),
             (ValueError, ht.signal.convolve, (ht.ones((3, 4), split=0), v), {"mode": "middle"}),
@@ -124,7 +140,9 @@ def test_convolve_bad_input_raises_on_every_rank():
 # ------------------------------------------------------------------------------------------------
 def batch_oracle(a, v, mode, stride):
     rows = a.reshape(-1, a.shape[-1])
-    kernels = v.reshape(-1, v.shape[-1]) if v.ndim > 1 else np.broadcast_to(v, (len(rows), v.shape[0]))
+    kernels = (
+        v.reshape(-1, v.shape[-1]) if v.ndim > 1 else np.broadcast_to(v, (len(rows), v.shape[0]))
+    )
     out = [np.convolve(r, k, mode)[::stride] for r, k in zip(rows, kernels, strict=True)]
     length = len(np.convolve(np.ones(a.shape[-1]), np.ones(v.shape[-1]), mode)[::stride])
     return np.array(out).reshape(a.shape[:-1] + (length,))
@@ -132,7 +150,13 @@ def batch_oracle(a, v, mode, stride):
 
 # (batch shape, N, M, stride): uneven batches, fewer rows than processes, kernels longer than
 # the signal (swapped as NumPy does)
-CASES_BATCH = (((7,), 10, 3, 1), ((2,), 9, 4, 2), ((5,), 3, 6, 1), ((1,), 4, 4, 2), ((4, 3), 6, 2, 2))
+CASES_BATCH = (
+    ((7,), 10, 3, 1),
+    ((2,), 9, 4, 2),
+    ((5,), 3, 6, 1),
+    ((1,), 4, 4, 2),
+    ((4, 3), 6, 2, 2),
+)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -166,16 +190,32 @@ def test_convolve_batch_heat_examples_and_other_layouts():
         (valid, np.repeat([[1.0], [5.0], [9.0]], 9, axis=1).astype(np.float32)),
         (full, batch_oracle(np.ones((3, 10)), np.arange(2.0), "full", 1).astype(np.float32)),
         # a batch split along its last axis is resplit along axis 0
-        (ht.convolve(ht.array(a, split=1), ht.array(v, split=1), "same"), batch_oracle(a, v, "same", 1)),
-        (ht.convolve(ht.array(a, split=1), ht.array(v[0]), "full", 2), batch_oracle(a, v[0], "full", 2)),
+        (
+            ht.convolve(ht.array(a, split=1), ht.array(v, split=1), "same"),
+            batch_oracle(a, v, "same", 1),
+        ),
+        (
+            ht.convolve(ht.array(a, split=1), ht.array(v[0]), "full", 2),
+            batch_oracle(a, v[0], "full", 2),
+        ),
         # the split of a batched kernel along a batch axis is kept
         (ht.convolve(ht.array(a), ht.array(v, split=0), "valid"), batch_oracle(a, v, "valid", 1)),
         # a 1-D a with a batched v: the swapped call
-        (ht.convolve(ht.array(v[0], split=0), ht.array(a, split=0), "same"), batch_oracle(a, v[0], "same", 1)),
+        (
+            ht.convolve(ht.array(v[0], split=0), ht.array(a, split=0), "same"),
+            batch_oracle(a, v[0], "same", 1),
+        ),
         # 3-D batch split along axis 1; kernels in another layout of that axis
-        (ht.convolve(ht.array(random_array((2, 5, 6), seed=5), split=1),
-                     skewed(ht.array(random_array((2, 5, 3), seed=6), split=1)), "full"),
-         batch_oracle(random_array((2, 5, 6), seed=5), random_array((2, 5, 3), seed=6), "full", 1)),
+        (
+            ht.convolve(
+                ht.array(random_array((2, 5, 6), seed=5), split=1),
+                skewed(ht.array(random_array((2, 5, 3), seed=6), split=1)),
+                "full",
+            ),
+            batch_oracle(
+                random_array((2, 5, 6), seed=5), random_array((2, 5, 3), seed=6), "full", 1
+            ),
+        ),
     ]
     collective_assert(valid.split == 0 and full.split == 0 and checks[2][0].split == 0)
     collective_assert(checks[4][0].split == 0 and checks[6][0].split == 1)
@@ -213,7 +253,8 @@ def test_convolve2d_matches_scipy(mode):
                 kernel = ht.array(v, split=v_split)
                 if expected is None:
                     expected_errors.append(
-                        (ValueError, ht.signal.convolve2d, (x, kernel), {"mode": mode}))
+                        (ValueError, ht.signal.convolve2d, (x, kernel), {"mode": mode})
+                    )
                     continue
                 result = ht.signal.convolve2d(x, kernel, mode=mode, stride=stride)
                 checks.append((result, expected, options(dtype)))

@@ -12,8 +12,10 @@ DTYPES = (np.float32, np.float64, np.int64, np.int32)
 DENSITIES = (0.0, 0.1, 0.5)
 # uneven at 2-4 processes; (2, 6)/(6, 2): fewer rows/columns than processes at 3-4; (0, 3) empty
 SHAPES = ((7, 5), (2, 6), (6, 2), (0, 3))
-FORMATS = {"csr": (ht.sparse.sparse_csr_matrix, ht.sparse.DCSR_matrix, 0),
-           "csc": (ht.sparse.sparse_csc_matrix, ht.sparse.DCSC_matrix, 1)}
+FORMATS = {
+    "csr": (ht.sparse.sparse_csr_matrix, ht.sparse.DCSR_matrix, 0),
+    "csc": (ht.sparse.sparse_csc_matrix, ht.sparse.DCSC_matrix, 1),
+}
 
 
 def random_sparse(shape, density, dtype, seed=0):
@@ -51,9 +53,14 @@ def problems(matrix, reference, fmt, split, counts=None):
     expect(matrix.larray.dtype == matrix.dtype.torch_type(), "larray dtype")
     # the global compressed parts (collective)
     # (indptr, indices, data are the same properties: test_aliases checks them)
-    expect(np.array_equal(matrix.gindptr.cpu().numpy(), ref.indptr), f"gindptr {matrix.gindptr} != {ref.indptr}")
+    expect(
+        np.array_equal(matrix.gindptr.cpu().numpy(), ref.indptr),
+        f"gindptr {matrix.gindptr} != {ref.indptr}",
+    )
     expect(np.array_equal(matrix.gindices.cpu().numpy(), ref.indices), "gindices")
-    expect(np.array_equal(matrix.gdata.cpu().numpy(), ref.data), f"gdata {matrix.gdata} != {ref.data}")
+    expect(
+        np.array_equal(matrix.gdata.cpu().numpy(), ref.data), f"gdata {matrix.gdata} != {ref.data}"
+    )
     # this process's block
     if split is None:
         start, stop = 0, ref.shape[axis]
@@ -66,13 +73,20 @@ def problems(matrix, reference, fmt, split, counts=None):
     expect(matrix.lshape == tuple(lshape), f"lshape {matrix.lshape} != {tuple(lshape)}")
     expect(tuple(matrix.larray.shape) == tuple(lshape), "larray shape")
     expect(matrix.lnnz == last - first, f"lnnz {matrix.lnnz} != {last - first}")
-    expect(np.array_equal(matrix.lindptr.cpu().numpy(), ref.indptr[start : stop + 1] - first), "lindptr")
+    expect(
+        np.array_equal(matrix.lindptr.cpu().numpy(), ref.indptr[start : stop + 1] - first),
+        "lindptr",
+    )
     expect(np.array_equal(matrix.lindices.cpu().numpy(), ref.indices[first:last]), "lindices")
     expect(np.array_equal(matrix.ldata.cpu().numpy(), ref.data[first:last]), "ldata")
     if split is not None:
-        nnz_counts = [int(ref.indptr[sum(counts[: r + 1])] - ref.indptr[sum(counts[:r])]) for r in range(size)]
+        nnz_counts = [
+            int(ref.indptr[sum(counts[: r + 1])] - ref.indptr[sum(counts[:r])]) for r in range(size)
+        ]
         displs = [sum(nnz_counts[:r]) for r in range(size)]
-        expect(matrix.counts_displs_nnz() == (tuple(nnz_counts), tuple(displs)), "counts_displs_nnz")
+        expect(
+            matrix.counts_displs_nnz() == (tuple(nnz_counts), tuple(displs)), "counts_displs_nnz"
+        )
         expect(matrix.balanced == (list(counts) == balanced_counts(ref.shape[axis])), "balanced")
     else:
         expect(matrix.balanced, "balanced")
@@ -102,8 +116,10 @@ def test_from_scipy(fmt, distributed):
                 sources = (reference, reference.tocsc(), reference.tocoo(), sp.csr_array(reference))
                 source = sources[(seed + len(errors) + DTYPES.index(dtype)) % len(sources)]
                 matrix = factory(source, split=split)
-                errors += [f"{shape} {density} {dtype.__name__}: {e}" for e in
-                           problems(matrix, reference, fmt, split)]
+                errors += [
+                    f"{shape} {density} {dtype.__name__}: {e}"
+                    for e in problems(matrix, reference, fmt, split)
+                ]
     collective_assert(not errors, "; ".join(errors[:5]))
 
 
@@ -116,12 +132,27 @@ def test_from_torch_numpy_lists(fmt, split):
     reference = random_sparse((7, 5), 0.4, np.float32, seed=3)
     dense = reference.toarray()
     tensor = torch.from_numpy(dense)
-    for source in (tensor, tensor.to_sparse_csr(), tensor.to_sparse_csc(), tensor.to_sparse(), dense):
+    for source in (
+        tensor,
+        tensor.to_sparse_csr(),
+        tensor.to_sparse_csc(),
+        tensor.to_sparse(),
+        dense,
+    ):
         check(factory(source, split=split), reference, fmt, expected_split)
     check(factory(dense.tolist(), split=split), reference.astype(np.float32), fmt, expected_split)
-    check(factory(dense, dtype=ht.float64, split=split), reference.astype(np.float64), fmt, expected_split)
-    check(factory(dense.astype(np.int32).tolist(), split=split), reference.astype(np.int64), fmt,
-          expected_split)
+    check(
+        factory(dense, dtype=ht.float64, split=split),
+        reference.astype(np.float64),
+        fmt,
+        expected_split,
+    )
+    check(
+        factory(dense.astype(np.int32).tolist(), split=split),
+        reference.astype(np.int64),
+        fmt,
+        expected_split,
+    )
 
 
 @pytest.mark.parametrize("fmt", ["csr", "csc"])
@@ -140,7 +171,9 @@ def test_from_dndarray(fmt, dense_split):
             check(factory(x, dtype=ht.float32), reference.astype(np.float32), fmt, expected)
             # dense -> sparse -> dense keeps the split of a matching dense array
             back = ht.sparse.to_dense(to_sparse(x))
-            collective_assert(back.split == expected and np.array_equal(back.numpy(), reference.toarray()))
+            collective_assert(
+                back.split == expected and np.array_equal(back.numpy(), reference.toarray())
+            )
 
 
 @pytest.mark.parametrize("fmt", ["csr", "csc"])
@@ -187,10 +220,13 @@ def test_aliases(fmt):
     reference = random_sparse((7, 5), 0.3, np.float64, seed=8)
     ref = reference.tocsr() if axis == 0 else reference.tocsc()
     matrix = factory(reference, split=axis)
-    ok = (np.array_equal(matrix.indptr.cpu().numpy(), ref.indptr)
-          and np.array_equal(matrix.indices.cpu().numpy(), ref.indices)
-          and np.array_equal(matrix.data.cpu().numpy(), ref.data)
-          and matrix.nnz == matrix.gnnz == ref.nnz and matrix.shape == matrix.gshape)
+    ok = (
+        np.array_equal(matrix.indptr.cpu().numpy(), ref.indptr)
+        and np.array_equal(matrix.indices.cpu().numpy(), ref.indices)
+        and np.array_equal(matrix.data.cpu().numpy(), ref.data)
+        and matrix.nnz == matrix.gnnz == ref.nnz
+        and matrix.shape == matrix.gshape
+    )
     for dense in (matrix.to_dense(), ht.sparse.to_dense(matrix), ht.sparse.todense(matrix)):
         ok = ok and dense.split == axis and np.array_equal(dense.numpy(), ref.toarray())
     collective_assert(ok, "aliases differ")
@@ -224,7 +260,9 @@ def test_bad_input(fmt):
     assert_raises_then_collective_works(TypeError, factory, good, dtype="no type")
     assert_raises_then_collective_works(TypeError, factory, good, comm="world")
     assert_raises_then_collective_works(ValueError, factory, ht.zeros((2, 3, 4), split=0))
-    assert_raises_then_collective_works(ValueError, factory, ht.zeros((3, 4), split=0), is_split=axis)
+    assert_raises_then_collective_works(
+        ValueError, factory, ht.zeros((3, 4), split=0), is_split=axis
+    )
     assert_raises_then_collective_works(TypeError, ht.sparse.to_sparse_csr, np.zeros((2, 2)))
     assert_raises_then_collective_works(TypeError, ht.sparse.to_sparse_csc, good)
     assert_raises_then_collective_works(TypeError, ht.sparse.to_dense, good)
@@ -254,7 +292,10 @@ def test_dndarray_to_sparse_methods(fmt, split):
         reference = random_sparse(shape, 0.4, np.float64, seed)
         x = ht.array(reference.toarray(), split=split)
         matrix = x.to_sparse_csr() if fmt == "csr" else x.to_sparse_csc()
-        errors += [f"{shape}: {e}" for e in problems(matrix, reference, fmt, None if split is None else axis)]
+        errors += [
+            f"{shape}: {e}"
+            for e in problems(matrix, reference, fmt, None if split is None else axis)
+        ]
     collective_assert(not errors, "; ".join(errors[:5]))
 
 
@@ -294,8 +335,12 @@ def test_todense_into_out_of_another_distribution(fmt):
 def test_todense_bad_out_raises_everywhere(fmt):
     factory, _, axis = FORMATS[fmt]
     matrix = factory(random_sparse((4, 3), 0.5, np.float32), split=axis)
-    for bad in (ht.zeros((3, 4), split=axis), ht.zeros((4, 3), dtype=ht.float64, split=axis),
-                ht.zeros((4, 3), split=None), ht.zeros((4, 3), split=1 - axis)):
+    for bad in (
+        ht.zeros((3, 4), split=axis),
+        ht.zeros((4, 3), dtype=ht.float64, split=axis),
+        ht.zeros((4, 3), split=None),
+        ht.zeros((4, 3), split=1 - axis),
+    ):
         assert_raises_then_collective_works(ValueError, matrix.todense, out=bad)
     assert_raises_then_collective_works(TypeError, matrix.todense, out=np.zeros((4, 3), np.float32))
     assert_raises_then_collective_works(ValueError, matrix.todense, order="X")

@@ -32,7 +32,9 @@ def uneven(reference, axis):
 
 
 @pytest.mark.parametrize("fmt", ["csr", "csc"])
-@pytest.mark.parametrize("layouts", ["none-none", "split-split", "none-split", "split-none", "split-uneven"])
+@pytest.mark.parametrize(
+    "layouts", ["none-none", "split-split", "none-split", "split-none", "split-uneven"]
+)
 def test_add_mul(fmt, layouts):
     factory, _, axis = FORMATS[fmt]
     first, second = layouts.split("-")
@@ -64,8 +66,10 @@ def test_add_mul(fmt, layouts):
             # the result takes the layout of the first distributed operand
             results = [(a + b, pruned(r1 + r2), None), (b * a, pruned(r2.multiply(r1)), b_counts)]
             if case % 3 == 0:
-                results += [(ht.sparse.add(b, a), pruned(r2 + r1), b_counts),
-                            (ht.sparse.mul(a, b), pruned(r1.multiply(r2)), None)]
+                results += [
+                    (ht.sparse.add(b, a), pruned(r2 + r1), b_counts),
+                    (ht.sparse.mul(a, b), pruned(r1.multiply(r2)), None),
+                ]
             for result, reference, counts in results:
                 if first == "none" and second != "none":
                     counts = None
@@ -124,9 +128,13 @@ def test_matmul(fmt_split, b_split):
     rng = np.random.default_rng(0)
     errors = []
     for seed, (m, n) in enumerate(((7, 5), (2, 6), (5, 0))):
-        for k in ((3, 1) if seed == 0 else (3,)):
-            all_dtypes = ((np.float64, np.float32), (np.int64, np.int64), (np.float32, np.float32),
-                          (np.int32, np.float64))
+        for k in (3, 1) if seed == 0 else (3,):
+            all_dtypes = (
+                (np.float64, np.float32),
+                (np.int64, np.int64),
+                (np.float32, np.float32),
+                (np.int32, np.float64),
+            )
             for dtypes in all_dtypes if seed == 0 else all_dtypes[:2]:
                 for density in (0.0, 0.1, 0.5):
                     if density != 0.5 and dtypes[0] is not np.float64:
@@ -149,8 +157,12 @@ def test_matmul(fmt_split, b_split):
                     errors += _check_dense(result, expected, split, label)
                     if k == 1 and b_split != 1:
                         vector = _dense(values[:, 0], b_split, unbalanced=False)
-                        errors += _check_dense(ht.sparse.sparse_matmul(a, vector), expected[:, 0],
-                                               split if split != 1 else None, label + " vector")
+                        errors += _check_dense(
+                            ht.sparse.sparse_matmul(a, vector),
+                            expected[:, 0],
+                            split if split != 1 else None,
+                            label + " vector",
+                        )
     collective_assert(not errors, "; ".join(errors[:5]))
 
 
@@ -179,10 +191,16 @@ def _check_dense(result, expected, split, label):
 
 def test_matmul_bad_operands():
     a = ht.sparse.sparse_csr_matrix(random_sparse((4, 3), 0.5, np.float32), split=0)
-    assert_raises_then_collective_works(ValueError, ht.sparse.sparse_matmul, a, ht.ones((4, 2), split=0))
-    assert_raises_then_collective_works(ValueError, ht.sparse.sparse_matmul, a, ht.ones((3, 2, 2), split=0))
+    assert_raises_then_collective_works(
+        ValueError, ht.sparse.sparse_matmul, a, ht.ones((4, 2), split=0)
+    )
+    assert_raises_then_collective_works(
+        ValueError, ht.sparse.sparse_matmul, a, ht.ones((3, 2, 2), split=0)
+    )
     assert_raises_then_collective_works(TypeError, ht.sparse.sparse_matmul, a, np.ones((3, 2)))
-    assert_raises_then_collective_works(TypeError, ht.sparse.sparse_matmul, np.ones((4, 3)), ht.ones((3, 2)))
+    assert_raises_then_collective_works(
+        TypeError, ht.sparse.sparse_matmul, np.ones((4, 3)), ht.ones((3, 2))
+    )
     assert_raises_then_collective_works(TypeError, a.__matmul__, sp.eye(3))
 
 
@@ -193,7 +211,9 @@ def test_bool(fmt):
     s1 = random_sparse((7, 5), 0.4, np.int64, seed=11).astype(bool)
     s2 = random_sparse((7, 5), 0.4, np.int64, seed=12).astype(bool)
     a, b = factory(s1, split=axis), factory(s2, split=axis)
-    errors = problems(a + b, pruned(s1 + s2), fmt, axis) + problems(a * b, pruned(s1.multiply(s2)), fmt, axis)
+    errors = problems(a + b, pruned(s1 + s2), fmt, axis) + problems(
+        a * b, pruned(s1.multiply(s2)), fmt, axis
+    )
     dense = np.random.default_rng(1).integers(0, 2, size=(5, 3)).astype(bool)
     errors += _check_dense(a @ ht.array(dense, split=0), s1.toarray() @ dense, 0, "bool @")
     collective_assert(not errors, "; ".join(errors[:5]))

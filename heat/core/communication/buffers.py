@@ -318,7 +318,8 @@ class _Types:
         wire = _TRANSPORT_TYPES[first.dtype]
         if not _LARGE_COUNT:
             dt = MPI.Datatype.Create_struct(
-                [1] * len(tensors), [t.data_ptr() for t in tensors],
+                [1] * len(tensors),
+                [t.data_ptr() for t in tensors],
                 [_strided_type(t, _TRANSPORT_TYPES[t.dtype]) for t in tensors],
             )
         elif len(tensors) == 1:
@@ -327,7 +328,8 @@ class _Types:
             dt = _strided_type(first, wire)
         else:
             dt = MPI.Datatype.Create_struct(
-                [1] * len(tensors), [t.data_ptr() - first.data_ptr() for t in tensors],
+                [1] * len(tensors),
+                [t.data_ptr() - first.data_ptr() for t in tensors],
                 [_strided_type(t, _TRANSPORT_TYPES[t.dtype]) for t in tensors],
             )
         committed = dt.Commit()
@@ -468,4 +470,3 @@ def _normalize_axis(axis: Any, ndim: int, name: str = "axis") -> int:
     if not -ndim <= axis < ndim:
         raise ValueError(f"{name} {axis} is out of bounds for {ndim} dimension(s)")
     return axis % ndim
-

@@ -596,11 +596,15 @@ def broadcast_training_state(
             seen.add(id(tensor))
             tensors.append(tensor)
     broadcast_tensors(tensors, comm, group)
-    optimizers = [] if optimizer is None else (
-        list(optimizer) if isinstance(optimizer, (list, tuple)) else [optimizer]
+    optimizers = (
+        []
+        if optimizer is None
+        else (list(optimizer) if isinstance(optimizer, (list, tuple)) else [optimizer])
     )
     if optimizers:  # hyperparameters and state (e.g. momentum of a loaded checkpoint), one bcast
-        states = comm.bcast([o.state_dict() for o in optimizers] if comm.rank == 0 else None, root=0)
+        states = comm.bcast(
+            [o.state_dict() for o in optimizers] if comm.rank == 0 else None, root=0
+        )
         if comm.rank != 0:
             for one, state in zip(optimizers, states):
                 one.load_state_dict(state)

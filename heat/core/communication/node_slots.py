@@ -61,7 +61,9 @@ class NodeSlots:
         self._memory, self._token = memory, token  # kept alive: the views below are of it
         header = _aligned(8 * comm.size)
         stride = header + _aligned(self.capacity)
-        flat = torch.frombuffer(memory, dtype=torch.uint8, offset=_TOKEN_BYTES, count=comm.size * stride)
+        flat = torch.frombuffer(
+            memory, dtype=torch.uint8, offset=_TOKEN_BYTES, count=comm.size * stride
+        )
         slots = flat.view(comm.size, stride)
         self._headers = [slot[: 8 * comm.size].view(torch.int64) for slot in slots]
         self._data = [slot[header : header + self.capacity] for slot in slots]

@@ -47,7 +47,9 @@ _LAST_EXIT: Optional[SystemExit] = None
 _EXIT_GRACE_SECONDS = 2.0
 #: default seconds a process waits at exit for the others before it reports that it waits
 _EXIT_REPORT_SECONDS = 30.0
-_RAISE_OPCODES = frozenset(dis.opmap[name] for name in ("RAISE_VARARGS", "RERAISE") if name in dis.opmap)
+_RAISE_OPCODES = frozenset(
+    dis.opmap[name] for name in ("RAISE_VARARGS", "RERAISE") if name in dis.opmap
+)
 
 
 #: the launchers' variables for the number of processes on this node (MPICH's Hydra and Intel

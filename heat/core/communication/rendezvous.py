@@ -39,7 +39,6 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
-
 _DEFAULT_PROBE_SECONDS = 30.0
 _ATTEMPT_SECONDS = 5.0  # one connect attempt; a passing SYN loss costs at most this
 _RETRY_PAUSE_SECONDS = 0.5

@@ -14,6 +14,7 @@ from mpi4py import MPI
 if TYPE_CHECKING:  # only for annotations: the communicator is built from this module's part
     from .communicator import MPICommunication
 
+
 @dataclass(frozen=True)
 class NodeTopology:
     """

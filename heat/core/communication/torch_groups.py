@@ -104,7 +104,11 @@ def _init_torch_distributed(backend: Optional[str], timeout: Optional[datetime.t
     kwargs = {} if timeout is None else {"timeout": timeout}
     hook = sys.excepthook
     dist.init_process_group(
-        backend=backend or _default_backend(world), store=store, rank=rank, world_size=size, **kwargs
+        backend=backend or _default_backend(world),
+        store=store,
+        rank=rank,
+        world_size=size,
+        **kwargs,
     )
     _TORCH_STORE = store
     _RENDEZVOUS = rendezvous
@@ -251,4 +255,8 @@ def _torch_process_group_method(
     >>> group = MPI_WORLD.torch_process_group()
     """
     return torch_process_group(self, backend=backend, timeout=timeout)
-_torch_process_group_method.__name__ = _torch_process_group_method.__qualname__ = "torch_process_group"
+
+
+_torch_process_group_method.__name__ = _torch_process_group_method.__qualname__ = (
+    "torch_process_group"
+)

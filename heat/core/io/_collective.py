@@ -135,7 +135,9 @@ def _check_slices_types(slices: Any) -> Tuple[Optional[slice], ...]:
 Selection = Tuple[Tuple[int, int, int], ...]
 
 
-def _selection(slices: Tuple[Optional[slice], ...], shape: Tuple[int, ...], where: str) -> Selection:
+def _selection(
+    slices: Tuple[Optional[slice], ...], shape: Tuple[int, ...], where: str
+) -> Selection:
     """Turn ``slices`` into (start, step, length) per axis of ``shape``; out of range: ValueError."""
     if len(slices) > len(shape):
         raise ValueError(
@@ -171,7 +173,9 @@ def _full_selection(shape: Tuple[int, ...]) -> Selection:
 
 def _check_numbers(dtype: np.dtype, where: str) -> None:
     if np.dtype(dtype).kind not in "biufc":
-        raise TypeError(f"{where} holds values of type {dtype}, which heat cannot load (numbers only)")
+        raise TypeError(
+            f"{where} holds values of type {dtype}, which heat cannot load (numbers only)"
+        )
 
 
 def _heat_type_of_file(dtype: np.dtype, where: str) -> type:
@@ -268,7 +272,9 @@ def _read_block(
     ):
         read_type = heat_type
     else:
-        read_type = _heat_type_of_file(np.result_type(*[s.dtype for s in sources]), sources[0].where)
+        read_type = _heat_type_of_file(
+            np.result_type(*[s.dtype for s in sources]), sources[0].where
+        )
 
     host = torch.empty(lshape, dtype=read_type.torch_type())
     if host.numel() > 0 and host.ndim == 0:
@@ -380,7 +386,8 @@ def _own_slices(data: DNDarray) -> Tuple[List[int], Tuple[slice, ...]]:
         return [0], tuple(slice(0, n) for n in data.gshape)
     counts, displs = data.counts_displs()
     own = tuple(
-        slice(displs[comm.rank], displs[comm.rank] + counts[comm.rank]) if axis == data.split
+        slice(displs[comm.rank], displs[comm.rank] + counts[comm.rank])
+        if axis == data.split
         else slice(0, n)
         for axis, n in enumerate(data.gshape)
     )
@@ -438,7 +445,10 @@ def _remove_stale_temporaries(path: str) -> None:
     folder, name = os.path.split(os.path.abspath(path))
     stem, extension = os.path.splitext(name)
     pattern = re.compile(
-        re.escape(f".{stem}.") + r"([0-9]+)-([0-9a-f]{20})" + re.escape(f".tmp{extension}") + r"(\.old)?"
+        re.escape(f".{stem}.")
+        + r"([0-9]+)-([0-9a-f]{20})"
+        + re.escape(f".tmp{extension}")
+        + r"(\.old)?"
     )
     try:
         names = os.listdir(folder)
@@ -565,7 +575,9 @@ def _atomic_save(
     _root_decides(comm, _commit_temporary, temporary, path, directory)
 
 
-def _check_same_trailing_shape(named_shapes: Sequence[Tuple[str, Tuple[int, ...]]], what: str, axis: int) -> None:
+def _check_same_trailing_shape(
+    named_shapes: Sequence[Tuple[str, Tuple[int, ...]]], what: str, axis: int
+) -> None:
     """Arrays concatenated along ``axis``: all shapes agree on every other axis."""
     first_name, first = named_shapes[0]
     if len(first) == 0:

@@ -19,7 +19,11 @@ NETCDF_EXTENSIONS = (".nc", ".nc4", ".netcdf")
 ZARR_EXTENSIONS = (".zarr",)
 
 
-_INSTALL = {"h5py": "pip install h5py", "netCDF4": "pip install 'heat-mpi[netcdf]'", "zarr": "pip install 'heat-mpi[zarr]'"}
+_INSTALL = {
+    "h5py": "pip install h5py",
+    "netCDF4": "pip install 'heat-mpi[netcdf]'",
+    "zarr": "pip install 'heat-mpi[zarr]'",
+}
 
 
 def _module(name: str, function: str):
@@ -30,9 +34,7 @@ def _module(name: str, function: str):
     try:
         return importlib.import_module(name)
     except ImportError as error:
-        raise ImportError(
-            f"{function} needs the package {name}: {_INSTALL[name]}"
-        ) from error
+        raise ImportError(f"{function} needs the package {name}: {_INSTALL[name]}") from error
 
 
 def _importable(name: str) -> bool:

@@ -95,7 +95,9 @@ def _parse_csv_lines(lines: List[str], sep: str, numpy_type: np.dtype, where: st
     if not lines:
         return np.empty((0, 0), dtype=numpy_type)
     try:
-        return np.loadtxt(lines, delimiter=sep, dtype=numpy_type, ndmin=2, comments=None, encoding=None)
+        return np.loadtxt(
+            lines, delimiter=sep, dtype=numpy_type, ndmin=2, comments=None, encoding=None
+        )
     except ValueError as error:
         if np.dtype(numpy_type).kind in "biu":
             # integers written as "3.0": parse as floats, then convert
@@ -112,6 +114,7 @@ def _header_hint(lines: List[str], sep: str, numpy_type: np.dtype, header_lines:
     A hint to skip a header when the first of ``lines`` (the file's first line after the
     skipped ones) is no row of numbers but the next lines are (or there are none); else "".
     """
+
     def parses(some: List[str]) -> bool:
         try:
             _parse_csv_lines(some, sep, numpy_type, "")
@@ -267,7 +270,13 @@ def load_csv(
         result = resplit(result, split)
     if device.torch_device != "cpu":
         result = DNDarray(
-            result.larray.to(device.torch_device), result.gshape, heat_type, result.split, device, comm, True
+            result.larray.to(device.torch_device),
+            result.gshape,
+            heat_type,
+            result.split,
+            device,
+            comm,
+            True,
         )
     return result
 
@@ -369,7 +378,9 @@ def save_csv(
     local = _local_block(rows, file_dtype)
     buffer = _stdio.BytesIO()
     if local.shape[0] > 0:
-        np.savetxt(buffer, local, fmt=_csv_format(file_dtype, decimals), delimiter=sep, encoding=encoding)
+        np.savetxt(
+            buffer, local, fmt=_csv_format(file_dtype, decimals), delimiter=sep, encoding=encoding
+        )
     text = buffer.getvalue()
     header = "".join(line + "\n" for line in header_lines or []).encode(encoding)
     lengths = table.comm.allgather(len(text)) if size > 1 else [len(text)]

@@ -53,7 +53,9 @@ def _netcdf_info(path: str, variable: str) -> Tuple[Tuple[int, ...], np.dtype]:
     with handle:
         if variable not in handle.variables:
             names = ", ".join(repr(n) for n in list(handle.variables)[:10])
-            raise KeyError(f"'{path}' has no variable '{variable}' (it holds: {names or 'nothing'})")
+            raise KeyError(
+                f"'{path}' has no variable '{variable}' (it holds: {names or 'nothing'})"
+            )
         node = handle.variables[variable]
         return tuple(int(n) for n in node.shape), np.dtype(node.dtype)
 
@@ -107,6 +109,7 @@ def load_netcdf(
     _check_split_type(split)
     device = sanitize_device(device)
     comm = sanitize_comm(comm)
+
     def describe() -> Tuple[_Source, type, Optional[int]]:
         shape, file_dtype = _netcdf_info(path, variable)
         source = _NetCDFSource(path, variable, file_dtype, _full_selection(shape))

@@ -44,7 +44,12 @@ class _NpySource(_Source):
     def __init__(self, path: str, header: Tuple[Tuple[int, ...], bool, np.dtype, int], selection):
         shape, fortran_order, dtype, offset = header
         super().__init__(f"'{path}'", dtype, selection)
-        self.path, self.file_shape, self.fortran_order, self.offset = path, shape, fortran_order, offset
+        self.path, self.file_shape, self.fortran_order, self.offset = (
+            path,
+            shape,
+            fortran_order,
+            offset,
+        )
 
     def read(self, dest, dest_sel, ranges) -> None:
         try:
@@ -130,10 +135,13 @@ def load_npy(
     _check_split_type(split)
     device = sanitize_device(device)
     comm = sanitize_comm(comm)
+
     def describe() -> Tuple[_Source, type, Optional[int]]:
         header = _npy_header(path)
         source = _NpySource(path, header, _full_selection(header[0]))
-        result_type = _heat_type_of_file(source.dtype, source.where) if heat_type is None else heat_type
+        result_type = (
+            _heat_type_of_file(source.dtype, source.where) if heat_type is None else heat_type
+        )
         _check_convertible(source.dtype, result_type, source.where)
         return source, result_type, sanitize_split(source.shape, split)
 

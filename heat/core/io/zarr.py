@@ -73,13 +73,17 @@ def _zarr_info(
         if variable is not None:
             raise KeyError(f"'{path}' is a single array; it has no variable '{variable}'")
         return [(None, tuple(opened.shape), np.dtype(opened.dtype))]
-    arrays = sorted(name for name, node in opened.members(max_depth=None) if isinstance(node, zarr.Array))
+    arrays = sorted(
+        name for name, node in opened.members(max_depth=None) if isinstance(node, zarr.Array)
+    )
     if variable is None:
         raise ValueError(
             f"'{path}' is a Zarr group; name one of its arrays as variable: {arrays[:10]}"
         )
-    names = sorted(fnmatch.filter(arrays, variable)) if any(c in variable for c in "*?[") else (
-        [variable] if variable in arrays else []
+    names = (
+        sorted(fnmatch.filter(arrays, variable))
+        if any(c in variable for c in "*?[")
+        else ([variable] if variable in arrays else [])
     )
     if not names:
         raise KeyError(f"'{path}' has no array '{variable}' (it holds: {arrays[:10]})")
@@ -165,9 +169,13 @@ def load_zarr(
     sources = []
     for name, shape, file_dtype in infos:
         where = f"'{path}'" if name is None else f"array '{name}' of '{path}'"
-        sources.append(_ZarrSource(path, name, file_dtype, _selection(slices, shape, where), kwargs))
+        sources.append(
+            _ZarrSource(path, name, file_dtype, _selection(slices, shape, where), kwargs)
+        )
     if heat_type is None:
-        heat_type = _heat_type_of_file(np.result_type(*[s.dtype for s in sources]), sources[0].where)
+        heat_type = _heat_type_of_file(
+            np.result_type(*[s.dtype for s in sources]), sources[0].where
+        )
     for source in sources:
         _check_convertible(source.dtype, heat_type, source.where)
     shape = list(sources[0].shape)

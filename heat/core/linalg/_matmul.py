@@ -47,12 +47,11 @@ from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
-from ..communication import MPI
 
-from .. import types
+from .. import _redistribution, types
 from .._operations import align_local
-from .. import _redistribution
 from .._redistribution import balanced_counts, displacements, redistribute_tensor
+from ..communication import MPI
 from ..dndarray import DNDarray
 from ..sanitation import broadcast_shapes
 
@@ -302,7 +301,7 @@ def _product_polling(out, a, b, accumulate: bool, pending: Sequence) -> None:
 def _aligned(op: _Operand, axis: int, counts: Sequence[int], c_shape) -> torch.Tensor:
     """This process's block of ``op`` for rows ``counts`` of batch axis ``axis`` of the result."""
     array = op.array
-    local = align_local(array, tuple(c_shape[op.lead:]), axis - op.lead, list(counts))
+    local = align_local(array, tuple(c_shape[op.lead :]), axis - op.lead, list(counts))
     local = local.to(op.local.dtype) if local.dtype != op.local.dtype else local
     local = local.reshape((1,) * op.lead + tuple(local.shape)) if op.lead else local
     return local.mT if op.transposed else local
@@ -327,7 +326,7 @@ def _ring(a_local: torch.Tensor, b: _Operand, out: torch.Tensor, comm) -> None:
     nat_axis = j if not (b.transposed and j >= R - 2) else 2 * R - 3 - j
     nat_shape = list(natural.shape)
     block_numel = max(
-        (math.prod(nat_shape[:nat_axis] + [c] + nat_shape[nat_axis + 1:]) for c in counts),
+        (math.prod(nat_shape[:nat_axis] + [c] + nat_shape[nat_axis + 1 :]) for c in counts),
         default=0,
     )
     buffers = (
@@ -342,7 +341,7 @@ def _ring(a_local: torch.Tensor, b: _Operand, out: torch.Tensor, comm) -> None:
         pending = []
         if step < p - 1:
             following = (me + step + 1) % p
-            shape = nat_shape[:nat_axis] + [counts[following]] + nat_shape[nat_axis + 1:]
+            shape = nat_shape[:nat_axis] + [counts[following]] + nat_shape[nat_axis + 1 :]
             incoming = buffers[step % 2][: math.prod(shape)].view(shape)
             pending.append(comm.Irecv(incoming, source=right, tag=_RING_TAG))
             pending.append(comm.Isend(current_natural, dest=left, tag=_RING_TAG))

@@ -13,10 +13,10 @@ from __future__ import annotations
 from typing import Optional, Tuple
 
 import torch
-from ..communication import MPI
 
 from .. import types
 from .._operations import _UNSIGNED_TYPES, reduce_op, signed_bits, unsigned_from_bits
+from ..communication import MPI
 from ..dndarray import DNDarray
 from ..manipulations import swapaxes
 from ..sanitation import sanitize_axis, sanitize_in

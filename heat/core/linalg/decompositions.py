@@ -38,15 +38,25 @@ import numpy as np
 import torch
 
 from .. import types
-from ..parallel import piece_bounds, run_pieces, single_threaded_torch, worker_count
 from .._redistribution import balanced_counts, displacements, resplit_tensor
 from ..dndarray import DNDarray
 from ..layout import resplit
+from ..parallel import piece_bounds, run_pieces, single_threaded_torch, worker_count
 from ..sanitation import check_choice, check_int, check_type, sanitize_in, warn_ignored
 from .products import matmul
 
-__all__ = ["eig", "eigh", "eigvals", "eigvalsh", "matrix_rank", "pinv", "polar", "qr", "svd",
-           "svdvals"]
+__all__ = [
+    "eig",
+    "eigh",
+    "eigvals",
+    "eigvalsh",
+    "matrix_rank",
+    "pinv",
+    "polar",
+    "qr",
+    "svd",
+    "svdvals",
+]
 
 QR = collections.namedtuple("QR", "Q, R")
 SVD = collections.namedtuple("SVD", "U, S, Vh")
@@ -114,8 +124,11 @@ def _blocked_qr(a: torch.Tensor, want_q: bool) -> Tuple[torch.Tensor, Callable]:
         def multiply(piece: int) -> None:
             for index in range(*bounds[piece]):
                 start = index * rows
-                torch.mm(factors[index][0], small[index * n : (index + 1) * n],
-                         out=q[start : start + blocks[index].shape[0]])
+                torch.mm(
+                    factors[index][0],
+                    small[index * n : (index + 1) * n],
+                    out=q[start : start + blocks[index].shape[0]],
+                )
 
         with single_threaded_torch():
             run_pieces(multiply, workers)
@@ -359,8 +372,15 @@ def qr(A: DNDarray, mode: str = "reduced", procs_to_merge: int = 2) -> QR:
         R = DNDarray(r_local, r_shape, dtype, axis, A.device, comm, True)
         Q = None
         if want_q:
-            Q = DNDarray(_rows_of(q, axis, A, balanced_counts(comm, q_shape[axis])), q_shape, dtype,
-                         axis, A.device, comm, True)
+            Q = DNDarray(
+                _rows_of(q, axis, A, balanced_counts(comm, q_shape[axis])),
+                q_shape,
+                dtype,
+                axis,
+                A.device,
+                comm,
+                True,
+            )
         return QR(Q, R)
     R = _back_to_split(_wrap(r, r_shape, dtype, split, A), A.split)
     Q = _back_to_split(_wrap(q, q_shape, dtype, split, A), A.split) if want_q else None
@@ -394,13 +414,29 @@ def _complete_qr(A: DNDarray) -> QR:
     q, r = torch.linalg.qr(local, mode="complete")
     if split is None and A.split is not None and comm.size > 1:
         axis = A.split
-        Q = DNDarray(_rows_of(q, axis, A, balanced_counts(comm, q_shape[axis])), q_shape, dtype,
-                     axis, A.device, comm, True)
-        R = DNDarray(_rows_of(r, axis, A, balanced_counts(comm, r_shape[axis])), r_shape, dtype,
-                     axis, A.device, comm, True)
+        Q = DNDarray(
+            _rows_of(q, axis, A, balanced_counts(comm, q_shape[axis])),
+            q_shape,
+            dtype,
+            axis,
+            A.device,
+            comm,
+            True,
+        )
+        R = DNDarray(
+            _rows_of(r, axis, A, balanced_counts(comm, r_shape[axis])),
+            r_shape,
+            dtype,
+            axis,
+            A.device,
+            comm,
+            True,
+        )
         return QR(Q, R)
-    return QR(_back_to_split(_wrap(q, q_shape, dtype, split, A), A.split),
-              _back_to_split(_wrap(r, r_shape, dtype, split, A), A.split))
+    return QR(
+        _back_to_split(_wrap(q, q_shape, dtype, split, A), A.split),
+        _back_to_split(_wrap(r, r_shape, dtype, split, A), A.split),
+    )
 
 
 def _back_to_split(x: DNDarray, split: Optional[int]) -> DNDarray:
@@ -544,8 +580,9 @@ def svd(
             else:
                 # A^H = (Q U_R) S Vh_R, so A = Vh_R^H S (Q U_R)^H
                 U = DNDarray(vh_r.mH.contiguous(), u_shape, dtype, None, A.device, comm, True)
-                Vh = DNDarray(big.mH.contiguous(), vh_shape, dtype, A.split, A.device, comm,
-                              A._balanced)
+                Vh = DNDarray(
+                    big.mH.contiguous(), vh_shape, dtype, A.split, A.device, comm, A._balanced
+                )
             return SVD(U, S, Vh)
     local, split = _gathered_matrices(A, torch_type)
     # the singular values have no matrix axes: split only along a batch axis
@@ -569,17 +606,34 @@ def _wrap_svd(u, s, vh, split: Optional[int], A: DNDarray, dtype) -> SVD:
         # gathered: U keeps A's row split, Vh A's column split, S replicated
         S = DNDarray(s, s_shape, real, None, A.device, comm, True)
         if A.split == 0:
-            U = DNDarray(_rows_of(u, 0, A, balanced_counts(comm, u_shape[0])), u_shape, dtype, 0,
-                         A.device, comm, True)
+            U = DNDarray(
+                _rows_of(u, 0, A, balanced_counts(comm, u_shape[0])),
+                u_shape,
+                dtype,
+                0,
+                A.device,
+                comm,
+                True,
+            )
             Vh = DNDarray(vh, vh_shape, dtype, None, A.device, comm, True)
         else:
             U = DNDarray(u, u_shape, dtype, None, A.device, comm, True)
-            Vh = DNDarray(_rows_of(vh, 1, A, balanced_counts(comm, vh_shape[1])), vh_shape, dtype, 1,
-                          A.device, comm, True)
+            Vh = DNDarray(
+                _rows_of(vh, 1, A, balanced_counts(comm, vh_shape[1])),
+                vh_shape,
+                dtype,
+                1,
+                A.device,
+                comm,
+                True,
+            )
         return SVD(U, S, Vh)
     s_split = split if split is not None and split < A.ndim - 2 else None
-    return SVD(_wrap(u, u_shape, dtype, split, A), _wrap(s, s_shape, real, s_split, A),
-               _wrap(vh, vh_shape, dtype, split, A))
+    return SVD(
+        _wrap(u, u_shape, dtype, split, A),
+        _wrap(s, s_shape, real, s_split, A),
+        _wrap(vh, vh_shape, dtype, split, A),
+    )
 
 
 def _full_svd(A: DNDarray) -> SVD:
@@ -682,8 +736,15 @@ def _eigen_result(A: DNDarray, split: Optional[int], w: torch.Tensor, w_type, v=
         W = DNDarray(w, (n,), w_type, None, A.device, comm, True)
         if v is None:
             return W
-        V = DNDarray(_rows_of(v, A.split, A, balanced_counts(comm, n)), A.gshape, v_type, A.split,
-                     A.device, comm, True)
+        V = DNDarray(
+            _rows_of(v, A.split, A, balanced_counts(comm, n)),
+            A.gshape,
+            v_type,
+            A.split,
+            A.device,
+            comm,
+            True,
+        )
         return W, V
     w_split = split if split is not None and split < A.ndim - 2 else None
     W = _wrap(w, A.gshape[:-1], w_type, w_split, A)

@@ -13,11 +13,11 @@ import math
 from typing import Optional, Tuple
 
 import torch
-from ..communication import MPI
 
 from .. import random as _random
 from .. import types
 from .._operations import align_local, write_out
+from ..communication import MPI
 from ..dndarray import DNDarray
 from ..factories import zeros
 from ..sanitation import sanitize_in
@@ -109,7 +109,9 @@ def cg(
         _vector(x0, n, "x0")
     if rtol is not None and (not isinstance(rtol, (int, float)) or rtol < 0):
         raise ValueError(f"rtol must be a non-negative number, but was {rtol!r}")
-    if maxiter is not None and (isinstance(maxiter, bool) or not isinstance(maxiter, int) or maxiter < 0):
+    if maxiter is not None and (
+        isinstance(maxiter, bool) or not isinstance(maxiter, int) or maxiter < 0
+    ):
         raise ValueError(f"maxiter must be a non-negative integer, but was {maxiter!r}")
     dtype = types.promote_types(A.dtype, b.dtype)
     if not types.heat_type_is_inexact(dtype):
@@ -131,7 +133,9 @@ def cg(
     direction = r.clone()
     residual = _dot(r, r, comm, distributed).real
     threshold = (rtol * b_norm) ** 2
-    vector = DNDarray(direction, product.gshape, dtype, product.split, A.device, comm, product._balanced)
+    vector = DNDarray(
+        direction, product.gshape, dtype, product.split, A.device, comm, product._balanced
+    )
     for _ in range(maxiter):
         if residual <= threshold:
             break
@@ -219,8 +223,13 @@ def lanczos(
     torch_type = dtype.torch_type()
     comm = A.comm
     if v0 is None:
-        v0 = _random.randn(n, dtype=types.real_type_of(dtype), split=A.split if A.split == 0 else None,
-                           device=A.device, comm=comm)
+        v0 = _random.randn(
+            n,
+            dtype=types.real_type_of(dtype),
+            split=A.split if A.split == 0 else None,
+            device=A.device,
+            comm=comm,
+        )
     A = A if A.dtype is dtype else A.astype(dtype)
     probe = matmul(A, v0)
     distributed = probe.split is not None and comm.size > 1
@@ -243,8 +252,17 @@ def lanczos(
         betas[j] = beta
         if beta == 0:
             # an invariant subspace: continue with a vector orthogonal to it
-            w = _local_like(_random.randn(n, dtype=types.real_type_of(dtype), split=probe.split,
-                                          device=A.device, comm=comm), probe, torch_type)
+            w = _local_like(
+                _random.randn(
+                    n,
+                    dtype=types.real_type_of(dtype),
+                    split=probe.split,
+                    device=A.device,
+                    comm=comm,
+                ),
+                probe,
+                torch_type,
+            )
             w = _orthogonalized(w, basis[:, : j + 1], comm, distributed)
             beta = math.sqrt(_dot(w, w, comm, distributed).real)
             w = w / beta

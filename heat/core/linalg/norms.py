@@ -15,11 +15,11 @@ import numbers
 from typing import Optional, Tuple, Union
 
 import torch
-from ..communication import MPI
 
 from .. import types
 from .._operations import reduce_op
 from .._redistribution import resplit_tensor
+from ..communication import MPI
 from ..dndarray import DNDarray
 from ..manipulations import expand_dims, moveaxis
 from ..sanitation import sanitize_axis, sanitize_in
@@ -57,26 +57,31 @@ def _vector_reduction(x: DNDarray, ord, axis, keepdims: bool) -> DNDarray:
     torch_type = result_type.torch_type()
     finish = None
     if ord == _INF:
+
         def partial(t, dims, keepdim):
             return _magnitude(t, torch_type).amax(dim=dims, keepdim=keepdim)
 
         op, neutral = MPI.MAX, 0.0
     elif ord == -_INF:
+
         def partial(t, dims, keepdim):
             return _magnitude(t, torch_type).amin(dim=dims, keepdim=keepdim)
 
         op, neutral = MPI.MIN, _INF
     elif ord == 0:
+
         def partial(t, dims, keepdim):
             return (t != 0).sum(dim=dims, keepdim=keepdim).to(torch_type)
 
         op, neutral = MPI.SUM, 0.0
     elif ord == 1:
+
         def partial(t, dims, keepdim):
             return _magnitude(t, torch_type).sum(dim=dims, keepdim=keepdim)
 
         op, neutral = MPI.SUM, 0.0
     elif ord == 2:
+
         def partial(t, dims, keepdim):
             m = _magnitude(t, torch_type)
             return (m * m).sum(dim=dims, keepdim=keepdim)
@@ -181,18 +186,24 @@ def _singular_values(x: DNDarray, rows: int, cols: int) -> Tuple[torch.Tensor, D
         if moved.ndim > 2:
             # whole matrices per process: split along the first batch axis (one all-to-all)
             local, balanced = resplit_tensor(moved, 0)
-            layout = DNDarray(local, moved.gshape, moved.dtype, 0, moved.device, moved.comm, balanced)
+            layout = DNDarray(
+                local, moved.gshape, moved.dtype, 0, moved.device, moved.comm, balanced
+            )
         else:
             # a single distributed matrix: every process gathers it (one allgather)
             local = resplit_tensor(moved, None)[0]
-            layout = DNDarray(local, moved.gshape, moved.dtype, None, moved.device, moved.comm, True)
+            layout = DNDarray(
+                local, moved.gshape, moved.dtype, None, moved.device, moved.comm, True
+            )
     torch_type = _norm_type(x.dtype).torch_type()
     matrices = local if local.is_complex() or local.is_floating_point() else local.to(torch_type)
     if matrices.dtype in (torch.float16, torch.bfloat16):
         matrices = matrices.float()
-    values = torch.linalg.svdvals(matrices) if matrices.numel() else matrices.new_zeros(
-        matrices.shape[:-2] + (min(matrices.shape[-2:]),)
-    ).real
+    values = (
+        torch.linalg.svdvals(matrices)
+        if matrices.numel()
+        else matrices.new_zeros(matrices.shape[:-2] + (min(matrices.shape[-2:]),)).real
+    )
     return values.to(torch_type), layout
 
 
@@ -249,8 +260,10 @@ def matrix_norm(
     if isinstance(ord, str):
         valid = ord in ("fro", "nuc")
     else:
-        valid = not isinstance(ord, bool) and isinstance(ord, numbers.Real) and ord in (
-            1, -1, 2, -2, _INF, -_INF
+        valid = (
+            not isinstance(ord, bool)
+            and isinstance(ord, numbers.Real)
+            and ord in (1, -1, 2, -2, _INF, -_INF)
         )
     if not valid:
         raise ValueError(f"Invalid norm order {ord!r} for matrices")
@@ -273,7 +286,12 @@ def matrix_norm(
     gshape = layout.gshape[:-2]
     split = layout.split if layout.split is not None and layout.split < len(gshape) else None
     result = DNDarray(
-        local, gshape, _norm_type(x.dtype), split, x.device, x.comm,
+        local,
+        gshape,
+        _norm_type(x.dtype),
+        split,
+        x.device,
+        x.comm,
         layout._balanced if split is not None else True,
     )
     if keepdims:

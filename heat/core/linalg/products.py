@@ -40,7 +40,6 @@ from __future__ import annotations
 from typing import Optional, Sequence, Union
 
 import torch
-from ..communication import MPI
 
 from .. import types
 from .._operations import (
@@ -54,6 +53,7 @@ from .._operations import (
 )
 from .._redistribution import balanced_counts, resplit_tensor
 from ..arithmetics import divide, multiply
+from ..communication import MPI
 from ..complex_math import conj
 from ..dndarray import DNDarray
 from ..factories import array
@@ -100,7 +100,6 @@ def _check_pair(x1: DNDarray, x2: DNDarray, names=("x1", "x2")) -> None:
         raise ValueError(
             f"{names[0]} and {names[1]} are on different devices ({x1.device} and {x2.device})"
         )
-
 
 
 def _unsigned_product(function, x1: DNDarray, x2: DNDarray, out=None, **kwargs) -> DNDarray:
@@ -605,7 +604,9 @@ def projection(a: DNDarray, b: DNDarray) -> DNDarray:
     if a.ndim != 1 or b.ndim != 1:
         raise ValueError(f"projection needs two vectors, but a is {a.ndim}-D and b is {b.ndim}-D")
     if a.gshape != b.gshape:
-        raise ValueError(f"projection: a and b must have equal lengths, but have {a.gshape} and {b.gshape}")
+        raise ValueError(
+            f"projection: a and b must have equal lengths, but have {a.gshape} and {b.gshape}"
+        )
     return multiply(divide(dot(a, b), dot(b, b)), b)
 
 
@@ -627,9 +628,13 @@ def _tensordot_axes(axes, x1: DNDarray, x2: DNDarray):
         first = [first] if isinstance(first, int) else list(first)
         second = [second] if isinstance(second, int) else list(second)
     except (TypeError, ValueError):
-        raise TypeError(f"axes must be an int or a pair of sequences of ints, not {axes!r}") from None
+        raise TypeError(
+            f"axes must be an int or a pair of sequences of ints, not {axes!r}"
+        ) from None
     if len(first) != len(second):
-        raise ValueError(f"axes: the two sequences differ in length ({len(first)} and {len(second)})")
+        raise ValueError(
+            f"axes: the two sequences differ in length ({len(first)} and {len(second)})"
+        )
     resolved = []
     for values, x, name in ((first, x1, "x1"), (second, x2, "x2")):
         out = []
@@ -637,7 +642,9 @@ def _tensordot_axes(axes, x1: DNDarray, x2: DNDarray):
             if isinstance(axis, bool) or not isinstance(axis, int):
                 raise TypeError(f"axes: {axis!r} is not an int")
             if not -x.ndim <= axis < x.ndim:
-                raise ValueError(f"axes: axis {axis} is out of bounds for {name} of {x.ndim} dimensions")
+                raise ValueError(
+                    f"axes: axis {axis} is out of bounds for {name} of {x.ndim} dimensions"
+                )
             out.append(axis % x.ndim)
         if len(set(out)) != len(out):
             raise ValueError(f"axes: repeated axis of {name} in {values}")

@@ -38,8 +38,9 @@ def _range_finder(A: DNDarray, width: int, power_iter: int) -> DNDarray:
     n = A.gshape[1]
     real = types.real_type_of(A.dtype)
     # the random factor follows A's columns: split along its rows when A is split along columns
-    omega = _random.randn(n, width, dtype=real, split=0 if A.split == 1 else None,
-                          device=A.device, comm=A.comm)
+    omega = _random.randn(
+        n, width, dtype=real, split=0 if A.split == 1 else None, device=A.device, comm=A.comm
+    )
     if omega.dtype is not A.dtype:
         omega = omega.astype(A.dtype)
     Q = qr(matmul(A, omega)).Q
@@ -183,5 +184,7 @@ def reigh(
     w, v = w[order], v[:, order]
     comm = A.comm
     factor = DNDarray(v.contiguous(), (width, count), A.dtype, None, A.device, comm, True)
-    values = DNDarray(w.contiguous(), (count,), types.real_type_of(A.dtype), None, A.device, comm, True)
+    values = DNDarray(
+        w.contiguous(), (count,), types.real_type_of(A.dtype), None, A.device, comm, True
+    )
     return values, matmul(Q, factor)

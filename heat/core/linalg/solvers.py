@@ -29,12 +29,11 @@ import operator
 from typing import Optional, Tuple
 
 import torch
-from ..communication import MPI
 
 from .. import types
-from ..communication import verdicts
 from .._operations import align_local, write_out
 from .._redistribution import balanced_counts, resplit_tensor
+from ..communication import MPI, verdicts
 from ..dndarray import DNDarray
 from ..layout import resplit
 from ..sanitation import broadcast_shapes, check_type, sanitize_in
@@ -190,8 +189,10 @@ def det(a: DNDarray) -> DNDarray:
     _check_square(a)
     dtype = _solver_type(a.dtype, "a")
     matrices = _Matrices(a, dtype.torch_type())
-    local = torch.linalg.det(matrices.local) if matrices.local.numel() or a.gshape[-1] == 0 else (
-        matrices.local.new_ones(matrices.local.shape[:-2])
+    local = (
+        torch.linalg.det(matrices.local)
+        if matrices.local.numel() or a.gshape[-1] == 0
+        else (matrices.local.new_ones(matrices.local.shape[:-2]))
     )
     return matrices.wrap(local, a.gshape[:-2], dtype)
 
@@ -312,16 +313,29 @@ def _solve_system(a: DNDarray, b: DNDarray, name: str, local_solve) -> DNDarray:
             if matrices.split == a.split
             else balanced_counts(comm, a.gshape[matrices.split])
         )
-        if b.ndim - 2 >= 0 and split - (ndim - b.ndim) >= 0 and b.gshape[split - (ndim - b.ndim)] != 1:
+        if (
+            b.ndim - 2 >= 0
+            and split - (ndim - b.ndim) >= 0
+            and b.gshape[split - (ndim - b.ndim)] != 1
+        ):
             b_local = align_local(b, shape, split, list(counts))
         else:
             b_local = resplit_tensor(b, None)[0]
         b_local = b_local.to(torch_type)
-        x_local, singular = local_solve(matrices.local, b_local.unsqueeze(-1) if vector else b_local)
+        x_local, singular = local_solve(
+            matrices.local, b_local.unsqueeze(-1) if vector else b_local
+        )
         x_local = x_local.squeeze(-1) if vector else x_local
         _agree_singular(singular, comm, distributed)
-        result = DNDarray(x_local, shape, dtype, split, a.device, comm,
-                          tuple(counts) == balanced_counts(comm, shape[split]))
+        result = DNDarray(
+            x_local,
+            shape,
+            dtype,
+            split,
+            a.device,
+            comm,
+            tuple(counts) == balanced_counts(comm, shape[split]),
+        )
         return result if b.split is None else _to_split(result, rhs_split)
     # every process holds all of a's matrices
     a_local = matrices.local
@@ -402,10 +416,14 @@ def solve(a: DNDarray, b: DNDarray, out: Optional[DNDarray] = None) -> DNDarray:
     >>> ht.linalg.solve(a, ht.array([9.0, 8.0]), out=x) is x
     True
     """
+
     def local_solve(a_local, b_local):
         if a_local.numel() == 0 or b_local.numel() == 0:
-            return torch.zeros(torch.broadcast_shapes(a_local.shape[:-2], b_local.shape[:-2])
-                               + b_local.shape[-2:], dtype=b_local.dtype, device=b_local.device), False
+            return torch.zeros(
+                torch.broadcast_shapes(a_local.shape[:-2], b_local.shape[:-2]) + b_local.shape[-2:],
+                dtype=b_local.dtype,
+                device=b_local.device,
+            ), False
         x, info = torch.linalg.solve_ex(a_local, b_local)
         return x, bool((info > 0).any().item())
 
@@ -459,8 +477,11 @@ def solve_triangular(
 
     def local_solve(a_local, b_local):
         if a_local.numel() == 0 or b_local.numel() == 0:
-            return torch.zeros(torch.broadcast_shapes(a_local.shape[:-2], b_local.shape[:-2])
-                               + b_local.shape[-2:], dtype=b_local.dtype, device=b_local.device), False
+            return torch.zeros(
+                torch.broadcast_shapes(a_local.shape[:-2], b_local.shape[:-2]) + b_local.shape[-2:],
+                dtype=b_local.dtype,
+                device=b_local.device,
+            ), False
         singular = False
         if not unit_diagonal:
             singular = bool((torch.diagonal(a_local, dim1=-2, dim2=-1) == 0).any().item())
@@ -522,10 +543,16 @@ def matrix_exp(a: DNDarray) -> DNDarray:
         dtype = _solver_type(a.dtype, "a")
         compute = dtype
     matrices = _Matrices(a, compute.torch_type())
-    local = torch.linalg.matrix_exp(matrices.local) if matrices.local.numel() else matrices.local.clone()
+    local = (
+        torch.linalg.matrix_exp(matrices.local)
+        if matrices.local.numel()
+        else matrices.local.clone()
+    )
     local = local.to(dtype.torch_type())
     if matrices.gathered:
-        return DNDarray(_own_block(local, a), a.gshape, dtype, a.split, a.device, a.comm, a._balanced)
+        return DNDarray(
+            _own_block(local, a), a.gshape, dtype, a.split, a.device, a.comm, a._balanced
+        )
     return _back_to_layout(matrices.wrap(local, a.gshape, dtype), a)
 
 
@@ -674,8 +701,10 @@ def _hager_inverse_norm1(lu: torch.Tensor, pivots: torch.Tensor, n: int) -> floa
     for _ in range(5):
         y = solve(x, False)
         estimate = float(y.abs().sum())
-        signs = torch.where(y.real >= 0, 1.0, -1.0).to(dtype) if not y.is_complex() else (
-            torch.where(y.abs() > 0, y / y.abs(), torch.ones_like(y))
+        signs = (
+            torch.where(y.real >= 0, 1.0, -1.0).to(dtype)
+            if not y.is_complex()
+            else (torch.where(y.abs() > 0, y / y.abs(), torch.ones_like(y)))
         )
         z = solve(signs, True)
         j = int(z.abs().argmax())
@@ -793,8 +822,9 @@ def slogdet(x: DNDarray, /) -> SlogdetResult:
         sign, logabsdet = torch.linalg.slogdet(local)
     else:  # an empty block of a stack
         sign = local.new_ones(local.shape[:-2])
-        logabsdet = torch.zeros(local.shape[:-2], dtype=types.real_type_of(dtype).torch_type(),
-                                device=local.device)
+        logabsdet = torch.zeros(
+            local.shape[:-2], dtype=types.real_type_of(dtype).torch_type(), device=local.device
+        )
     return SlogdetResult(
         matrices.wrap(sign, x.gshape[:-2], dtype),
         matrices.wrap(logabsdet, x.gshape[:-2], types.real_type_of(dtype)),
@@ -934,8 +964,9 @@ def cholesky(x: DNDarray, /, *, upper: bool = False) -> DNDarray:
     if failed:
         raise LinAlgError("Matrix is not positive definite")
     if matrices.gathered:
-        return DNDarray(_own_block(local, x), x.gshape, dtype, x.split, x.device, x.comm,
-                        x._balanced)
+        return DNDarray(
+            _own_block(local, x), x.gshape, dtype, x.split, x.device, x.comm, x._balanced
+        )
     return _back_to_layout(matrices.wrap(local, x.gshape, dtype), x)
 
 

@@ -16,9 +16,9 @@ import math
 from typing import Optional, Tuple, Union
 
 import torch
-from ..communication import MPI
 
 from .. import types
+from ..communication import MPI
 from ..dndarray import DNDarray
 from ..layout import resplit
 from ..sanitation import check_bool, check_int, sanitize_in, warn_ignored
@@ -36,7 +36,9 @@ def _real_matrix(x: DNDarray, name: str, ndim: int = 2) -> DNDarray:
     if x.dtype not in (types.float32, types.float64):
         if types.heat_type_is_exact(x.dtype):
             return x.astype(types.float64)
-        raise TypeError(f"{name} must be float32 or float64 (or integer), but is {x.dtype.__name__}")
+        raise TypeError(
+            f"{name} must be float32 or float64 (or integer), but is {x.dtype.__name__}"
+        )
     return x
 
 
@@ -45,15 +47,18 @@ def _keep(s: torch.Tensor, maxrank: Optional[int], budget: Optional[float]) -> i
     the fewest whose discarded tail has squared norm <= budget."""
     keep = s.numel() if maxrank is None else min(maxrank, s.numel())
     if budget is not None and s.numel():
-        tails = torch.flip(torch.cumsum(torch.flip(s.double() ** 2, (0,)), 0), (0,))  # tails[i] = sum s[i:]^2
+        tails = torch.flip(
+            torch.cumsum(torch.flip(s.double() ** 2, (0,)), 0), (0,)
+        )  # tails[i] = sum s[i:]^2
         fits = (tails <= budget).nonzero()
         needed = int(fits[0]) if fits.numel() else s.numel()
         keep = min(keep, needed)
     return keep
 
 
-def _hsvd(A: DNDarray, maxrank: Optional[int], rtol: Optional[float], safetyshift: int,
-          compute_sv: bool):
+def _hsvd(
+    A: DNDarray, maxrank: Optional[int], rtol: Optional[float], safetyshift: int, compute_sv: bool
+):
     A = _real_matrix(A, "A")
     comm = A.comm
     transposed = A.split == 0 and comm.size > 1
@@ -296,7 +301,9 @@ def hsvd_rtol(
     """
     if isinstance(rtol, bool) or not isinstance(rtol, (int, float)) or not 0 <= rtol < 1:
         raise ValueError(f"rtol must be a number in [0, 1), but was {rtol!r}")
-    if maxrank is not None and (isinstance(maxrank, bool) or not isinstance(maxrank, int) or maxrank < 1):
+    if maxrank is not None and (
+        isinstance(maxrank, bool) or not isinstance(maxrank, int) or maxrank < 1
+    ):
         raise ValueError(f"maxrank must be None or a positive integer, but was {maxrank!r}")
     if isinstance(safetyshift, bool) or not isinstance(safetyshift, int) or safetyshift < 0:
         raise ValueError(f"safetyshift must be a non-negative integer, but was {safetyshift!r}")
@@ -359,7 +366,9 @@ def isvd(
         )
     if new_data.gshape[0] != m:
         raise ValueError(f"new_data has {new_data.gshape[0]} rows, but U_old has {m}")
-    if maxrank is not None and (isinstance(maxrank, bool) or not isinstance(maxrank, int) or maxrank < 1):
+    if maxrank is not None and (
+        isinstance(maxrank, bool) or not isinstance(maxrank, int) or maxrank < 1
+    ):
         raise ValueError(f"maxrank must be None or a positive integer, but was {maxrank!r}")
     comm = U_old.comm
     dtype = types.promote_types(types.promote_types(new_data.dtype, U_old.dtype), Vt_old.dtype)

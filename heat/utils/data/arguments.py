@@ -49,7 +49,9 @@ def check_names(datasets: Any) -> List[str]:
     if isinstance(datasets, str):
         datasets = [datasets]
     if not isinstance(datasets, (list, tuple)) or not datasets:
-        raise TypeError(f"datasets must be a name or a non-empty sequence of names, got {datasets!r}")
+        raise TypeError(
+            f"datasets must be a name or a non-empty sequence of names, got {datasets!r}"
+        )
     for name in datasets:
         if not isinstance(name, str) or not name:
             raise TypeError(f"datasets must hold non-empty str names, got {name!r}")
@@ -89,8 +91,15 @@ def check_state(state: Any, loader: Any) -> Tuple[int, List[List[int]]]:
     history = [[check_int(v, "state['history']", 0) for v in entry] for entry in history]
     # raises ValueError for an impossible position
     EpochPlan(
-        loader.rows, loader.window_rows, loader.comm.size, loader.batch_size, seed=loader.seed,
-        epoch=epoch, shuffle=loader.shuffle, tail=loader.tail, history=history,
+        loader.rows,
+        loader.window_rows,
+        loader.comm.size,
+        loader.batch_size,
+        seed=loader.seed,
+        epoch=epoch,
+        shuffle=loader.shuffle,
+        tail=loader.tail,
+        history=history,
     )
     return int(epoch), history
 
@@ -100,9 +109,7 @@ def _accepts_generator(function: Callable) -> bool:
         parameters = inspect.signature(function).parameters.values()
     except (TypeError, ValueError):  # builtins without a signature
         return False
-    return any(
-        p.name == "generator" or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters
-    )
+    return any(p.name == "generator" or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
 
 
 class Transforms:
@@ -162,6 +169,8 @@ def _checked_transforms(transforms: Any, count: int) -> List[Optional[Tuple[Call
     checked = []
     for transform in transforms:
         if transform is not None and not callable(transform):
-            raise TypeError(f"transforms must hold callables or None, got {type(transform).__name__}")
+            raise TypeError(
+                f"transforms must hold callables or None, got {type(transform).__name__}"
+            )
         checked.append(None if transform is None else (transform, _accepts_generator(transform)))
     return checked

@@ -141,10 +141,7 @@ class BufferPool:
         rows = int(rows)
         want = max(rows, int(capacity) if capacity is not None else rows, 1)
         with self._lock:
-            fitting = [
-                b for b in self._released
-                if rows <= b.capacity <= 2 * want and not b.viewed
-            ]
+            fitting = [b for b in self._released if rows <= b.capacity <= 2 * want and not b.viewed]
             if fitting:
                 buffer = min(fitting, key=lambda b: b.capacity)
                 self._released.remove(buffer)
@@ -193,6 +190,8 @@ class BufferPool:
         if not self.pinned:
             return [np.empty((rows,) + s, dtype=d) for s, d in zip(self.row_shapes, self.dtypes)]
         return [
-            torch.empty((rows,) + s, dtype=torch.from_numpy(np.empty(0, d)).dtype, pin_memory=True).numpy()
+            torch.empty(
+                (rows,) + s, dtype=torch.from_numpy(np.empty(0, d)).dtype, pin_memory=True
+            ).numpy()
             for s, d in zip(self.row_shapes, self.dtypes)
         ]

@@ -738,9 +738,7 @@ def create_train_val_split(
     if X.ndim == 0 or y.ndim == 0:
         raise ValueError("X and y must have at least one dimension (the samples)")
     if X.gshape[0] != y.gshape[0]:
-        raise ValueError(
-            f"X and y must hold as many samples, got {X.gshape[0]} and {y.gshape[0]}"
-        )
+        raise ValueError(f"X and y must hold as many samples, got {X.gshape[0]} and {y.gshape[0]}")
     if isinstance(p, (bool, np.bool_)) or not isinstance(p, (int, float, np.floating, np.integer)):
         raise TypeError(f"p must be a float, got {type(p).__name__}")
     if not 0.0 <= float(p) <= 1.0:

@@ -210,7 +210,10 @@ class Exchanger:
         incoming.append(received_numbers.view(torch.uint8).view(total, 8))
         sources = []
         if windows is not None:
-            sources = [_row_bytes_view(torch.from_numpy(w), len(w), k) for w, k in zip(windows, self._items)]
+            sources = [
+                _row_bytes_view(torch.from_numpy(w), len(w), k)
+                for w, k in zip(windows, self._items)
+            ]
         numbers = torch.from_numpy(outgoing) + int(window_start)
         if self.node is not None:  # the node's processes: through the slots
             self.node.move(sources, outgoing, numbers, out_at, incoming, in_at, self._row_bytes)
@@ -242,13 +245,19 @@ class Exchanger:
             # per peer, its part of every dataset and of the numbers, moved by MPI straight from
             # the window or the staging into ``land`` (no unpacking)
             sends = [
-                [piece for part in outgoing_parts for piece in _pieces(part, out_at[q], out_at[q + 1])]
-                if remote[q] else []
+                [
+                    piece
+                    for part in outgoing_parts
+                    for piece in _pieces(part, out_at[q], out_at[q + 1])
+                ]
+                if remote[q]
+                else []
                 for q in range(self.comm.size)
             ]
             recvs = [
                 [part[in_at[q] : in_at[q + 1]] for part in incoming if in_at[q + 1] > in_at[q]]
-                if remote[q] else []
+                if remote[q]
+                else []
                 for q in range(self.comm.size)
             ]
             # zero-byte pieces (rows without elements) carry nothing: leave them out on both sides
@@ -302,7 +311,9 @@ class NodeRoute:
             header[node_rank] = at
             layout = self._layout(b - a, row_bytes)
             if layout[-1] and at + layout[-1] > slots.capacity:
-                raise RuntimeError("the rows of a round exceed the node's slots")  # pragma: no cover
+                raise RuntimeError(
+                    "the rows of a round exceed the node's slots"
+                )  # pragma: no cover
             if b > a:
                 index = torch.from_numpy(outgoing[a:b])
                 for d, source in enumerate(sources):

@@ -648,9 +648,7 @@ class Segment:
             if (done < self._last_slot(j)).any():
                 first_open = j
                 break
-        excluded = {
-            w: offsets for w, offsets in self.excluded.items() if w >= first_open * self.p
-        }
+        excluded = {w: offsets for w, offsets in self.excluded.items() if w >= first_open * self.p}
         for j in range(first_open, self.round_count):
             first = _share(self.bounds[j], ranks, self.p)
             taken = np.clip(done - first, 0, None)

@@ -53,7 +53,12 @@ import torch
 from .buffers import Buffer, BufferPool
 
 __all__ = [
-    "DatasetInfo", "DirectLayout", "direct_layout", "inspect_datasets", "window_rows_for", "WindowReader"
+    "DatasetInfo",
+    "DirectLayout",
+    "direct_layout",
+    "inspect_datasets",
+    "window_rows_for",
+    "WindowReader",
 ]
 
 #: datasets with more blocks than this are read through HDF5 (the direct path's table of block
@@ -159,13 +164,17 @@ def inspect_datasets(paths: Sequence[str], names: Sequence[str]) -> List[Dataset
                     shape=tuple(int(n) for n in dataset.shape),
                     dtype=native,
                     chunk_rows=int(chunks[0]) if chunks else None,
-                    chunk_bytes=int(np.prod(chunks, dtype=np.int64)) * dtype.itemsize if chunks else 0,
+                    chunk_bytes=int(np.prod(chunks, dtype=np.int64)) * dtype.itemsize
+                    if chunks
+                    else 0,
                     file_size=os.path.getsize(path),
                 )
             )
         rows = {info.name: info.rows for info in infos}
         if len(set(rows.values())) > 1:
-            raise ValueError(f"datasets: the datasets must have the same number of rows, got {rows}")
+            raise ValueError(
+                f"datasets: the datasets must have the same number of rows, got {rows}"
+            )
         return infos
     finally:
         for f in files:
@@ -422,8 +431,12 @@ class WindowReader:
         self.layouts = {} if layouts is None else layouts
         self.windows = [(int(a), int(b)) for a, b in windows]
         self.capacity = int(capacity)
-        self.pool = pool if pool is not None else BufferPool(
-            [info.row_shape for info in self.infos], [info.dtype for info in self.infos]
+        self.pool = (
+            pool
+            if pool is not None
+            else BufferPool(
+                [info.row_shape for info in self.infos], [info.dtype for info in self.infos]
+            )
         )
         self.depth = max(1, int(depth))
         self._cache_bytes = _cache_bytes(self.infos, self.capacity)
@@ -451,7 +464,9 @@ class WindowReader:
                 f"rows {start}:{stop} are outside dataset {info.name!r} of {info.rows} rows"
             )
         if layout is None:
-            self._dataset(files, info).read_direct(buffer, np.s_[start:stop], np.s_[0 : stop - start])
+            self._dataset(files, info).read_direct(
+                buffer, np.s_[start:stop], np.s_[0 : stop - start]
+            )
             return
         flat = memoryview(buffer.reshape(-1).view(np.uint8))
         row_bytes = info.row_bytes

@@ -47,17 +47,27 @@ from .plan import EpochPlan, RoundTask, Segment
 from .reader import DatasetInfo, WindowReader
 
 __all__ = [
-    "Agreement", "Piece", "RoundAssembler", "RoundsAhead", "RowQueue", "spare_rows", "start_epoch",
+    "Agreement",
+    "Piece",
+    "RoundAssembler",
+    "RoundsAhead",
+    "RowQueue",
+    "spare_rows",
+    "start_epoch",
 ]
 
 
 def _is_range(index: np.ndarray) -> bool:
     """Whether ``index`` counts up by one (``a, a + 1, ..., b - 1``; empty included)."""
     n = len(index)
-    return n == 0 or (index[-1] - index[0] == n - 1 and (n == 1 or bool((np.diff(index) == 1).all())))
+    return n == 0 or (
+        index[-1] - index[0] == n - 1 and (n == 1 or bool((np.diff(index) == 1).all()))
+    )
 
 
-def _gather_into(sources: Sequence[torch.Tensor], index: np.ndarray, targets: Sequence[torch.Tensor]) -> None:
+def _gather_into(
+    sources: Sequence[torch.Tensor], index: np.ndarray, targets: Sequence[torch.Tensor]
+) -> None:
     """
     The rows ``index`` of every source into the first rows of the matching target. Rows travel
     as bytes: one memcpy per row whatever the row's shape and type (``index_select`` of wide
@@ -68,7 +78,9 @@ def _gather_into(sources: Sequence[torch.Tensor], index: np.ndarray, targets: Se
     for source, target in zip(sources, targets):
         items = int(np.prod(source.shape[1:], dtype=np.int64))
         torch.index_select(
-            _row_bytes_view(source, source.shape[0], items), 0, order,
+            _row_bytes_view(source, source.shape[0], items),
+            0,
+            order,
             out=_row_bytes_view(target, n, items),
         )
 
@@ -176,8 +188,9 @@ class RoundAssembler:
     >>> assembler.finish()  # doctest: +SKIP
     """
 
-    def __init__(self, segment: Segment, comm, reader, pool: BufferPool, output_rows: int,
-                 node=None):
+    def __init__(
+        self, segment: Segment, comm, reader, pool: BufferPool, output_rows: int, node=None
+    ):
         self.segment, self.comm, self.reader, self.pool = segment, comm, reader, pool
         self.output_rows = int(output_rows)
         self.exchanger = Exchanger(comm, pool, poll=True, node=node)
@@ -257,7 +270,12 @@ class RoundAssembler:
             land = [torch.from_numpy(a[window.filled :]) for a in window.arrays]
         began = time.perf_counter()
         received = self.exchanger.exchange(
-            arrays, start, offsets, send_counts, failed=error is not None, land=land,
+            arrays,
+            start,
+            offsets,
+            send_counts,
+            failed=error is not None,
+            land=land,
             reserve=0 if in_file_order else len(kept),
         )
         self.exchange_seconds += time.perf_counter() - began
@@ -277,12 +295,16 @@ class RoundAssembler:
                     _gather_into(_raw(window, window.filled), kept, sources)
             total = len(received.numbers)
             # where each row of the round's arrival order (by source rank) lies in ``sources``
-            where = np.concatenate([
-                foreign_at + np.arange(lower, dtype=np.int64),
-                own_at,
-                foreign_at + np.arange(lower, total, dtype=np.int64),
-            ])
-            numbers = np.concatenate([received.numbers[:lower], start + kept, received.numbers[lower:]])
+            where = np.concatenate(
+                [
+                    foreign_at + np.arange(lower, dtype=np.int64),
+                    own_at,
+                    foreign_at + np.arange(lower, total, dtype=np.int64),
+                ]
+            )
+            numbers = np.concatenate(
+                [received.numbers[:lower], start + kept, received.numbers[lower:]]
+            )
             if not len(order):
                 return []
             return [Piece(self._gather(sources, where[order]), numbers[order])]
@@ -313,7 +335,9 @@ class RoundAssembler:
         if high > low:
             first = own + (low - own_begin)
             tensors = [t[first : first + high - low] for t in window.view()]
-            pieces.append(Piece(tensors, start + np.arange(first, first + high - low, dtype=np.int64)))
+            pieces.append(
+                Piece(tensors, start + np.arange(first, first + high - low, dtype=np.int64))
+            )
         return pieces + received_piece(max(a, own_end), min(b, total + own_count), own_count)
 
 
@@ -391,8 +415,13 @@ class RoundsAhead:
     >>> ahead.finish()  # doctest: +SKIP
     """
 
-    def __init__(self, assembler: RoundAssembler, tasks: Sequence[RoundTask], first_step: int,
-                 hold: bool = False):
+    def __init__(
+        self,
+        assembler: RoundAssembler,
+        tasks: Sequence[RoundTask],
+        first_step: int,
+        hold: bool = False,
+    ):
         self.assembler = assembler
         self._gate = threading.Lock() if hold else None
         assembler.exchanger.gate = self._gate
@@ -550,8 +579,12 @@ class RowQueue:
         while need:
             current = self._pieces[0]
             n = min(need, current.left)
-            parts.append(([t[current.at : current.at + n] for t in current.tensors],
-                          current.rows[current.at : current.at + n]))
+            parts.append(
+                (
+                    [t[current.at : current.at + n] for t in current.tensors],
+                    current.rows[current.at : current.at + n],
+                )
+            )
             current.at += n
             need -= n
             if current.left == 0:

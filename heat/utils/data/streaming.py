@@ -30,7 +30,6 @@ import torch
 
 import heat as ht
 from heat.core.communication import verdicts
-
 from heat.core.sanitation import check_bool, check_int
 
 from .arguments import MASK63, STATE_FORMAT, Transforms, check_names, check_paths, check_state
@@ -54,7 +53,9 @@ _TIMES = ("read", "read_wait", "exchange", "gather", "round_wait")
 
 
 def _fresh_stats() -> Dict[str, float]:
-    return dict(samples=0, batches=0, bytes=0, elapsed=0.0, waiting=0.0, **dict.fromkeys(_TIMES, 0.0))
+    return dict(
+        samples=0, batches=0, bytes=0, elapsed=0.0, waiting=0.0, **dict.fromkeys(_TIMES, 0.0)
+    )
 
 
 def _position(position: Tuple[int, List[List[int]]]) -> Tuple[str, Dict[str, str]]:
@@ -233,8 +234,12 @@ class StreamingDataLoader:
     # -- position ----------------------------------------------------------------------------------
 
     def _plan(self) -> EpochPlan:
-        key = (self.epoch, tuple(tuple(entry) for entry in self._history[:-1]),
-               tuple(self._history[-1][:2]) if self._history else None, self.comm.size)
+        key = (
+            self.epoch,
+            tuple(tuple(entry) for entry in self._history[:-1]),
+            tuple(self._history[-1][:2]) if self._history else None,
+            self.comm.size,
+        )
         if self._plan_cache is None or self._plan_cache[0] != key:
             plan = EpochPlan(
                 self.rows,
@@ -394,8 +399,11 @@ class StreamingDataLoader:
                 if plain_views and step < full:
                     # full batches left in the front piece before the next round is due
                     due = ahead.next_due()
-                    run = min(rows.front // batch_size, full - step,
-                              (segment.steps if due is None else due) - step)
+                    run = min(
+                        rows.front // batch_size,
+                        full - step,
+                        (segment.steps if due is None else due) - step,
+                    )
                 if run > 1:
                     batches = rows.cut(run, batch_size, self.return_indices)
                 else:
@@ -425,11 +433,15 @@ class StreamingDataLoader:
             rows.clear()
             stats["elapsed"] = time.perf_counter() - began
             assembler = ahead.assembler
-            stats.update(round_wait=ahead.wait_seconds, exchange=assembler.exchange_seconds,
-                         gather=assembler.gather_seconds)
+            stats.update(
+                round_wait=ahead.wait_seconds,
+                exchange=assembler.exchange_seconds,
+                gather=assembler.gather_seconds,
+            )
             if reader is not None:
-                stats.update(bytes=reader.bytes_read, read=reader.read_seconds,
-                             read_wait=reader.wait_seconds)
+                stats.update(
+                    bytes=reader.bytes_read, read=reader.read_seconds, read_wait=reader.wait_seconds
+                )
             if finished:
                 self._end_running()  # the thread has ended: frees its communicator
             if bar is not None:
@@ -478,7 +490,12 @@ class StreamingDataLoader:
         1234567.8
         """
         s = self._stats
-        mine = [s["samples"], s["bytes"], s["elapsed"], s["waiting"] / s["elapsed"] if s["elapsed"] else 0.0]
+        mine = [
+            s["samples"],
+            s["bytes"],
+            s["elapsed"],
+            s["waiting"] / s["elapsed"] if s["elapsed"] else 0.0,
+        ]
         mine += [s[name] for name in _TIMES]
         everyone = self.comm.allgather(mine)
         samples = sum(e[0] for e in everyone)

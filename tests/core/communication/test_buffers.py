@@ -184,7 +184,9 @@ def test_numpy_arrays_are_buffers_filled_in_place():
     rank, size = world.rank, world.size
     failures = []
     for dtype in (np.float64, np.float32, np.int64, np.uint8, np.complex64, np.bool_):
-        expected = (np.arange(6) % 2).astype(dtype) if dtype is np.bool_ else np.arange(6, dtype=dtype)
+        expected = (
+            (np.arange(6) % 2).astype(dtype) if dtype is np.bool_ else np.arange(6, dtype=dtype)
+        )
         buf = expected.copy() if rank == 0 else np.zeros(6, dtype=dtype)
         world.Bcast(buf, root=0)
         if not np.array_equal(buf, expected):

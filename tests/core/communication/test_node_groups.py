@@ -10,8 +10,13 @@ import pytest
 import torch
 
 import heat as ht
-from heat.core.communication.node_groups import slice_bounds
-from heat.core.communication.node_groups import CrossNodeSum, NodeGroups, cross_node_segments, disjoint_rounds
+from heat.core.communication.node_groups import (
+    CrossNodeSum,
+    NodeGroups,
+    cross_node_segments,
+    disjoint_rounds,
+    slice_bounds,
+)
 from tests.helpers import collective_assert
 
 RANK, SIZE = ht.MPI_WORLD.rank, ht.MPI_WORLD.size

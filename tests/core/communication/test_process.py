@@ -16,11 +16,11 @@ import torch
 from mpi4py import MPI
 
 from heat.core import communication as hc
-from tests.helpers import fresh_job_environment
 from tests.core.communication.comm_helpers import (
     SIZE,
     agree,
 )
+from tests.helpers import fresh_job_environment
 
 
 def test_setup_effects():
@@ -129,8 +129,10 @@ def test_threads_on_a_node_with_hyperthreads(monkeypatch):
     monkeypatch.setenv("OMP_NUM_THREADS", "8")
     monkeypatch.setattr(process, "_local_process_count", lambda: pytest.fail("counted processes"))
     process._configure_threads()
-    agree(calls == [] and process.THREAD_CHOICE["reason"] == "OMP_NUM_THREADS=8 is set: left to it",
-          (calls, process.THREAD_CHOICE))
+    agree(
+        calls == [] and process.THREAD_CHOICE["reason"] == "OMP_NUM_THREADS=8 is set: left to it",
+        (calls, process.THREAD_CHOICE),
+    )
 
 
 def test_physical_cores_and_usable_cpus():
@@ -156,8 +158,12 @@ print("threads", heat.MPI_WORLD.rank, torch.get_num_threads(), THREAD_CHOICE["re
         (2, "", {}, "heat: {cpus} CPUs / 2 processes on this node"),
         (1, "", {}, "heat: {cpus} CPUs / 1 process on this node"),
         (2, "", {"OMP_NUM_THREADS": "3"}, "OMP_NUM_THREADS=3 is set: left to it"),
-        (2, "torch.set_num_threads(7)", {},
-         "torch.set_num_threads(7) before heat was imported: left as set"),
+        (
+            2,
+            "torch.set_num_threads(7)",
+            {},
+            "torch.set_num_threads(7) before heat was imported: left as set",
+        ),
     ],
 )
 @pytest.mark.slow
@@ -168,9 +174,18 @@ def test_threads_at_import(processes, before, environment, expected):
         if variable not in environment:
             env.pop(variable, None)
     done = subprocess.run(
-        ["mpiexec", "-n", str(processes), sys.executable, "-c",
-         THREADS_SCRIPT.format(before=before)],
-        env=env, capture_output=True, text=True, timeout=90,
+        [
+            "mpiexec",
+            "-n",
+            str(processes),
+            sys.executable,
+            "-c",
+            THREADS_SCRIPT.format(before=before),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=90,
     )
     assert done.returncode == 0, done.stderr
     lines = sorted(
@@ -258,7 +273,10 @@ def _exit_jobs(folder):
     jobs = {
         mode: subprocess.Popen(
             ["mpiexec", "-n", "3", sys.executable, script, mode],
-            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             text=True,
         )
         for mode in ("one-nonzero", "all-nonzero", "one-zero")

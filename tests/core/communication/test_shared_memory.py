@@ -29,8 +29,13 @@ def test_sums_equal_the_slot_order_sum_on_every_process(emulate_nodes, ranks_per
         return
     ok, message = summer is not None, "no segment on a node whose processes share memory"
     for round_ in range(3):  # the segment serves every round
-        pieces = [torch.randn(n, generator=torch.Generator().manual_seed(100 * round_ + 10 * r + n))
-                  .to(dtype) for r in range(node.size) for n in (7, 300)]
+        pieces = [
+            torch.randn(n, generator=torch.Generator().manual_seed(100 * round_ + 10 * r + n)).to(
+                dtype
+            )
+            for r in range(node.size)
+            for n in (7, 300)
+        ]
         mine = [pieces[2 * node.rank].clone(), pieces[2 * node.rank + 1].clone()]
         if ok:
             summer.allreduce_(mine, average=round_ == 2)
@@ -46,7 +51,6 @@ def test_sums_equal_the_slot_order_sum_on_every_process(emulate_nodes, ranks_per
         digests = node.allgather(tuple(float(t.double().sum()) for t in mine))
         ok = ok and len(set(digests)) == 1
     collective_assert(ok, f"rank {COMM.rank}: {message}")
-
 
 
 def test_put_reduce_take_and_sharing():

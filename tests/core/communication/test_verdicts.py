@@ -22,7 +22,10 @@ def test_first_difference_names_the_entry_and_the_processes():
         {"a": "1", "b": "2"},
     ]
     message = verdicts.first_difference("X's settings", summaries)
-    assert message == "X's settings differ between processes: b is 2 on processes 0, 2, 3 but 3 on process 1"
+    assert (
+        message
+        == "X's settings differ between processes: b is 2 on processes 0, 2, 3 but 3 on process 1"
+    )
     missing = verdicts.first_difference("m", [{"a": "1"}, {"a": "1", "c": "5"}])
     assert missing == "m differ between processes: c is missing on process 0 but 5 on process 1"
     three = verdicts.first_difference("m", [{"a": "1"}, {"a": "2"}, {"a": "3"}])
@@ -84,7 +87,9 @@ def test_lowest_failing_process_wins_and_all_failing_are_named():
     if COMM.size == 1:
         collective_assert(message == "bad on 0", message)
         return
-    where = "process 1" if COMM.size == 2 else "processes " + ", ".join(map(str, range(1, COMM.size)))
+    where = (
+        "process 1" if COMM.size == 2 else "processes " + ", ".join(map(str, range(1, COMM.size)))
+    )
     collective_assert(message == f"bad on 1 [on {where}]", f"rank {COMM.rank}: {message}")
 
 
@@ -126,7 +131,12 @@ def test_agree_returns_each_result_and_raises_a_failure_everywhere():
     # a fingerprint that is not a dict: every process's summary in the message
     if COMM.size > 1:
         outcome = raised_message(
-            ValueError, verdicts.agree, COMM, lambda: COMM.rank == LAST,
+            ValueError,
+            verdicts.agree,
+            COMM,
+            lambda: COMM.rank == LAST,
             fingerprint=lambda flag: ("flag", flag),
         )
-        collective_assert(outcome is not None and "do not see the same flag" in outcome, str(outcome))
+        collective_assert(
+            outcome is not None and "do not see the same flag" in outcome, str(outcome)
+        )

@@ -88,14 +88,21 @@ def test_matrix_power(shape):
                 assert result.split == split
     ints = np.array([[1, 1], [0, 1]])
     for split in splits(2):
-        cases.append((ht.linalg.matrix_power(ht.array(ints, split=split), 4), np.linalg.matrix_power(ints, 4)))
+        cases.append(
+            (
+                ht.linalg.matrix_power(ht.array(ints, split=split), 4),
+                np.linalg.matrix_power(ints, 4),
+            )
+        )
     assert_arrays_equal(cases)
 
 
 def test_matrix_power_errors():
     x = ht.zeros((3, 3), split=0)
     assert_raises_then_collective_works(TypeError, ht.linalg.matrix_power, x, 1.5)
-    assert_raises_then_collective_works(ValueError, ht.linalg.matrix_power, ht.zeros((3, 4), split=0), 2)
+    assert_raises_then_collective_works(
+        ValueError, ht.linalg.matrix_power, ht.zeros((3, 4), split=0), 2
+    )
     assert_raises_then_collective_works(ht.linalg.LinAlgError, ht.linalg.matrix_power, x, -1)
 
 
@@ -168,10 +175,15 @@ def test_cholesky_distributed_reads_one_triangle(n):
             a = (np.triu(h) + np.tril(noise, -1)) if upper else (np.tril(h) + np.triu(noise, 1))
             expected = lower.conj().T if upper else lower
             for split in (0, 1, -1):
-                for x in (ht.array(a.astype(dtype), split=split), skewed(ht.array(a.astype(dtype), split=split))):
+                for x in (
+                    ht.array(a.astype(dtype), split=split),
+                    skewed(ht.array(a.astype(dtype), split=split)),
+                ):
                     result = ht.linalg.cholesky(x, upper=upper)
                     if result.split != x.split or result.lshape != x.lshape:
-                        wrong.append(f"{dtype.__name__} split {split}: layout {result.split} {result.lshape}")
+                        wrong.append(
+                            f"{dtype.__name__} split {split}: layout {result.split} {result.lshape}"
+                        )
                     cases.append((result, expected, {"rtol": RTOL.get(dtype, 1e-9), "atol": 1e-5}))
     collective_assert(not wrong, "\n".join(wrong))
     assert_arrays_equal(cases)
@@ -221,8 +233,12 @@ def test_rtol_array_and_errors():
     cases = []
     for split in splits(3):
         x = ht.array(a, split=split)
-        cases.append((ht.linalg.matrix_rank(x, rtol=ht.array(rtol)), np.linalg.matrix_rank(a, rtol=rtol)))
-        cases.append((ht.linalg.pinv(x, rtol=ht.array(rtol)), np.linalg.pinv(a, rtol=rtol), {"atol": 1e-10}))
+        cases.append(
+            (ht.linalg.matrix_rank(x, rtol=ht.array(rtol)), np.linalg.matrix_rank(a, rtol=rtol))
+        )
+        cases.append(
+            (ht.linalg.pinv(x, rtol=ht.array(rtol)), np.linalg.pinv(a, rtol=rtol), {"atol": 1e-10})
+        )
     assert_arrays_equal(cases)
     x = ht.zeros((3, 3), split=0)
     for function in (ht.linalg.svdvals, ht.linalg.matrix_rank, ht.linalg.pinv, ht.linalg.eigvalsh):
@@ -239,7 +255,13 @@ def test_eigvalsh(shape):
         a = spd(shape, dtype=dtype, seed=8) - shape[-1] * np.eye(shape[-1], dtype=dtype) * 1.5
         expected = np.linalg.eigvalsh(a)
         for split in splits(len(shape)):
-            cases.append((ht.linalg.eigvalsh(ht.array(a, split=split)), expected, {"rtol": RTOL[dtype], "atol": 1e-4}))
+            cases.append(
+                (
+                    ht.linalg.eigvalsh(ht.array(a, split=split)),
+                    expected,
+                    {"rtol": RTOL[dtype], "atol": 1e-4},
+                )
+            )
     assert_arrays_equal(cases)
 
 
@@ -264,6 +286,8 @@ def test_unbalanced_layouts_and_negative_split():
         assert factor.split == split % 2
         cases.append((factor, np.linalg.cholesky(pd), {"rtol": 1e-9, "atol": 1e-12}))
         cases.append((ht.linalg.pinv(y), np.linalg.pinv(b), {"rtol": 1e-8, "atol": 1e-12}))
-        cases.append((ht.linalg.eigvalsh(skewed(ht.array(pd, split=split))), np.linalg.eigvalsh(pd)))
+        cases.append(
+            (ht.linalg.eigvalsh(skewed(ht.array(pd, split=split))), np.linalg.eigvalsh(pd))
+        )
         cases.append((ht.linalg.matrix_rank(y), np.linalg.matrix_rank(b)))
     assert_arrays_equal(cases)

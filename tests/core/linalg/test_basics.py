@@ -67,8 +67,10 @@ def test_tril_triu(combo):
                     elif not np.array_equal(result.larray.cpu().numpy(), local_block(x, expected)):
                         failures.append(f"{name} k={k} {dtype}: values differ")
     collective_assert(not failures, "\n".join(failures[:8]))
-    assert_array_equal(ht.tril(ht.array(random_array(shape, seed=2), split=split)),
-                       np.tril(random_array(shape, seed=2)))
+    assert_array_equal(
+        ht.tril(ht.array(random_array(shape, seed=2), split=split)),
+        np.tril(random_array(shape, seed=2)),
+    )
 
 
 @pytest.mark.parametrize("split", [None, 0])
@@ -114,8 +116,10 @@ def test_trace_dtypes(dtype):
             # a small requested type is the accumulator: the sum wraps (and bools are any)
             big = (a * 60).astype(dtype)
             for requested in (np.int8, np.uint8, np.bool_):
-                assert_array_equal(ht.trace(ht.array(big, split=split), dtype=requested),
-                                   np.trace(big, dtype=requested))
+                assert_array_equal(
+                    ht.trace(ht.array(big, split=split), dtype=requested),
+                    np.trace(big, dtype=requested),
+                )
 
 
 @pytest.mark.parametrize("n", [7, 2, 1, 0])

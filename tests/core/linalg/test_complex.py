@@ -60,13 +60,23 @@ def test_complex_products(dtype):
         for lb, y in layouts(b, (None, 0, 1), skew=False):
             label = f"{la} @ {lb}"
             failures += mismatch("matmul", label, x @ y, a @ b, tol)
-            failures += mismatch("tensordot", label, ht.linalg.tensordot(x, y, axes=1),
-                                 np.tensordot(a, b, axes=1), tol)
+            failures += mismatch(
+                "tensordot",
+                label,
+                ht.linalg.tensordot(x, y, axes=1),
+                np.tensordot(a, b, axes=1),
+                tol,
+            )
         for lc, z in layouts(c, (None, 0, 1), skew=False):
             # vecdot conjugates its first argument (the array API standard, np.vecdot)
             for axis in (-1, 0):
-                failures += mismatch("vecdot", f"{la}, {lc}, axis {axis}",
-                                     ht.linalg.vecdot(x, z, axis=axis), np.vecdot(a, c, axis=axis), tol)
+                failures += mismatch(
+                    "vecdot",
+                    f"{la}, {lc}, axis {axis}",
+                    ht.linalg.vecdot(x, z, axis=axis),
+                    np.vecdot(a, c, axis=axis),
+                    tol,
+                )
         failures += mismatch("matmul vector", la, x @ ht.array(a[0], split=0), a @ a[0], tol)
     for lv, x in layouts(v, (None, 0)):
         y = ht.array(w, split=0)
@@ -92,19 +102,30 @@ def test_complex_solvers(dtype):
         failures += mismatch("inv", label, ht.linalg.inv(x), np.linalg.inv(a), tol)
         if "skewed" not in label:
             for power in (3, -2, 0):
-                failures += mismatch(f"matrix_power {power}", label, ht.linalg.matrix_power(x, power),
-                                     np.linalg.matrix_power(a, power), tol)
+                failures += mismatch(
+                    f"matrix_power {power}",
+                    label,
+                    ht.linalg.matrix_power(x, power),
+                    np.linalg.matrix_power(a, power),
+                    tol,
+                )
         for lb, y in layouts(b, (None, 0), skew=False):
-            failures += mismatch("solve", f"{label}, b {lb}", ht.linalg.solve(x, y), np.linalg.solve(a, b), tol)
+            failures += mismatch(
+                "solve", f"{label}, b {lb}", ht.linalg.solve(x, y), np.linalg.solve(a, b), tol
+            )
     for label, x in layouts(h):
         lower = np.linalg.cholesky(h)
         failures += mismatch("cholesky", label, ht.linalg.cholesky(x), lower, tol)
-        failures += mismatch("cholesky upper", label, ht.linalg.cholesky(x, upper=True), lower.conj().T, tol)
+        failures += mismatch(
+            "cholesky upper", label, ht.linalg.cholesky(x, upper=True), lower.conj().T, tol
+        )
         failures += mismatch("eigvalsh", label, ht.linalg.eigvalsh(x), np.linalg.eigvalsh(h), tol)
     # eigvalsh reads the lower triangle only, as NumPy's
     garbage = np.triu(random_array((n, n), dtype=dtype, seed=9), 1)
     for label, x in layouts(np.tril(h) + garbage, skew=False):
-        failures += mismatch("eigvalsh lower", label, ht.linalg.eigvalsh(x), np.linalg.eigvalsh(h), tol)
+        failures += mismatch(
+            "eigvalsh lower", label, ht.linalg.eigvalsh(x), np.linalg.eigvalsh(h), tol
+        )
     collective_assert(not failures, "\n".join(failures[:10]))
 
 
@@ -116,13 +137,28 @@ def test_complex_norms(dtype):
     for label, x in layouts(a):
         failures += mismatch("norm", label, ht.linalg.norm(x), np.linalg.norm(a), tol)
         for order in (2, 1, 0, 3, np.inf, -np.inf):
-            failures += mismatch(f"vector_norm {order}", label, ht.linalg.vector_norm(x, ord=order),
-                                 np.linalg.norm(a.ravel(), ord=order), tol)
-        failures += mismatch("vector_norm axis 0", label, ht.linalg.vector_norm(x, axis=0),
-                             np.linalg.norm(a, axis=0), tol)
+            failures += mismatch(
+                f"vector_norm {order}",
+                label,
+                ht.linalg.vector_norm(x, ord=order),
+                np.linalg.norm(a.ravel(), ord=order),
+                tol,
+            )
+        failures += mismatch(
+            "vector_norm axis 0",
+            label,
+            ht.linalg.vector_norm(x, axis=0),
+            np.linalg.norm(a, axis=0),
+            tol,
+        )
         for order in ("fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf):
-            failures += mismatch(f"matrix_norm {order}", label, ht.linalg.matrix_norm(x, ord=order),
-                                 np.linalg.norm(a, ord=order), tol)
+            failures += mismatch(
+                f"matrix_norm {order}",
+                label,
+                ht.linalg.matrix_norm(x, ord=order),
+                np.linalg.norm(a, ord=order),
+                tol,
+            )
     collective_assert(not failures, "\n".join(failures[:10]))
 
 
@@ -151,11 +187,21 @@ def test_complex_decompositions(shape, dtype):
         failures += mismatch("qr |R|", label, abs(R), np.abs(np.linalg.qr(a, mode="r")), tol)
         failures += mismatch("qr Q R", label, Q @ R, a, tol)
         failures += mismatch("qr Q^H Q", label, q.conj().T @ q, np.eye(q.shape[1]), tol)
-        failures += mismatch("qr mode r", label, abs(ht.linalg.qr(x, mode="r").R), np.abs(np.linalg.qr(a, mode="r")), tol)
+        failures += mismatch(
+            "qr mode r",
+            label,
+            abs(ht.linalg.qr(x, mode="r").R),
+            np.abs(np.linalg.qr(a, mode="r")),
+            tol,
+        )
         failures += factor_failures("svd", label, a, *ht.linalg.svd(x, full_matrices=False), tol)
         failures += factor_failures("svd full", label, a, *ht.linalg.svd(x), tol)  # the default
-        failures += mismatch("svdvals", label, ht.linalg.svdvals(x), np.linalg.svd(a, compute_uv=False), tol)
-        failures += mismatch("matrix_rank", label, ht.linalg.matrix_rank(x), np.linalg.matrix_rank(a), 0)
+        failures += mismatch(
+            "svdvals", label, ht.linalg.svdvals(x), np.linalg.svd(a, compute_uv=False), tol
+        )
+        failures += mismatch(
+            "matrix_rank", label, ht.linalg.matrix_rank(x), np.linalg.matrix_rank(a), 0
+        )
         failures += mismatch("pinv", label, ht.linalg.pinv(x), np.linalg.pinv(a), tol * 10)
     collective_assert(not failures, "\n".join(failures[:10]))
 

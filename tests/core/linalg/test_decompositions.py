@@ -42,8 +42,12 @@ def qr_failures(A_np, Q, R, dtype, label):
     if not np.allclose(np.tril(r, -1), 0, atol=tol):
         failures.append(f"{label}: R not upper triangular")
     expected_r = np.linalg.qr(A_np.astype(np.float64), mode="r")
-    if not np.allclose(np.abs(np.diagonal(r, axis1=-2, axis2=-1)),
-                       np.abs(np.diagonal(expected_r, axis1=-2, axis2=-1)), atol=tol, rtol=1e-4):
+    if not np.allclose(
+        np.abs(np.diagonal(r, axis1=-2, axis2=-1)),
+        np.abs(np.diagonal(expected_r, axis1=-2, axis2=-1)),
+        atol=tol,
+        rtol=1e-4,
+    ):
         failures.append(f"{label}: |diag R| differs from NumPy's")
     if Q is not None:
         if q.shape != A_np.shape[:-2] + (m, k):
@@ -52,7 +56,9 @@ def qr_failures(A_np, Q, R, dtype, label):
             failures.append(f"{label}: Q R != A (max diff {np.abs(q @ r - A_np).max():.3g})")
         gram = np.swapaxes(q, -1, -2).conj() @ q
         if not np.allclose(gram, np.eye(k), atol=100 * TOL[dtype]):
-            failures.append(f"{label}: Q not orthonormal (max diff {np.abs(gram - np.eye(k)).max():.3g})")
+            failures.append(
+                f"{label}: Q not orthonormal (max diff {np.abs(gram - np.eye(k)).max():.3g})"
+            )
     return failures
 
 
@@ -156,7 +162,9 @@ def test_svd_layouts_and_errors():
     if p > 1 and (U.split is not None or Vh.split != 1):
         wrong.append(f"short-fat: U {U.split}, Vh {Vh.split}")
     collective_assert(not wrong, "\n".join(wrong))
-    assert_raises_then_collective_works(TypeError, ht.linalg.svd, ht.ones((4, 3)), full_matrices="yes")
+    assert_raises_then_collective_works(
+        TypeError, ht.linalg.svd, ht.ones((4, 3)), full_matrices="yes"
+    )
     assert_raises_then_collective_works(TypeError, ht.linalg.svd, ht.ones((4, 3)), compute_uv=None)
     assert_raises_then_collective_works(ValueError, ht.linalg.svd, ht.ones(3, split=0))
 
@@ -166,7 +174,10 @@ def svd_failures(a, U, S, Vh, tol, label, full):
     u, s, vh = U.numpy(), S.numpy(), Vh.numpy()
     m, n = a.shape[-2:]
     k = min(m, n)
-    shapes = (a.shape[:-2] + ((m, m) if full else (m, k)), a.shape[:-2] + ((n, n) if full else (k, n)))
+    shapes = (
+        a.shape[:-2] + ((m, m) if full else (m, k)),
+        a.shape[:-2] + ((n, n) if full else (k, n)),
+    )
     if (u.shape, vh.shape) != shapes:
         return [f"{label}: U, Vh shapes {u.shape}, {vh.shape} != {shapes}"]
     failures = []
@@ -175,10 +186,14 @@ def svd_failures(a, U, S, Vh, tol, label, full):
         failures.append(f"{label}: S differs from NumPy's")
     if not np.allclose((u[..., :k] * s[..., None, :]) @ vh[..., :k, :], a, atol=tol * scale):
         failures.append(f"{label}: U S Vh != A")
-    for name, f, size in (("U", np.swapaxes(u, -1, -2).conj() @ u, u.shape[-1]),
-                          ("Vh", vh @ np.swapaxes(vh, -1, -2).conj(), vh.shape[-2])):
+    for name, f, size in (
+        ("U", np.swapaxes(u, -1, -2).conj() @ u, u.shape[-1]),
+        ("Vh", vh @ np.swapaxes(vh, -1, -2).conj(), vh.shape[-2]),
+    ):
         if not np.allclose(f, np.eye(size), atol=tol):
-            failures.append(f"{label}: {name} not orthonormal (max diff {np.abs(f - np.eye(size)).max():.3g})")
+            failures.append(
+                f"{label}: {name} not orthonormal (max diff {np.abs(f - np.eye(size)).max():.3g})"
+            )
     return failures
 
 
@@ -200,7 +215,9 @@ def test_svd_full_matrices(shape):
                     # the large complete factor stays distributed, the small one is replicated
                     expected = (0, None) if m >= n else (None, 1)
                     if (U.split, Vh.split) != expected:
-                        failures.append(f"{label}: U, Vh splits {U.split}, {Vh.split} != {expected}")
+                        failures.append(
+                            f"{label}: U, Vh splits {U.split}, {Vh.split} != {expected}"
+                        )
     collective_assert(not failures, "\n".join(failures[:10]))
 
 
@@ -244,8 +261,12 @@ def test_eig_and_eigvals(shape):
     the eigenvectors in x's split and the eigenvalues replicated for a single matrix.
     """
     failures = []
-    complex_of = {np.float32: np.complex64, np.float64: np.complex128, np.complex64: np.complex64,
-                  np.int64: np.complex128}
+    complex_of = {
+        np.float32: np.complex64,
+        np.float64: np.complex128,
+        np.complex64: np.complex64,
+        np.int64: np.complex128,
+    }
     for dtype in (np.float32, np.float64, np.complex64, np.int64):
         a = random_array(shape, dtype=dtype, seed=7, low=-5, high=5)
         w_expected = _sorted_values(np.linalg.eigvals(a.astype(np.complex128)))
@@ -317,8 +338,9 @@ def test_cache_blocked_local_qr(monkeypatch):
             x = ht.array(a, split=split)
             Q, R = ht.linalg.qr(x)
             failures += qr_failures(a, Q, R, np.float64, f"{shape} split {split}")
-            failures += qr_failures(a, None, ht.linalg.qr(x, mode="r").R, np.float64,
-                                    f"{shape} split {split} mode r")
+            failures += qr_failures(
+                a, None, ht.linalg.qr(x, mode="r").R, np.float64, f"{shape} split {split} mode r"
+            )
             U, S, Vh = ht.linalg.svd(x, full_matrices=False)
             if not np.allclose((U.numpy() * S.numpy()) @ Vh.numpy(), a, atol=1e-10):
                 failures.append(f"{shape} split {split}: U S Vh != A")

@@ -34,11 +34,15 @@ def test_cg(n):
 
 def test_cg_errors():
     a = ht.array(spd(4), split=0)
-    assert_raises_then_collective_works(ValueError, ht.linalg.cg, ht.ones((3, 4), split=0), ht.ones(3), ht.ones(4))
+    assert_raises_then_collective_works(
+        ValueError, ht.linalg.cg, ht.ones((3, 4), split=0), ht.ones(3), ht.ones(4)
+    )
     assert_raises_then_collective_works(ValueError, ht.linalg.cg, a, ht.ones(5), ht.ones(4))
     assert_raises_then_collective_works(ValueError, ht.linalg.cg, a, ht.ones(4), ht.ones(3))
     assert_raises_then_collective_works(TypeError, ht.linalg.cg, a, np.ones(4), ht.ones(4))
-    assert_raises_then_collective_works(ValueError, ht.linalg.cg, a, ht.ones(4), ht.ones(4), maxiter=-1)
+    assert_raises_then_collective_works(
+        ValueError, ht.linalg.cg, a, ht.ones(4), ht.ones(4), maxiter=-1
+    )
 
 
 @pytest.mark.parametrize("m", [12, 5], ids=str)

@@ -24,8 +24,17 @@ def numpy_quiet(function, *args, **kwargs):
         return function(*args, **kwargs)
 
 
-VECTOR_CASES = [((7,), None), ((7,), 0), ((5, 6), None), ((5, 6), 1), ((5, 6), (0, 1)),
-                ((2, 3, 4), 0), ((2, 3, 4), (0, 2)), ((2, 3), -1), ((0, 3), 1)]
+VECTOR_CASES = [
+    ((7,), None),
+    ((7,), 0),
+    ((5, 6), None),
+    ((5, 6), 1),
+    ((5, 6), (0, 1)),
+    ((2, 3, 4), 0),
+    ((2, 3, 4), (0, 2)),
+    ((2, 3), -1),
+    ((0, 3), 1),
+]
 
 
 @pytest.mark.parametrize("case", VECTOR_CASES, ids=str)
@@ -42,15 +51,27 @@ def test_vector_norm(case):
                 if a.size == 0 and ord in (-np.inf, -1, 0.5):
                     continue
                 for keepdims in (False, True):
-                    expected = numpy_quiet(np.linalg.vector_norm, a, axis=axis, keepdims=keepdims,
-                                           ord=2 if ord is None else ord)
+                    expected = numpy_quiet(
+                        np.linalg.vector_norm,
+                        a,
+                        axis=axis,
+                        keepdims=keepdims,
+                        ord=2 if ord is None else ord,
+                    )
                     result = ht.linalg.vector_norm(x, axis=axis, keepdims=keepdims, ord=ord)
                     cases.append((result, expected, {"rtol": TOLERANCE[dtype]}))
     assert_arrays_equal(cases)
 
 
-MATRIX_CASES = [((5, 6), None), ((6, 4), None), ((2, 3), None), ((3, 4, 5), None),
-                ((3, 4, 5), (0, 2)), ((3, 4, 5), (2, 0)), ((4, 1), None)]
+MATRIX_CASES = [
+    ((5, 6), None),
+    ((6, 4), None),
+    ((2, 3), None),
+    ((3, 4, 5), None),
+    ((3, 4, 5), (0, 2)),
+    ((3, 4, 5), (2, 0)),
+    ((4, 1), None),
+]
 
 
 @pytest.mark.parametrize("case", MATRIX_CASES, ids=str)
@@ -92,7 +113,10 @@ def test_norm_dispatch():
             (ht.norm(x3, 2, axis=(1, 2)), np.linalg.norm(a3, 2, axis=(1, 2))),
             (ht.norm(x3, 3, axis=(2,)), np.linalg.norm(a3, 3, axis=(2,))),
             (ht.norm(xv, ord=-np.inf), np.linalg.norm(v, ord=-np.inf)),
-            (ht.linalg.norm(ht.array(a2.astype(np.int64), split=split)), np.linalg.norm(a2.astype(np.int64))),
+            (
+                ht.linalg.norm(ht.array(a2.astype(np.int64), split=split)),
+                np.linalg.norm(a2.astype(np.int64)),
+            ),
         ]
     assert_arrays_equal(cases, rtol=1e-10)
 

@@ -82,7 +82,10 @@ def test_matmul_other_dtypes():
         for sb in splits(2):
             cases.append((ht.matmul(ht.array(a, split=sa), ht.array(b, split=sb)), a @ b))
     # promotion: int32 @ float32 -> float64, float32 @ float64 -> float64
-    a, b = random_array((4, 5), dtype=np.int32, seed=5), random_array((5, 3), dtype=np.float32, seed=6)
+    a, b = (
+        random_array((4, 5), dtype=np.int32, seed=5),
+        random_array((5, 3), dtype=np.float32, seed=6),
+    )
     cases.append((ht.matmul(ht.array(a, split=0), ht.array(b, split=1)), a @ b))
     c = random_array((5, 3), dtype=np.float64, seed=7)
     cases.append((ht.matmul(ht.array(b.T.copy(), split=1), ht.array(c, split=0)), b.T @ c))
@@ -124,17 +127,31 @@ def test_products_of_mixed_signed_and_unsigned_integers(dtypes):
     first, second = (ht.types.canonical_heat_type(d) for d in dtypes)
     cases = []
     for shape_a, shape_b in (((5, 7), (7, 3)), ((2, 3), (3, 5)), ((7,), (7, 2)), ((4,), (4,))):
-        a, b, c = _mixed(shape_a, dtypes[0], 1), _mixed(shape_b, dtypes[1], 2), _mixed(shape_a, dtypes[1], 3)
+        a, b, c = (
+            _mixed(shape_a, dtypes[0], 1),
+            _mixed(shape_b, dtypes[1], 2),
+            _mixed(shape_a, dtypes[1], 3),
+        )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # NumPy's overflow warnings of wrapping products
-            expected = (np.matmul(a, b), np.dot(a, b), np.tensordot(a, b, 1), np.matmul(b.T, a.T),
-                        np.vecdot(a, c))
+            expected = (
+                np.matmul(a, b),
+                np.dot(a, b),
+                np.tensordot(a, b, 1),
+                np.matmul(b.T, a.T),
+                np.vecdot(a, c),
+            )
         for sa in splits(len(shape_a)):
             for sb in splits(len(shape_b)):
                 x, y = ht.array(a, split=sa), ht.array(b, split=sb)
                 z = ht.array(c, split=sb if sb is None else min(sb, c.ndim - 1))
-                results = (ht.matmul(x, y), ht.dot(x, y), ht.tensordot(x, y, axes=1), y.T @ x.T,
-                           ht.vecdot(x, z))
+                results = (
+                    ht.matmul(x, y),
+                    ht.dot(x, y),
+                    ht.tensordot(x, y, axes=1),
+                    y.T @ x.T,
+                    ht.vecdot(x, z),
+                )
                 cases += list(zip(results, expected))
         if a.ndim == 1:
             cases.append((ht.vdot(ht.array(a, split=0), ht.array(c)), np.vdot(a, c)))
@@ -147,7 +164,14 @@ def test_products_of_mixed_signed_and_unsigned_integers(dtypes):
     assert_raises_then_collective_works(ValueError, ht.tensordot, x, y, axes=([1], [0]))
 
 
-VECTOR_PAIRS = [((7,), (7,)), ((7,), (7, 3)), ((5, 7), (7,)), ((2,), (2, 6)), ((3, 4, 5), (5,)), ((4,), (2, 4, 3))]
+VECTOR_PAIRS = [
+    ((7,), (7,)),
+    ((7,), (7, 3)),
+    ((5, 7), (7,)),
+    ((2,), (2, 6)),
+    ((3, 4, 5), (5,)),
+    ((4,), (2, 4, 3)),
+]
 
 
 @pytest.mark.parametrize("shapes", VECTOR_PAIRS, ids=lambda s: f"{s[0]}@{s[1]}")
@@ -210,7 +234,9 @@ def test_matmul_allow_resplit():
     assert_array_equal(result, a @ b, rtol=1e-10)
     # shapes are checked before x1 is touched
     z1 = ht.array(a)
-    assert_raises_then_collective_works(ValueError, ht.matmul, z1, ht.ones((5, 2)), allow_resplit=True)
+    assert_raises_then_collective_works(
+        ValueError, ht.matmul, z1, ht.ones((5, 2)), allow_resplit=True
+    )
     collective_assert(z1.split is None, "x1 resplit although the shapes do not conform")
     assert_raises_then_collective_works(TypeError, ht.matmul, x1, x2, allow_resplit=1)
 
@@ -248,8 +274,12 @@ def test_matmul_bad_input():
     x = ht.ones((3, 4), split=0)
     assert_raises_then_collective_works(ValueError, ht.matmul, x, ht.ones((3, 4), split=1))
     assert_raises_then_collective_works(ValueError, ht.matmul, x, ht.array(2.0))
-    assert_raises_then_collective_works(ValueError, ht.matmul, ht.ones((2, 3, 4)), ht.ones((3, 4, 2)))
-    assert_raises_then_collective_works(ValueError, ht.matmul, ht.ones((5,)), ht.ones((4,), split=0))
+    assert_raises_then_collective_works(
+        ValueError, ht.matmul, ht.ones((2, 3, 4)), ht.ones((3, 4, 2))
+    )
+    assert_raises_then_collective_works(
+        ValueError, ht.matmul, ht.ones((5,)), ht.ones((4,), split=0)
+    )
     assert_raises_then_collective_works(TypeError, ht.matmul, x, object())
     assert_raises_then_collective_works(ValueError, lambda: x @ ht.ones((5, 2), split=0))
 
@@ -257,8 +287,18 @@ def test_matmul_bad_input():
 # ---------------------------------------------------------------------------------------------
 # dot, vdot, vecdot, outer, cross, projection
 # ---------------------------------------------------------------------------------------------
-DOT_PAIRS = [((7,), (7,)), ((5, 7), (7, 3)), ((5, 7), (7,)), ((7,), (7, 2)), ((2, 3, 4), (4,)),
-             ((2, 3, 4), (5, 4, 2)), ((3, 4), (2, 4, 5)), ((4,), (3, 4, 2)), ((), (3, 2)), ((3,), ())]
+DOT_PAIRS = [
+    ((7,), (7,)),
+    ((5, 7), (7, 3)),
+    ((5, 7), (7,)),
+    ((7,), (7, 2)),
+    ((2, 3, 4), (4,)),
+    ((2, 3, 4), (5, 4, 2)),
+    ((3, 4), (2, 4, 5)),
+    ((4,), (3, 4, 2)),
+    ((), (3, 2)),
+    ((3,), ()),
+]
 
 
 @pytest.mark.parametrize("shapes", DOT_PAIRS, ids=lambda s: f"{s[0]}.{s[1]}")
@@ -266,7 +306,10 @@ def test_dot(shapes):
     shape_a, shape_b = shapes
     cases = []
     for dtype in (np.float64, np.int64):
-        a, b = random_array(shape_a, dtype=dtype, seed=1), random_array(shape_b, dtype=dtype, seed=2)
+        a, b = (
+            random_array(shape_a, dtype=dtype, seed=1),
+            random_array(shape_b, dtype=dtype, seed=2),
+        )
         expected = np.dot(a, b)
         for sa in splits(len(shape_a)):
             for sb in splits(len(shape_b)):
@@ -279,7 +322,9 @@ def test_dot_scalars_out_and_errors():
     out = ht.zeros((4, 3), dtype=ht.float64, split=0)
     ht.dot(ht.array(a, split=1), 2.0, out=out)
     assert_array_equal(out, a * 2.0)
-    assert_raises_then_collective_works(ValueError, ht.dot, ht.ones((4, 3)), ht.ones((4, 3), split=0))
+    assert_raises_then_collective_works(
+        ValueError, ht.dot, ht.ones((4, 3)), ht.ones((4, 3), split=0)
+    )
     assert_raises_then_collective_works(ValueError, ht.dot, ht.ones((2, 2, 3)), ht.ones((2, 4, 2)))
 
 
@@ -290,14 +335,28 @@ def test_vdot():
         b = random_array((2, 6), dtype=dtype, seed=2)
         for sa in splits(2):
             for sb in splits(2):
-                cases.append((ht.vdot(ht.array(a, split=sa), ht.array(b, split=sb)), np.vdot(a, b),
-                              TOLERANCES.get(dtype, {})))
+                cases.append(
+                    (
+                        ht.vdot(ht.array(a, split=sa), ht.array(b, split=sb)),
+                        np.vdot(a, b),
+                        TOLERANCES.get(dtype, {}),
+                    )
+                )
     assert_arrays_equal(cases)
     assert_raises_then_collective_works(ValueError, ht.vdot, ht.ones(3), ht.ones(4, split=0))
 
 
-@pytest.mark.parametrize("shapes_axis", [((3, 4), (3, 4), -1), ((3, 4), (4,), -1), ((5, 3), (5, 1), 0),
-                                         ((2, 3, 4), (2, 3, 4), 1), ((2, 4, 3), (4, 3), -2)], ids=str)
+@pytest.mark.parametrize(
+    "shapes_axis",
+    [
+        ((3, 4), (3, 4), -1),
+        ((3, 4), (4,), -1),
+        ((5, 3), (5, 1), 0),
+        ((2, 3, 4), (2, 3, 4), 1),
+        ((2, 4, 3), (4, 3), -2),
+    ],
+    ids=str,
+)
 def test_vecdot(shapes_axis):
     shape_a, shape_b, axis = shapes_axis
     cases = []
@@ -309,15 +368,24 @@ def test_vecdot(shapes_axis):
             for sb in splits(len(shape_b)):
                 x, y = ht.array(a, split=sa), ht.array(b, split=sb)
                 cases.append((ht.vecdot(x, y, axis=axis), expected, {"rtol": 1e-10}))
-                cases.append((ht.linalg.vecdot(x, y, axis=axis, keepdims=True),
-                              np.vecdot(a, b, axis=axis, keepdims=True), {"rtol": 1e-10}))
+                cases.append(
+                    (
+                        ht.linalg.vecdot(x, y, axis=axis, keepdims=True),
+                        np.vecdot(a, b, axis=axis, keepdims=True),
+                        {"rtol": 1e-10},
+                    )
+                )
     assert_arrays_equal(cases)
     assert_raises_then_collective_works(ValueError, ht.vecdot, ht.ones((3, 4)), ht.ones((3, 5)))
 
 
 def test_outer():
     cases = []
-    for dtype_a, dtype_b in ((np.float32, np.float32), (np.int32, np.float64), (np.int64, np.int64)):
+    for dtype_a, dtype_b in (
+        (np.float32, np.float32),
+        (np.int32, np.float64),
+        (np.int64, np.int64),
+    ):
         a = random_array((5,), dtype=dtype_a, seed=1)
         b = random_array((2, 3), dtype=dtype_b, seed=2)  # flattened, as NumPy
         expected = np.outer(a, b)
@@ -327,7 +395,9 @@ def test_outer():
                 cases.append((ht.outer(x, y), expected))
                 for split in (None, 0, 1):
                     result = ht.outer(x, y, split=split)
-                    collective_assert(result.split == split, f"outer split {result.split} != {split}")
+                    collective_assert(
+                        result.split == split, f"outer split {result.split} != {split}"
+                    )
                     cases.append((result, expected))
     out = ht.zeros((5, 6), dtype=ht.float64, split=1)
     ht.outer(ht.arange(5, split=0), ht.arange(6), out=out)
@@ -336,9 +406,15 @@ def test_outer():
     assert_raises_then_collective_works(ValueError, ht.outer, ht.ones(3), ht.ones(3), split=2)
 
 
-CROSS_CASES = [((5, 3), (5, 3), {}), ((4, 2), (4, 3), {}), ((2, 4), (2, 4), {"axis": 0}),
-               ((3, 6), (6, 3), {"axisa": 0, "axisb": 1, "axisc": 0}), ((2, 5, 3), (5, 3), {}),
-               ((3,), (4, 3), {}), ((6, 2), (6, 2), {})]
+CROSS_CASES = [
+    ((5, 3), (5, 3), {}),
+    ((4, 2), (4, 3), {}),
+    ((2, 4), (2, 4), {"axis": 0}),
+    ((3, 6), (6, 3), {"axisa": 0, "axisb": 1, "axisc": 0}),
+    ((2, 5, 3), (5, 3), {}),
+    ((3,), (4, 3), {}),
+    ((6, 2), (6, 2), {}),
+]
 
 
 @pytest.mark.parametrize("case", CROSS_CASES, ids=str)
@@ -353,21 +429,30 @@ def test_cross(case):
             expected = np.cross(a, b, **kwargs)
         for sa in splits(len(shape_a)):
             for sb in splits(len(shape_b)):
-                cases.append((ht.cross(ht.array(a, split=sa), ht.array(b, split=sb), **kwargs), expected))
+                cases.append(
+                    (ht.cross(ht.array(a, split=sa), ht.array(b, split=sb), **kwargs), expected)
+                )
     assert_arrays_equal(cases, rtol=1e-10)
 
 
 def test_cross_errors():
-    assert_raises_then_collective_works(ValueError, ht.cross, ht.ones((3, 4)), ht.ones((3, 4), split=0))
+    assert_raises_then_collective_works(
+        ValueError, ht.cross, ht.ones((3, 4)), ht.ones((3, 4), split=0)
+    )
     assert_raises_then_collective_works(ValueError, ht.cross, ht.ones((4, 3)), ht.ones((5, 3)))
-    assert_raises_then_collective_works(TypeError, ht.cross, ht.ones(3, dtype=ht.bool), ht.ones(3, dtype=ht.bool))
+    assert_raises_then_collective_works(
+        TypeError, ht.cross, ht.ones(3, dtype=ht.bool), ht.ones(3, dtype=ht.bool)
+    )
 
 
 def test_projection():
     a, b = random_array((7,), seed=1), random_array((7,), seed=2)
     expected = np.dot(a, b) / np.dot(b, b) * b
-    cases = [(ht.projection(ht.array(a, split=sa), ht.array(b, split=sb)), expected)
-             for sa in (None, 0) for sb in (None, 0)]
+    cases = [
+        (ht.projection(ht.array(a, split=sa), ht.array(b, split=sb)), expected)
+        for sa in (None, 0)
+        for sb in (None, 0)
+    ]
     assert_arrays_equal(cases, rtol=1e-10)
     assert_raises_then_collective_works(ValueError, ht.projection, ht.ones((2, 2)), ht.ones(2))
     assert_raises_then_collective_works(ValueError, ht.projection, ht.ones(3), ht.ones(2))

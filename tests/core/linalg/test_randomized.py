@@ -22,7 +22,9 @@ def test_rsvd(shape):
     failures = []
     for split in (None, 0, 1):
         for power_iter in (0, 1):
-            U, S, Vt = ht.linalg.rsvd(ht.array(a, split=split), 3, n_oversamples=2, power_iter=power_iter)
+            U, S, Vt = ht.linalg.rsvd(
+                ht.array(a, split=split), 3, n_oversamples=2, power_iter=power_iter
+            )
             u, s, vt = U.numpy(), S.numpy(), Vt.numpy()
             label = f"split {split} power {power_iter}"
             if u.shape != (shape[0], 3) or s.shape != (3,) or vt.shape != (3, shape[1]):
@@ -42,7 +44,9 @@ def test_rsvd_noisy_and_errors():
     a = low_rank(80, 20, 4, seed=2) * 10 + 0.01 * rng.standard_normal((80, 20))
     s_expected = np.linalg.svd(a, compute_uv=False)[:4]
     U, S, Vt = ht.linalg.rsvd(ht.array(a, split=0), 4, power_iter=2)
-    collective_assert(np.allclose(S.numpy(), s_expected, rtol=1e-4), f"S {S.numpy()} != {s_expected}")
+    collective_assert(
+        np.allclose(S.numpy(), s_expected, rtol=1e-4), f"S {S.numpy()} != {s_expected}"
+    )
     x = ht.ones((5, 4), split=0)
     assert_raises_then_collective_works(ValueError, ht.linalg.rsvd, x, 0)
     assert_raises_then_collective_works(TypeError, ht.linalg.rsvd, x, 2.0)

@@ -46,7 +46,9 @@ def test_det_inv(shape):
             for x in (ht.array(a, split=split), skewed(ht.array(a, split=split))):
                 cases.append((ht.linalg.det(x), expected_det, {"rtol": RTOL[dtype]}))
                 result = ht.linalg.inv(x)
-                collective_assert(result.split == x.split, f"inv changed split {x.split} to {result.split}")
+                collective_assert(
+                    result.split == x.split, f"inv changed split {x.split} to {result.split}"
+                )
                 cases.append((result, expected_inv, {"rtol": RTOL[dtype], "atol": 1e-7}))
     assert_arrays_equal(cases)
 
@@ -56,8 +58,15 @@ def test_det_singular_and_empty():
     singular = np.array([[1.0, 2.0], [2.0, 4.0]])
     for split in splits(2):
         cases.append((ht.linalg.det(ht.array(singular, split=split)), np.linalg.det(singular)))
-        cases.append((ht.linalg.det(ht.zeros((0, 0), split=split, dtype=ht.float64)), np.linalg.det(np.zeros((0, 0)))))
-        cases.append((ht.linalg.inv(ht.zeros((0, 0), split=split, dtype=ht.float64)), np.zeros((0, 0))))
+        cases.append(
+            (
+                ht.linalg.det(ht.zeros((0, 0), split=split, dtype=ht.float64)),
+                np.linalg.det(np.zeros((0, 0))),
+            )
+        )
+        cases.append(
+            (ht.linalg.inv(ht.zeros((0, 0), split=split, dtype=ht.float64)), np.zeros((0, 0)))
+        )
     assert_arrays_equal(cases, atol=1e-12)
 
 
@@ -68,17 +77,30 @@ def test_det_inv_errors():
     # one singular matrix in a stack split along its batch axis: every process raises
     stack = well_conditioned((4, 3, 3))
     stack[3] = 0
-    assert_raises_then_collective_works(ht.linalg.LinAlgError, ht.linalg.inv, ht.array(stack, split=0))
-    assert_raises_then_collective_works(ht.linalg.LinAlgError, ht.linalg.inv, ht.ones((3, 4), split=0))
-    assert_raises_then_collective_works(ht.linalg.LinAlgError, ht.linalg.det, ht.ones((2, 3, 4), split=1))
+    assert_raises_then_collective_works(
+        ht.linalg.LinAlgError, ht.linalg.inv, ht.array(stack, split=0)
+    )
+    assert_raises_then_collective_works(
+        ht.linalg.LinAlgError, ht.linalg.inv, ht.ones((3, 4), split=0)
+    )
+    assert_raises_then_collective_works(
+        ht.linalg.LinAlgError, ht.linalg.det, ht.ones((2, 3, 4), split=1)
+    )
     assert_raises_then_collective_works(ht.linalg.LinAlgError, ht.linalg.det, ht.ones(4, split=0))
     assert_raises_then_collective_works(TypeError, ht.linalg.det, ht.ones((2, 2), dtype=ht.float16))
     assert_raises_then_collective_works(TypeError, ht.linalg.inv, np.eye(2))
     collective_assert(issubclass(ht.linalg.LinAlgError, ValueError), "LinAlgError is no ValueError")
 
 
-SYSTEMS = [((5, 5), (5,)), ((5, 5), (5, 3)), ((2, 2), (2, 4)), ((3, 4, 4), (3, 4, 2)),
-           ((4, 4), (3, 4, 2)), ((3, 4, 4), (4,)), ((2, 3, 3), (1, 3, 5))]
+SYSTEMS = [
+    ((5, 5), (5,)),
+    ((5, 5), (5, 3)),
+    ((2, 2), (2, 4)),
+    ((3, 4, 4), (3, 4, 2)),
+    ((4, 4), (3, 4, 2)),
+    ((3, 4, 4), (4,)),
+    ((2, 3, 3), (1, 3, 5)),
+]
 
 
 @pytest.mark.parametrize("shapes", SYSTEMS, ids=str)
@@ -106,13 +128,21 @@ def test_solve_triangular(shapes):
         for unit in (False, True):
             t = np.tril(a) if lower else np.triu(a)
             if unit:
-                t = t - np.eye(shape_a[-1]) * np.diagonal(t, axis1=-2, axis2=-1)[..., None, :] + np.eye(shape_a[-1])
+                t = (
+                    t
+                    - np.eye(shape_a[-1]) * np.diagonal(t, axis1=-2, axis2=-1)[..., None, :]
+                    + np.eye(shape_a[-1])
+                )
             expected = np.linalg.solve(t, b)
             for sa in splits(len(shape_a)):
                 for sb in splits(len(shape_b)):
                     # the other triangle (and a unit diagonal) is not read: pass the full matrix
-                    x = ht.linalg.solve_triangular(ht.array(a, split=sa), ht.array(b, split=sb),
-                                                   lower=lower, unit_diagonal=unit)
+                    x = ht.linalg.solve_triangular(
+                        ht.array(a, split=sa),
+                        ht.array(b, split=sb),
+                        lower=lower,
+                        unit_diagonal=unit,
+                    )
                     cases.append((x, expected))
     assert_arrays_equal(cases, rtol=1e-10, atol=1e-10)
 
@@ -121,13 +151,23 @@ def test_solve_errors():
     a = ht.array(well_conditioned((4, 4)), split=0)
     assert_raises_then_collective_works(ValueError, ht.linalg.solve, a, ht.ones(5, split=0))
     assert_raises_then_collective_works(ValueError, ht.linalg.solve, a, ht.ones((3, 4), split=1))
-    assert_raises_then_collective_works(ValueError, ht.linalg.solve, ht.ones((2, 4, 4)), ht.ones((3, 4, 1)))
-    assert_raises_then_collective_works(ht.linalg.LinAlgError, ht.linalg.solve, ht.ones((4, 4), split=1), ht.ones(4))
-    assert_raises_then_collective_works(ht.linalg.LinAlgError, ht.linalg.solve, ht.ones((4, 3), split=1), ht.ones(4))
+    assert_raises_then_collective_works(
+        ValueError, ht.linalg.solve, ht.ones((2, 4, 4)), ht.ones((3, 4, 1))
+    )
+    assert_raises_then_collective_works(
+        ht.linalg.LinAlgError, ht.linalg.solve, ht.ones((4, 4), split=1), ht.ones(4)
+    )
+    assert_raises_then_collective_works(
+        ht.linalg.LinAlgError, ht.linalg.solve, ht.ones((4, 3), split=1), ht.ones(4)
+    )
     singular = np.triu(well_conditioned((4, 4)))
     singular[2, 2] = 0
-    assert_raises_then_collective_works(ht.linalg.LinAlgError, ht.linalg.solve_triangular,
-                                        ht.array(singular, split=0), ht.ones((4, 2), split=1))
+    assert_raises_then_collective_works(
+        ht.linalg.LinAlgError,
+        ht.linalg.solve_triangular,
+        ht.array(singular, split=0),
+        ht.ones((4, 2), split=1),
+    )
 
 
 @pytest.mark.parametrize("shape", [(4, 4), (2, 2), (3, 3, 3)], ids=str)
@@ -135,7 +175,9 @@ def test_matrix_exp(shape):
     cases = []
     for dtype in (np.float32, np.float64, np.int32):
         a = random_array(shape, dtype=dtype, seed=6, low=-1, high=2)
-        expected = scipy.linalg.expm(a.astype(np.float64)).astype(np.float32 if dtype == np.float32 else np.float64)
+        expected = scipy.linalg.expm(a.astype(np.float64)).astype(
+            np.float32 if dtype == np.float32 else np.float64
+        )
         for split in splits(len(shape)):
             for x in (ht.array(a, split=split), skewed(ht.array(a, split=split))):
                 result = ht.linalg.matrix_exp(x)
@@ -143,7 +185,9 @@ def test_matrix_exp(shape):
                 cases.append((result, expected, {"rtol": RTOL[dtype], "atol": 1e-5}))
     cases.append((ht.linalg.expm(ht.zeros((3, 3), split=0)), np.eye(3, dtype=np.float32)))
     assert_arrays_equal(cases)
-    assert_raises_then_collective_works(ht.linalg.LinAlgError, ht.linalg.matrix_exp, ht.ones((2, 3), split=0))
+    assert_raises_then_collective_works(
+        ht.linalg.LinAlgError, ht.linalg.matrix_exp, ht.ones((2, 3), split=0)
+    )
 
 
 def test_condest():
@@ -176,11 +220,17 @@ def test_condest():
 def test_condest_errors():
     x = ht.ones((3, 3), split=0)
     assert_raises_then_collective_works(ValueError, ht.linalg.condest, x, p=3)
-    assert_raises_then_collective_works(ValueError, ht.linalg.condest, x, p=1, algorithm="randomized")
+    assert_raises_then_collective_works(
+        ValueError, ht.linalg.condest, x, p=1, algorithm="randomized"
+    )
     assert_raises_then_collective_works(TypeError, ht.linalg.condest, x, algorithm=2)
     assert_raises_then_collective_works(ValueError, ht.linalg.condest, x, params={"nsamples": 0})
-    assert_raises_then_collective_works(ValueError, ht.linalg.condest, ht.ones((3, 4), split=0), p=1)
-    assert_raises_then_collective_works(ht.linalg.LinAlgError, ht.linalg.condest, ht.ones(3, split=0))
+    assert_raises_then_collective_works(
+        ValueError, ht.linalg.condest, ht.ones((3, 4), split=0), p=1
+    )
+    assert_raises_then_collective_works(
+        ht.linalg.LinAlgError, ht.linalg.condest, ht.ones(3, split=0)
+    )
 
 
 @pytest.mark.parametrize("shape", [(9, 4), (4, 9), (2, 7)], ids=str)
@@ -215,7 +265,13 @@ def test_solve_out(b_shape):
                 result = ht.linalg.solve(ht.array(a, split=a_split), ht.array(b, split=0), out=out)
                 collective_assert(result is out, "solve did not return out")
                 collective_assert(out.split == out_split and out.dtype == out_dtype, "out changed")
-                cases.append((out, expected.astype(np.float64 if out_dtype == ht.float64 else np.float32), {"rtol": 1e-4, "atol": 1e-5}))
+                cases.append(
+                    (
+                        out,
+                        expected.astype(np.float64 if out_dtype == ht.float64 else np.float32),
+                        {"rtol": 1e-4, "atol": 1e-5},
+                    )
+                )
     assert_arrays_equal(cases)
     assert_raises_then_collective_works(
         TypeError, ht.linalg.solve, ht.eye(3, split=0), ht.ones(3), out=np.zeros(3)

@@ -13,7 +13,9 @@ from tests.helpers import assert_raises_then_collective_works, collective_assert
 def data(m, n, seed=0):
     rng = np.random.default_rng(seed)
     # decaying spectrum: a few strong directions plus small noise
-    return (rng.standard_normal((m, 5)) * [20, 10, 5, 2, 1]) @ rng.standard_normal((5, n)) + 0.01 * rng.standard_normal((m, n))
+    return (rng.standard_normal((m, 5)) * [20, 10, 5, 2, 1]) @ rng.standard_normal(
+        (5, n)
+    ) + 0.01 * rng.standard_normal((m, n))
 
 
 @pytest.mark.parametrize("shape", [(12, 60), (60, 12)], ids=str)
@@ -36,7 +38,10 @@ def test_hsvd_rank(shape):
         if not true_error <= error * (1 + 1e-6) + 1e-12:
             failures.append(f"{label}: error estimate {error} below the true error {true_error}")
         U_only, error_only = ht.linalg.hsvd_rank(ht.array(a, split=split), 3)
-        if not np.allclose(np.abs(U_only.numpy()), np.abs(u), atol=1e-6) or abs(error_only - error) > 1e-10:
+        if (
+            not np.allclose(np.abs(U_only.numpy()), np.abs(u), atol=1e-6)
+            or abs(error_only - error) > 1e-10
+        ):
             failures.append(f"{label}: compute_sv=False differs")
     collective_assert(not failures, "\n".join(failures))
 
@@ -52,9 +57,15 @@ def test_hsvd_rtol():
             if true_error > rtol or error > rtol:
                 failures.append(f"split {split} rtol {rtol}: error {true_error} (estimate {error})")
     collective_assert(not failures, "\n".join(failures))
-    assert_raises_then_collective_works(ValueError, ht.linalg.hsvd_rtol, ht.ones((4, 5), split=1), 1.5)
-    assert_raises_then_collective_works(ValueError, ht.linalg.hsvd_rank, ht.ones((4, 5), split=1), 0)
-    assert_raises_then_collective_works(TypeError, ht.linalg.hsvd_rank, ht.ones((4, 5), split=1), 2.0)
+    assert_raises_then_collective_works(
+        ValueError, ht.linalg.hsvd_rtol, ht.ones((4, 5), split=1), 1.5
+    )
+    assert_raises_then_collective_works(
+        ValueError, ht.linalg.hsvd_rank, ht.ones((4, 5), split=1), 0
+    )
+    assert_raises_then_collective_works(
+        TypeError, ht.linalg.hsvd_rank, ht.ones((4, 5), split=1), 2.0
+    )
 
 
 def test_hsvd_low_level():
@@ -74,12 +85,18 @@ def test_hsvd_low_level():
         if not true_error <= error * (1 + 1e-6) + 1e-12:
             failures.append(f"split {split}: estimate {error} below the true error {true_error}")
         U_only, error_only = ht.linalg.hsvd(x, rtol=0.05)
-        true_rank = int(np.argmax(np.sqrt(np.cumsum(s_expected[::-1] ** 2))[::-1] <= 0.05 * np.linalg.norm(a)))
+        true_rank = int(
+            np.argmax(np.sqrt(np.cumsum(s_expected[::-1] ** 2))[::-1] <= 0.05 * np.linalg.norm(a))
+        )
         if error_only > 0.05 or U_only.shape[1] < true_rank:
-            failures.append(f"split {split}: rtol 0.05 gave rank {U_only.shape[1]}, error {error_only}")
+            failures.append(
+                f"split {split}: rtol 0.05 gave rank {U_only.shape[1]}, error {error_only}"
+            )
         # HeAT's default safetyshift=0: no extra local columns, the estimate still bounds
         U0, S0, Vt0, error0 = ht.hsvd(x, maxrank=3, compute_sv=True)
-        true_error0 = np.linalg.norm(a - (U0.numpy() * S0.numpy()) @ Vt0.numpy()) / np.linalg.norm(a)
+        true_error0 = np.linalg.norm(a - (U0.numpy() * S0.numpy()) @ Vt0.numpy()) / np.linalg.norm(
+            a
+        )
         if not true_error0 <= error0 * (1 + 1e-6) + 1e-12:
             failures.append(f"split {split}: safetyshift 0: estimate {error0} < {true_error0}")
         _, both_error = ht.hsvd(x, maxrank=1, rtol=0.05)

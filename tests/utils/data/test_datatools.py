@@ -213,8 +213,12 @@ def test_distributed_dataset_items_are_local_rows():
     ds = DistributedDataset(x, transforms=lambda row: row * 2)
     assert len(ds) == x.lshape[0]
     items = [ds[i] for i in range(len(ds))]
-    collective_assert(all(torch.equal(item, x.larray[i] * 2) for i, item in enumerate(items)), "items")
-    batch = torch.utils.data.default_collate(ds.__getitems__(list(range(len(ds))))) if len(ds) else None
+    collective_assert(
+        all(torch.equal(item, x.larray[i] * 2) for i, item in enumerate(items)), "items"
+    )
+    batch = (
+        torch.utils.data.default_collate(ds.__getitems__(list(range(len(ds))))) if len(ds) else None
+    )
     collective_assert(batch is None or torch.equal(batch, x.larray * 2), "__getitems__")
     loader = torch.utils.data.DataLoader(DistributedDataset(x), batch_size=3)
     rows = [b[:, 0] for b in loader]
@@ -324,7 +328,9 @@ def test_create_train_val_split_bad_input():
 
     x, y = numbered(6), ht.arange(6, split=0)
     assert_raises_then_collective_works(TypeError, create_train_val_split, x.numpy(), y)
-    assert_raises_then_collective_works(ValueError, create_train_val_split, x, ht.arange(5, split=0))
+    assert_raises_then_collective_works(
+        ValueError, create_train_val_split, x, ht.arange(5, split=0)
+    )
     assert_raises_then_collective_works(ValueError, create_train_val_split, x, y, p=1.5)
     assert_raises_then_collective_works(TypeError, create_train_val_split, x, y, p="0.5")
     assert_raises_then_collective_works(ValueError, create_train_val_split, x, y, seed=-3)

@@ -46,11 +46,15 @@ def exchange_epoch(plan, data, labels, landing="none", poll=False, node=False):
             start, arrays = 0, None
             offsets, send_counts = np.zeros(0, np.int64), np.zeros(COMM.size, np.int64)
         expected = segment.received_rows(j, rank)
-        room = {"none": None, "fits": len(expected) + 3, "small": max(len(expected) // 2 - 1, 0)}[landing]
+        room = {"none": None, "fits": len(expected) + 3, "small": max(len(expected) // 2 - 1, 0)}[
+            landing
+        ]
         land = None
         if room is not None:
-            land = [torch.full((room,) + data.shape[1:], -1.0, dtype=torch.float64),
-                    torch.full((room,), -1, dtype=torch.int32)]
+            land = [
+                torch.full((room,) + data.shape[1:], -1.0, dtype=torch.float64),
+                torch.full((room,), -1, dtype=torch.int32),
+            ]
         received = exchanger.exchange(arrays, start, offsets, send_counts, land=land, reserve=2)
         ok &= not received.failed
         # arrival order: rows from lower ranks, the kept ones, rows from higher ranks
@@ -61,7 +65,9 @@ def exchange_epoch(plan, data, labels, landing="none", poll=False, node=False):
         ok &= np.array_equal(numbers, expected)
         for d, source in enumerate([data, labels]):
             rows = received.rows[d].numpy()
-            ok &= np.array_equal(np.concatenate([rows[:lower], source[kept], rows[lower:]]), source[expected])
+            ok &= np.array_equal(
+                np.concatenate([rows[:lower], source[kept], rows[lower:]]), source[expected]
+            )
         ok &= int(received.counts.sum()) == len(expected)
         landed = received.buffer is None
         ok &= landed == (land is not None and room >= len(expected) - len(kept))

@@ -100,13 +100,16 @@ def test_without_random_state_one_matrix_for_any_process_count(split):
 
     def draw(split, comm):
         q = matrixgallery.random_orthogonal(20, 8, split=split, dtype=ht.float64, comm=comm)
-        a, (u, s, v) = matrixgallery.random_known_rank(9, 7, 3, split=split, dtype=ht.float64,
-                                                       comm=comm)
+        a, (u, s, v) = matrixgallery.random_known_rank(
+            9, 7, 3, split=split, dtype=ht.float64, comm=comm
+        )
         h = matrixgallery.hermitian(6, dtype=ht.complex128, split=split, comm=comm)
-        p = matrixgallery.hermitian(5, dtype=ht.float64, split=split, positive_definite=True,
-                                    comm=comm)
-        w, _ = matrixgallery.random_known_singularvalues(7, 4, [3.0, 1.0], split=split,
-                                                         dtype=ht.float64, comm=comm)
+        p = matrixgallery.hermitian(
+            5, dtype=ht.float64, split=split, positive_definite=True, comm=comm
+        )
+        w, _ = matrixgallery.random_known_singularvalues(
+            7, 4, [3.0, 1.0], split=split, dtype=ht.float64, comm=comm
+        )
         c = spherical.create_clusters(11, 2, 2, means, 0.5, split=split, comm=comm)
         return [x.numpy() for x in (q, a, s, h, p, w, c)]
 

@@ -241,9 +241,7 @@ def test_resume_on_other_process_counts_and_batch_sizes(tail, shuffle):
                 k1 = (second.segment.steps - second.start_step) // 2
                 s1 = second.start_step + k1
                 if s1 < second.segment.steps:
-                    last, per2 = epoch_rows(
-                        n, window, p2, b2, history=second.history(s1), **kwargs
-                    )
+                    last, per2 = epoch_rows(n, window, p2, b2, history=second.history(s1), **kwargs)
                     rest = yielded(per2, 0)
                 else:
                     last, rest = second, yielded(per1, k1)

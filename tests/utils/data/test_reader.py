@@ -64,8 +64,15 @@ def test_window_rows_for():
     def info(name, row_shape, chunk_rows, rows=1000, dtype="float32"):
         dtype = np.dtype(dtype)
         row = int(np.prod(row_shape)) * dtype.itemsize
-        return DatasetInfo("f", name, (rows,) + row_shape, dtype, chunk_rows,
-                           row * chunk_rows if chunk_rows else 0, 0)
+        return DatasetInfo(
+            "f",
+            name,
+            (rows,) + row_shape,
+            dtype,
+            chunk_rows,
+            row * chunk_rows if chunk_rows else 0,
+            0,
+        )
 
     x = info("x", (4,), 100)  # 16 bytes a row, + 8 for the row numbers
     assert window_rows_for([x], 4 * 24 * 250, buffers=4) == 200  # whole chunks
@@ -177,16 +184,39 @@ def layouts(shared_dir):  # noqa: F811
         "complex": ((rng.random((41, 2)) + 1j).astype(np.complex64), {"chunks": (5, 2)}, {}, None),
         "int16": (rng.integers(-30000, 30000, (47, 3)).astype(np.int16), {}, {}, None),
         "partial rows": (rng.random((53, 4)).astype(np.float32), {"chunks": (7, 2)}, {}, None),
-        "gzip": (rng.random((53, 4)).astype(np.float32), {"chunks": (7, 4), "compression": "gzip"}, {}, None),
-        "shuffle filter": (rng.random((53, 4)).astype(np.float32), {"chunks": (7, 4), "shuffle": True}, {}, None),
+        "gzip": (
+            rng.random((53, 4)).astype(np.float32),
+            {"chunks": (7, 4), "compression": "gzip"},
+            {},
+            None,
+        ),
+        "shuffle filter": (
+            rng.random((53, 4)).astype(np.float32),
+            {"chunks": (7, 4), "shuffle": True},
+            {},
+            None,
+        ),
         "big endian": (rng.random((53, 4)).astype(">f4"), {"chunks": (7, 4)}, {}, None),
-        "user block": (rng.random((53, 4)).astype(np.float32), {"chunks": (7, 4)}, {"userblock_size": 512}, None),
+        "user block": (
+            rng.random((53, 4)).astype(np.float32),
+            {"chunks": (7, 4)},
+            {"userblock_size": 512},
+            None,
+        ),
         "never written": (np.zeros((30, 4), np.float32), {"fillvalue": 3.5}, {}, 0),
         # chunks 2 and 5 never written: HDF5 supplies the fill value for them
-        "gaps": (rng.random((60, 4)).astype(np.float32), {"chunks": (8, 4), "fillvalue": -1.0,
-                                                         "maxshape": (None, 4)}, {"libver": "latest"}, "gaps"),
-        "earliest btree": (rng.random((60, 4)).astype(np.float32), {"chunks": (8, 4), "maxshape": (None, 4)},
-                           {"libver": "earliest"}, None),
+        "gaps": (
+            rng.random((60, 4)).astype(np.float32),
+            {"chunks": (8, 4), "fillvalue": -1.0, "maxshape": (None, 4)},
+            {"libver": "latest"},
+            "gaps",
+        ),
+        "earliest btree": (
+            rng.random((60, 4)).astype(np.float32),
+            {"chunks": (8, 4), "maxshape": (None, 4)},
+            {"libver": "earliest"},
+            None,
+        ),
     }
     found = {}
     for i, (name, (data, kwargs, file_kwargs, written)) in enumerate(cases.items()):
@@ -223,7 +253,9 @@ def test_direct_layout_only_where_the_bytes_are_the_rows(layouts):
     collective_assert(ok, f"direct_layout wrong for {wrong}")
     with h5py.File(layouts["gaps"][0], "r") as f:
         layout = direct_layout(f["d"])
-    assert layout.block_rows == 8 and (layout.offsets < 0).tolist() == [i in (2, 5) for i in range(8)]
+    assert layout.block_rows == 8 and (layout.offsets < 0).tolist() == [
+        i in (2, 5) for i in range(8)
+    ]
     with h5py.File(layouts["contiguous"][0], "r") as f:
         layout = direct_layout(f["d"])
     assert layout.block_rows == 53 and len(layout.offsets) == 1 and layout.row_bytes == 16
@@ -232,7 +264,13 @@ def test_direct_layout_only_where_the_bytes_are_the_rows(layouts):
 def test_direct_layout_runs():
     layout = DirectLayout(4, np.array([0, 16, 32, -1, -1, 200, 100]), row_bytes=4)
     # blocks 0-2 follow each other in the file: one run; 3-4 never written; 5 and 6 apart
-    assert list(layout.runs(1, 27)) == [(1, 12, 4), (12, 16, -1), (16, 20, -1), (20, 24, 200), (24, 27, 100)]
+    assert list(layout.runs(1, 27)) == [
+        (1, 12, 4),
+        (12, 16, -1),
+        (16, 20, -1),
+        (20, 24, 200),
+        (24, 27, 100),
+    ]
     assert list(layout.runs(5, 6)) == [(5, 6, 20)]
     assert list(layout.runs(9, 9)) == []
 

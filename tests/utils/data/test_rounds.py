@@ -68,8 +68,11 @@ def data(n):
 def assembler_for(plan, arrays, fail_at=None, spare=None):
     segment, rank = plan.segment, COMM.rank
     tasks = plan.tasks(rank)
-    windows = [(int(segment.starts[t.window]), int(segment.stops[t.window]))
-               for t in tasks if t.window is not None]
+    windows = [
+        (int(segment.starts[t.window]), int(segment.stops[t.window]))
+        for t in tasks
+        if t.window is not None
+    ]
     pool = BufferPool([a.shape[1:] for a in arrays], [a.dtype for a in arrays])
     if spare is None:
         spare = spare_rows(plan.window_rows, plan.batch_size, COMM.size, plan.shuffle)
@@ -106,7 +109,9 @@ def test_assembled_rounds_are_the_planned_rows(n, window, spare, shuffle, tail):
 
 def test_assembled_rounds_after_a_resume():
     x, y = data(61)
-    plan = EpochPlan(61, 8, COMM.size, 2, seed=3, history=[(COMM.size + 1, 3, 2), (COMM.size, 2, 3)])
+    plan = EpochPlan(
+        61, 8, COMM.size, 2, seed=3, history=[(COMM.size + 1, 3, 2), (COMM.size, 2, 3)]
+    )
     assembler, tasks = assembler_for(plan, [x, y])
     ok = True
     for task in tasks:
