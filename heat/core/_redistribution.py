@@ -8,13 +8,16 @@ them, and the public layout functions (:mod:`heat.core.layout`: ``resplit``, ``r
 resplit between two axes is one all-to-all, to None one all-gather, from None local slicing, and
 redistribution to any counts one all-to-all. The all-to-alls send strided views of the local
 tensor and receive straight into views of the result (``comm.Alltoallw`` describes them to MPI as
-derived datatypes): no packing copies, and no memory beyond the result.
+derived datatypes): no packing copies, and no memory beyond the result — except where MPI is
+slow with strided blocks on the sending side (resplit 0 -> 1): those are packed, a bounded slab
+at a time.
 
 Counts and ranges here are plain global information (no communication).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Optional, Sequence, Tuple
 
 import torch
@@ -102,8 +105,8 @@ def resplit_tensor(x: DNDarray, axis: Optional[int]) -> Tuple[torch.Tensor, Opti
     if x.split is None:
         offset, lshape, _ = comm.chunk(x.gshape, axis)
         return x.larray.narrow(axis, offset, lshape[axis]).clone(), True
-    # split -> axis: one all-to-all from column blocks of the local tensor straight into row
-    # blocks of the result (strided views travel as MPI datatypes, nothing is packed)
+    # split -> axis: the blocks of the local tensor along ``axis`` go to their processes, and
+    # arrive as blocks along ``split`` of the result
     source_counts = x.counts_displs()[0]
     source_displs = displacements(source_counts)
     target_counts = balanced_counts(comm, x.gshape[axis])
@@ -112,11 +115,64 @@ def resplit_tensor(x: DNDarray, axis: Optional[int]) -> Tuple[torch.Tensor, Opti
     shape = list(x.gshape)
     shape[axis] = target_counts[comm.rank]
     result = torch.empty(shape, dtype=local.dtype, device=local.device)
-    comm.Alltoallw(
-        [local.narrow(axis, target_displs[r], target_counts[r]) for r in range(comm.size)],
-        [result.narrow(x.split, source_displs[r], source_counts[r]) for r in range(comm.size)],
-    )
+    # the blocks sent are strided when a dimension before ``axis`` is longer than 1; decided from
+    # the global shape, so that every process takes the same path (the local block may be empty)
+    if not any(x.gshape[d] > 1 for d in range(axis)):
+        # (e.g. split 1 -> 0) received straight into strided views of the result
+        comm.Alltoallw(
+            [local.narrow(axis, target_displs[r], target_counts[r]) for r in range(comm.size)],
+            [result.narrow(x.split, source_displs[r], source_counts[r]) for r in range(comm.size)],
+        )
+        return result, True
+    _exchange_packed_slabs(x, axis, result, source_counts, target_counts)
     return result, True
+
+
+#: Bytes of the local tensor packed per all-to-all by :func:`_exchange_packed_slabs`.
+PACK_SLAB_BYTES = 64 * 2**20
+
+
+def _exchange_packed_slabs(x, axis, result, source_counts, target_counts) -> None:
+    """
+    The all-to-all of :func:`resplit_tensor` when the blocks to send are strided (e.g. the
+    column blocks of split 0 -> 1), in slabs along ``x.split`` of about
+    :data:`PACK_SLAB_BYTES`: each slab's blocks are packed by one copy and travel contiguous,
+    two slabs in flight, so the packing of the next overlaps the exchange of the previous.
+
+    Measured with MPICH 5 (3 processes, 0.25-1 GiB each): strided blocks handed to MPI as
+    derived datatypes make 0 -> 1 2-4x slower than 1 -> 0, whose strided side is the receiving
+    one; packed slabs cost one extra copy and at most two slabs of memory.
+    """
+    comm, split, local = x.comm, x.split, x.larray
+    p = comm.size
+    source_displs = displacements(source_counts)
+    target_displs = displacements(target_counts)
+    # rows per slab from global information, so that every process agrees on the slab count
+    row_bytes = max(1, local.element_size() * math.prod(x.gshape) // max(1, x.gshape[split]))
+    rows = max(1, PACK_SLAB_BYTES // row_bytes)
+    slabs = -(-max(source_counts) // rows)
+
+    def part(count: int, start: int) -> Tuple[int, int]:
+        """(offset, length) of slab rows [start, start + rows) within ``count`` rows."""
+        return min(start, count), max(0, min(rows, count - start))
+
+    in_flight = None
+    for k in range(slabs):
+        start = k * rows
+        slab = local.narrow(split, *part(local.shape[split], start))
+        sends = [
+            slab.narrow(axis, target_displs[r], target_counts[r]).contiguous() for r in range(p)
+        ]
+        receives = []
+        for q in range(p):
+            offset, length = part(source_counts[q], start)
+            receives.append(result.narrow(split, source_displs[q] + offset, length))
+        request = comm.Ialltoallw(sends, receives)
+        if in_flight is not None:
+            in_flight.Wait()
+        in_flight = request
+    if in_flight is not None:
+        in_flight.Wait()
 
 
 def redistribute_tensor(x: DNDarray, target_counts: Sequence[int]) -> torch.Tensor:

@@ -28,6 +28,30 @@ def test_resplit_every_pair(shape, dtype):
         assert_array_equal(z, data)
 
 
+@pytest.mark.parametrize("shape", [(11, 7), (2, 9), (5, 4, 6), (3, 1, 5)])
+@pytest.mark.parametrize("slab_bytes", [1, 40, 10**9])
+def test_resplit_in_packed_slabs(monkeypatch, shape, slab_bytes):
+    # strided blocks to send (e.g. split 0 -> 1) are packed and exchanged in slabs along the
+    # source split: one row per slab, a few rows, and everything in one slab
+    from heat.core import _redistribution
+
+    monkeypatch.setattr(_redistribution, "PACK_SLAB_BYTES", slab_bytes)
+    data = random_array(shape, np.float64)
+    for source in range(len(shape)):
+        for target in range(len(shape)):
+            x = ht.array(data, split=source)
+            y = ht.resplit(x, target)
+            assert_array_equal(y, data)
+            assert y.is_balanced(force_check=True)
+    # an unbalanced source, with empty blocks on some processes
+    size = ht.MPI_WORLD.size
+    x = ht.array(data, split=0)
+    counts = [0] * size
+    counts[-1] = shape[0]
+    y = ht.redistribute(x, counts)
+    assert_array_equal(ht.resplit(y, len(shape) - 1), data)
+
+
 def test_resplit_returns_a_copy():
     data = np.zeros((3, 4), dtype=np.float32)
     for source in (None, 0, 1):

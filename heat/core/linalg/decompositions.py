@@ -447,6 +447,13 @@ def _back_to_split(x: DNDarray, split: Optional[int]) -> DNDarray:
 # ---------------------------------------------------------------------------------------------
 # svd
 # ---------------------------------------------------------------------------------------------
+#: Why HeAT's Zolotarev parameters do nothing here (they warn when set, see ``warn_ignored``).
+_NO_ZOLOTAREV = (
+    "heat's {function} computes no Zolotarev polar decomposition (it uses TSQR, or LAPACK on "
+    "whole matrices)"
+)
+
+
 def svd(
     A: DNDarray,
     full_matrices: bool = True,
@@ -525,13 +532,7 @@ def svd(
         if not isinstance(flag, (bool, np.bool_)):
             raise TypeError(f"{name} must be a bool, but was {type(flag).__name__}")
     check_int(r_max_zolopd, "r_max_zolopd", 1, maximum=8)
-    warn_ignored(
-        r_max_zolopd,
-        "r_max_zolopd",
-        8,
-        "heat's svd computes no Zolotarev polar decomposition (it uses TSQR, or LAPACK on "
-        "whole matrices)",
-    )
+    warn_ignored(r_max_zolopd, "r_max_zolopd", 8, _NO_ZOLOTAREV.format(function="svd"))
     if full_matrices and compute_uv:
         return _full_svd(A)
     dtype = _float_type(A.dtype, "A")
@@ -706,6 +707,8 @@ def eigh(A: DNDarray, UPLO: str = "L", r_max_zolopd: int = 8, silent: bool = Tru
     if UPLO not in ("L", "U"):
         sanitize_in(A, "A")
         raise ValueError(f"UPLO must be 'L' or 'U', but was {UPLO!r}")
+    check_int(r_max_zolopd, "r_max_zolopd", 1, maximum=8)
+    warn_ignored(r_max_zolopd, "r_max_zolopd", 8, _NO_ZOLOTAREV.format(function="eigh"))
     dtype, local, split = _square_matrices(A, "A", "eigh")
     w, v = torch.linalg.eigh(local, UPLO=UPLO)
     return Eigh(*_eigen_result(A, split, w, types.real_type_of(dtype), v, dtype))
@@ -881,6 +884,13 @@ def polar(
               [0., 3.]], dtype=ht.float32, device=cpu:0, split=None)
     """
     _check_matrix(A)
+    reason = _NO_ZOLOTAREV.format(function="polar")
+    for name, value, default in (
+        ("r", r, None),
+        ("condition_estimate", condition_estimate, 1.0e16),
+        ("r_max", r_max, 8),
+    ):
+        warn_ignored(value, name, default, reason)
     if A.ndim != 2 or A.gshape[0] < A.gshape[1]:
         raise ValueError(
             f"polar needs a 2-D matrix with at least as many rows as columns, but A has shape {A.gshape}"

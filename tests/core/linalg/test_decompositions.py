@@ -380,6 +380,26 @@ def test_qr_complete(shape):
     collective_assert(not failures, "\n".join(failures))
 
 
+def test_eigh_and_polar_warn_about_zolotarev_parameters():
+    # HeAT's Zolotarev parameters have no effect here: a non-default value warns, the result is
+    # the same; eigh's r_max_zolopd is validated as HeAT's (1..8)
+    a = random_array((6, 6), seed=3)
+    sym = a + a.T
+    x = ht.array(sym, split=0)
+    with pytest.warns(UserWarning, match="r_max_zolopd=3 has no effect: heat's eigh"):
+        w, _ = ht.linalg.eigh(x, r_max_zolopd=3)
+    assert_array_equal(w, np.linalg.eigvalsh(sym), rtol=1e-10)
+    assert_raises_then_collective_works(ValueError, ht.linalg.eigh, x, r_max_zolopd=9)
+    for keyword, value in (("r", 4), ("condition_estimate", 1e8), ("r_max", 6)):
+        with pytest.warns(UserWarning, match=f"{keyword}={value!r} has no effect: heat's polar"):
+            U = ht.linalg.polar(x, calcH=False, **{keyword: value})
+        assert_array_equal(U, ht.linalg.polar(x, calcH=False).numpy(), rtol=1e-10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ht.linalg.polar(x, r=None, condition_estimate=1.0e16, r_max=8)
+        ht.linalg.eigh(x, r_max_zolopd=8)
+
+
 def test_svd_r_max_zolopd():
     # HeAT's Zolotarev parameter: validated as HeAT's (1..8), without effect on heat's algorithms
     a = random_array((12, 4), seed=9)
