@@ -353,6 +353,10 @@ class _DASOFitLoopHooks(pl.Callback):
     def __init__(self, strategy: "DASOStrategy"):
         self.strategy = strategy
 
+    def on_train_start(self, trainer: "pl.Trainer", pl_module: Any) -> None:
+        # first of the callbacks: the others see DASO as the checkpoint left it
+        self.strategy._restore_pending()
+
     def on_train_epoch_start(self, trainer: "pl.Trainer", pl_module: Any) -> None:
         self.strategy._begin_epoch()
 
@@ -393,8 +397,11 @@ class DASOStrategy(_HeatParallelStrategy):
     ----------
     comm : MPICommunication, optional
         Must hold every process of the job (default: heat's default communicator).
-    warmup_epochs, cooldown_epochs, stability_level, max_global_skips, sending_chunk_size,
-    downcast_type, skip_reduction_factor, local_skip_factor, verbose, bucket_size_mb
+    warmup_epochs, cooldown_epochs, stability_level, max_global_skips : optional
+        DASO's schedule (see :class:`heat.optim.DASO`), keyword only.
+    sending_chunk_size, downcast_type, skip_reduction_factor, local_skip_factor : optional
+        DASO's options (see :class:`heat.optim.DASO`), keyword only.
+    verbose, bucket_size_mb : optional
         DASO's options (see :class:`heat.optim.DASO`), keyword only.
     accelerator, checkpoint_io, precision_plugin
         As for Lightning's strategies (usually set through the Trainer).
@@ -549,7 +556,7 @@ class DASOStrategy(_HeatParallelStrategy):
             return None  # DASO learns it in the first epoch
         return math.ceil(batches / trainer.accumulate_grad_batches)
 
-    def on_train_start(self) -> None:
+    def _restore_pending(self) -> None:
         if self._pending_state is not None:
             state, self._pending_state = self._pending_state, None
             self._restore(state)
