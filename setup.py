@@ -48,6 +48,8 @@ setup(
         "bench": ["matplotlib"],
         # benchmarks/run.py --dask: Dask arrays on a LocalCluster of single-threaded workers.
         "dask": ["dask[array]", "distributed"],
+        # heat.nn.lightning: PyTorch Lightning strategies (DASO, DataParallel) and DataModule.
+        "lightning": ["lightning>=2.1"],
         # The API reference (docs/api, built with Sphinx from the NumPy-style docstrings).
         "docs": ["sphinx", "numpydoc"],
         # examples/notebooks: an ipyparallel cluster of MPI engines, run by nbclient in the tests.
@@ -70,6 +72,7 @@ setup(
             "nbclient",
             "ipykernel",
             "matplotlib",
+            "lightning>=2.1",
             # the formatter and linter that .ci/run checks the tree with (settings in pyproject.toml)
             "ruff",
         ],

@@ -10,7 +10,10 @@ Neural networks: data, pipeline and tensor parallel.
   usable on its own;
 * tensor parallelism (Megatron-style) — :class:`ColumnParallelLinear`, :class:`RowParallelLinear`,
   :class:`ParallelEmbedding`, :class:`ParallelMLP`, :class:`ParallelSelfAttention` split their
-  weights over the processes; :func:`parallelize` swaps them into an existing model.
+  weights over the processes; :func:`parallelize` swaps them into an existing model;
+* :mod:`heat.nn.lightning` (optional, ``pip install 'heat-mpi[lightning]'``) -- PyTorch Lightning
+  strategies on DASO and DataParallel, and the streaming loader as a resumable DataModule;
+  imported only when used.
 
 Every name of ``torch.nn`` is available here too (``ht.nn.Linear``, ``ht.nn.functional``, ...).
 """
@@ -61,6 +64,10 @@ __all__ = [
 
 
 def __getattr__(name: str):
+    if name == "lightning":  # optional (PyTorch Lightning): imported on first use only
+        import importlib
+
+        return importlib.import_module(".lightning", __name__)
     # the rest of torch.nn, so scripts need only ``ht.nn``
     try:
         return getattr(_torch_nn, name)

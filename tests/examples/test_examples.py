@@ -36,7 +36,14 @@ JOBS = {
     "test_hdf5_streaming": ("hdf5_streaming.py", ["--small"], {}),
     "test_clustering": ("clustering.py", [], {"HEAT_EXAMPLES_SMALL": "1"}),
     "test_daso_training": ("daso_training.py", ["--small"], {}),
+    "test_lightning_daso": ("lightning_daso.py", ["--small"], {}),
 }
+
+
+def _has_lightning():
+    import importlib.util
+
+    return importlib.util.find_spec("lightning") is not None
 
 
 def clean_environment(extra):
@@ -97,6 +104,8 @@ def jobs(request, tmp_path_factory):
         pytest.skip("no mpiexec beside the Python interpreter")
     selected = {item.originalname for item in request.session.items}
     folder = str(tmp_path_factory.mktemp("examples"))
+    if not _has_lightning():
+        selected.discard("test_lightning_daso")
     started = {
         name: Job(script, arguments, extra, folder)
         for name, (script, arguments, extra) in JOBS.items()
@@ -156,4 +165,17 @@ def test_daso_training(jobs):
     saved = re.search(r"cross-node bytes: ([\d.]+) MB sent; .* would have sent ([\d.]+) MB", out)
     assert saved and 0 < float(saved.group(1)) < float(saved.group(2)), out
     accuracy = re.search(r"final test accuracy ([\d.]+)", out)
+    assert accuracy and float(accuracy.group(1)) > 0.9, out
+
+
+def test_lightning_daso(jobs):
+    if "test_lightning_daso" not in jobs:
+        pytest.skip("PyTorch Lightning is not installed (pip install 'heat-mpi[lightning]')")
+    out = jobs["test_lightning_daso"].result()
+    assert "2 process(es) on 2 (emulated) node(s) of [1, 1]" in out, out
+    window = re.search(r"(\d+) batches per epoch and process; windows of (\d+) rows", out)
+    assert window and int(window.group(2)) < 1200 // 4, out  # the file is larger than a window
+    sends = [int(v) for v in re.findall(r"(\d+) non-blocking sends", out)]
+    assert len(sends) == 4 and sends[0] == sends[-1] == 0 and max(sends) > 0, out
+    accuracy = re.search(r"final validation accuracy ([\d.]+)", out)
     assert accuracy and float(accuracy.group(1)) > 0.9, out

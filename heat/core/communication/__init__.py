@@ -81,7 +81,12 @@ from .communicator import (
 from .process import _setup_process
 from .requests import Request
 from .topology import NodeTopology
-from .torch_groups import NodeProcessGroups, node_process_groups, torch_process_group
+from .torch_groups import (
+    NodeProcessGroups,
+    node_process_groups,
+    rendezvous_address,
+    torch_process_group,
+)
 from .torch_groups import _torch_process_group_method
 
 # MPICommunication.torch_process_group lives in torch_groups (a module above communicator, which
@@ -111,6 +116,7 @@ __all__ = [
     "use_comm",
     "sanitize_comm",
     "torch_process_group",
+    "rendezvous_address",
     "node_process_groups",
 ]
 

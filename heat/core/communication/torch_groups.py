@@ -119,6 +119,23 @@ def _init_torch_distributed(backend: Optional[str], timeout: Optional[datetime.t
         sys.excepthook = hook
 
 
+def rendezvous_address() -> Optional[Tuple[str, int]]:
+    """
+    Where the processes met rank 0's ``torch.distributed`` store: ``(address, port)``, or None
+    before :func:`torch_process_group` initialised ``torch.distributed`` (or when something else
+    did). Frameworks that ask for a "main address" (e.g. Lightning's cluster environments) report
+    this one.
+
+    Examples
+    --------
+    >>> group = torch_process_group(MPI_WORLD)
+    >>> address, port = rendezvous_address()
+    """
+    if _RENDEZVOUS is None:
+        return None
+    return _RENDEZVOUS.address, _RENDEZVOUS.port
+
+
 def torch_process_group(
     comm: Any = None, backend: Optional[str] = None, timeout: Optional[datetime.timedelta] = None
 ):

@@ -1,0 +1,31 @@
+"""
+heat inside PyTorch Lightning: strategies on heat's data-parallel training, a cluster environment
+from heat's communicator, and the streaming loader as a resumable DataModule.
+
+* :class:`HeatEnvironment` -- ranks, world size and node layout from heat's communicator (MPI,
+  node topology, ``HEAT_RANKS_PER_NODE``); ``torch.distributed`` initialised from MPI without
+  ``MASTER_ADDR``;
+* :class:`DASOStrategy` -- the LightningModule in :class:`heat.nn.DataParallelMultiGPU` with
+  :class:`heat.optim.DASO` around its optimizer, driven by the fit loop; DASO's state in
+  Lightning's checkpoints;
+* :class:`HeatDataParallelStrategy` -- :class:`heat.nn.DataParallel` (buckets overlapped with
+  backward, bf16/fp16 wire compression, hierarchical all-reduce);
+* :class:`StreamingDataModule` -- :class:`heat.utils.data.StreamingDataLoader` for train / val /
+  test / predict, its position in the checkpoint, so a fit resumes mid-epoch with every row
+  exactly once, also on another number of processes.
+
+The strategies' ``reduce``, ``all_gather``, ``broadcast`` and ``barrier`` (``self.log(...,
+sync_dist=True)``, callbacks) go through heat's communicator. Run scripts under MPI::
+
+    mpiexec -n 8 python fit.py
+
+Needs PyTorch Lightning (``pip install 'heat-mpi[lightning]'``); ``import heat`` does not import
+it, only ``import heat.nn.lightning`` does.
+"""
+
+from ._imports import INSTALL_HINT  # noqa: F401  (raises ImportError naming the extra)
+from .datamodule import StreamingDataModule
+from .environment import HeatEnvironment
+from .strategies import DASOStrategy, HeatDataParallelStrategy
+
+__all__ = ["HeatEnvironment", "DASOStrategy", "HeatDataParallelStrategy", "StreamingDataModule"]
