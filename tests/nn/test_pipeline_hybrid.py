@@ -1,0 +1,160 @@
+"""
+Tests of hybrid parallelism in heat/nn/pipeline.py under 1-4 processes: stages x data-parallel
+replicas (``ht.nn.Pipeline(..., replicas=r)``). Each replica trains on its part of the global
+batch; the synchronous schedules then train exactly like one process on the whole batch, PipeDream
+like one pipeline whose micro-batches are the replicas' micro-batches side by side. Process counts
+that do not factor into stages x replicas, replicas with different parameters or batch shapes
+raise the same error on every process.
+"""
+
+import pytest
+import torch
+
+import heat as ht
+from tests.helpers import collective_assert
+from tests.nn.test_pipeline import batches, make_layers, max_difference, mse, raises_everywhere
+
+WORLD = ht.MPI_WORLD
+RANK, SIZE = WORLD.rank, WORLD.size
+
+
+def my_part(tensor, pipe):
+    """This replica's rows of a global batch (the replicas' parts have equal sizes)."""
+    rows = tensor.shape[0] // pipe.replicas
+    return tensor[pipe.replica * rows : (pipe.replica + 1) * rows]
+
+
+def hybrid(replicas, **kwargs):
+    options = dict(micro_batches=2, schedule="1f1b")
+    options.update(kwargs)
+    return ht.nn.Pipeline(
+        make_layers(), mse, torch.optim.Adam, {"lr": 1e-2}, replicas=replicas, **options
+    )
+
+
+def replicas_agree(pipe):
+    """Every replica of a stage holds bitwise the same parameters."""
+    states = WORLD.allgather((pipe.stage, pipe.stage_module.state_dict()))
+    mine = pipe.stage_module.state_dict()
+    return all(
+        all(torch.equal(state[k], mine[k]) for k in mine)
+        for stage, state in states
+        if stage == pipe.stage
+    )
+
+
+@pytest.mark.parametrize("replicas", [2, 3])
+@pytest.mark.parametrize("schedule", ["gpipe", "1f1b"])
+def test_hybrid_trains_like_one_process(schedule, replicas):
+    """20 Adam steps of stages x replicas equal one process's on the whole batches."""
+    if SIZE % replicas:
+        raises_everywhere(ValueError, f"replicas ({replicas}) must divide the number of "
+                          f"processes of comm ({SIZE})", hybrid, replicas)  # fmt: skip
+        return
+    pipe = hybrid(replicas, schedule=schedule)
+    stages = SIZE // replicas
+    collective_assert(
+        (pipe.stages, pipe.replicas, pipe.stage, pipe.replica)
+        == (stages, replicas, RANK % stages, RANK // stages),
+        f"layout {(pipe.stages, pipe.replicas, pipe.stage, pipe.replica)}",
+    )
+    collective_assert(pipe.pipeline_comm.size == stages and pipe.replica_comm.size == replicas)
+    reference = make_layers()
+    optimizer = torch.optim.Adam(reference.parameters(), lr=1e-2)
+    loss_error = 0.0
+    for x, y in batches(20):  # 12 rows: 6 per replica of 2, 4 per replica of 3
+        pipe.zero_grad()
+        loss = pipe.train_step(my_part(x, pipe), my_part(y, pipe))
+        pipe.step()
+        optimizer.zero_grad()
+        expected = mse(reference(x), y)
+        expected.backward()
+        optimizer.step()
+        loss_error = max(loss_error, abs(loss - expected.item()))
+    collective_assert(loss_error < 1e-12, f"the global batch's loss is off by {loss_error}")
+    difference = max_difference(pipe.state_dict(gather="all"), reference.state_dict())
+    collective_assert(difference < 1e-10, f"parameters differ from one process's by {difference}")
+    collective_assert(replicas_agree(pipe), "the replicas of a stage drifted apart")
+    collective_assert(pipe.replica_average.bytes_reduced > 0 or not list(pipe.parameters()))
+    # inference: each replica its own inputs
+    x = batches(1, seed=7)[0][0]
+    output = pipe(my_part(x, pipe))
+    collective_assert(torch.allclose(output, my_part(reference(x), pipe), atol=1e-12))
+
+
+def test_hybrid_pipedream_is_one_pipeline_on_the_replicas_micro_batches():
+    """
+    PipeDream with r replicas updates after every micro-batch with the replicas' average
+    gradient: one pipeline (on a sub-communicator of the same stages) whose micro-batch i is the
+    replicas' micro-batches i side by side makes the same updates.
+    """
+    replicas = 2 if SIZE % 2 == 0 else SIZE
+    stages, micro_batches = SIZE // replicas, 3
+    data = batches(4, size=6 * replicas)
+    cuts = {1: [], 2: [5]}[stages]
+    pipe = hybrid(replicas, schedule="pipedream", micro_batches=micro_batches, split_points=cuts)
+    # the plain pipelines, one per group of ``stages`` consecutive ranks (all train the same)
+    single = ht.nn.Pipeline(
+        make_layers(), mse, torch.optim.Adam, {"lr": 1e-2}, comm=WORLD.Split(RANK // stages, RANK),
+        micro_batches=micro_batches, schedule="pipedream", split_points=cuts,
+    )  # fmt: skip
+
+    def merged(tensor):
+        """Micro-batch i of the merged batch: the replicas' micro-batches i, replica order."""
+        parts = tensor.reshape(replicas, micro_batches, -1, *tensor.shape[1:])
+        return parts.transpose(0, 1).reshape(tensor.shape)
+
+    losses = []
+    for x, y in data:
+        losses.append(pipe.train_step(my_part(x, pipe), my_part(y, pipe)))
+        losses.append(single.train_step(merged(x), merged(y)))
+    pipe.flush()
+    single.flush()
+    difference = max_difference(pipe.state_dict(gather="all"), single.state_dict(gather="all"))
+    collective_assert(difference < 1e-10, f"parameters differ by {difference}")
+    loss_error = max(abs(a - b) for a, b in zip(losses[::2], losses[1::2]))
+    collective_assert(loss_error < 1e-12, f"losses differ by {loss_error}")
+    collective_assert(replicas_agree(pipe), "the replicas of a stage drifted apart")
+    trained = max_difference(pipe.state_dict(gather="all"), make_layers().state_dict())
+    collective_assert(trained > 1e-4, "nothing was trained")
+
+
+def test_hybrid_state_dict_and_load():
+    replicas = SIZE if SIZE < 4 else 2
+    pipe = hybrid(replicas)
+    rooted = pipe.state_dict()
+    collective_assert((rooted is None) == (RANK != 0))
+    if RANK == 0:
+        assert list(rooted) == list(make_layers().state_dict())
+    source = make_layers(seed=5)
+    pipe.load_state_dict(source.state_dict())
+    difference = max_difference(pipe.state_dict(gather="all"), source.state_dict())
+    collective_assert(difference == 0.0)
+
+
+def test_hybrid_bad_input_raises_everywhere():
+    raises_everywhere(ValueError, "replicas must be >= 1", hybrid, 0)
+    raises_everywhere(TypeError, "replicas must be an int", hybrid, 2.0)
+    if SIZE == 1:
+        return
+    replicas = 2 if SIZE % 2 == 0 else SIZE
+    stages = SIZE // replicas
+    raises_everywhere(ValueError, f"replicas is {replicas} on process 0 and 1 on process {SIZE - 1}",
+                      hybrid, replicas if RANK < SIZE - 1 else 1)  # fmt: skip
+    # a replica whose parameters differ: the last process (the last replica's last stage)
+    layers = make_layers(seed=1 if RANK == SIZE - 1 else 0)
+    raises_everywhere(
+        ValueError, f"differ between process 0 and process {SIZE - 1}",
+        ht.nn.Pipeline, layers, mse, torch.optim.Adam, replicas=replicas,
+    )  # fmt: skip
+    # replicas given batches of different shapes
+    pipe = hybrid(replicas)
+    x, y = batches(1)[0]
+    rows = 6 if pipe.replica == 0 else 4
+    raises_everywhere(ValueError, "every replica must be given batches of the same shapes",
+                      pipe.train_step, x[:rows], y[:rows])  # fmt: skip
+    # and the pipeline still trains afterwards, the same loss on every process
+    loss = pipe.train_step(x[:6], y[:6])
+    everyone = WORLD.allgather(loss)
+    collective_assert(all(v == everyone[0] for v in everyone), f"losses {everyone}")
+    collective_assert(stages == pipe.stages)
