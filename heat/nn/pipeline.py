@@ -21,7 +21,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 import torch
 from torch.utils.checkpoint import checkpoint as _checkpoint
 
-from ..core.communication import MPICommunication, get_comm
+from ..core.communication import MPI_SELF, MPICommunication, get_comm
 from ..core.sanitation import check_bool, check_int
 from .pipeline_plan import (
     SCHEDULES,
@@ -249,6 +249,14 @@ class Pipeline(torch.nn.Module):
         PipeDream: at each update), and the returned loss is the replicas' average. With equal
         parts, ``"gpipe"`` and ``"1f1b"`` then make the update one process makes on the whole
         batch.
+    average_replicas : bool
+        Average each stage's gradients among its replicas (keyword only, default True). False
+        leaves that to another optimizer over :attr:`replica_comm`, e.g. DASO across nodes with
+        the stages inside a node (``HEAT_RANKS_PER_NODE`` = stages to emulate them):
+        ``daso = ht.optim.DASO(pipe.optimizer, total_epochs, comm=pipe.replica_comm)``,
+        ``ht.nn.DataParallelMultiGPU(pipe.stage_module, daso, comm=pipe.replica_comm)``, then
+        ``daso.step()`` instead of :meth:`step` (every stage needs parameters). The loss is
+        averaged over the replicas either way.
 
     Attributes
     ----------
@@ -259,8 +267,8 @@ class Pipeline(torch.nn.Module):
         This process's replica (pipeline) and their number.
     pipeline_comm : MPICommunication
         This replica's processes, one per stage (``comm`` itself without replicas).
-    replica_comm : MPICommunication or None
-        The processes of this stage in every replica (None without replicas).
+    replica_comm : MPICommunication
+        The processes of this stage in every replica (``MPI_SELF`` without replicas).
     replica_average : ReplicaAverage or None
         The averaging among replicas: ``wait_seconds``, ``bytes_reduced``.
     stage_module : torch.nn.Sequential
@@ -325,6 +333,7 @@ class Pipeline(torch.nn.Module):
         measure_activations: bool = False,
         trace: bool = False,
         replicas: int = 1,
+        average_replicas: bool = True,
     ):
         super().__init__()
         if comm is None:
@@ -338,6 +347,7 @@ class Pipeline(torch.nn.Module):
         error, named, fingerprint = None, [], None
         try:
             replicas = check_int(replicas, "replicas", 1)
+            check_bool(average_replicas, "average_replicas")
             stages = self._stages_of(comm.size, replicas)
             named = _layer_list(module)
             checkpoints = self._check_arguments(
@@ -348,6 +358,7 @@ class Pipeline(torch.nn.Module):
             fingerprint = {
                 "replicas": replicas,  # first: a differing one is named, not the stages it gives
                 "stages": stages,
+                "average_replicas": average_replicas,
                 "schedule": schedule,
                 "micro_batches": micro_batches,
                 "split_points": None if split_points is None else list(split_points),
@@ -370,9 +381,9 @@ class Pipeline(torch.nn.Module):
         stage = self.stage
         if replicas > 1:
             self.pipeline_comm = comm.Split(self.replica, stage)
-            self.replica_comm: Optional[MPICommunication] = comm.Split(stage, self.replica)
+            self.replica_comm = comm.Split(stage, self.replica)
         else:
-            self.pipeline_comm, self.replica_comm = comm, None
+            self.pipeline_comm, self.replica_comm = comm, MPI_SELF
         self.micro_batches = micro_batches
         self.schedule = schedule
         self.loss_fn = loss_fn
@@ -400,6 +411,7 @@ class Pipeline(torch.nn.Module):
         pipeline_comm = self.pipeline_comm
         self.link = StageLink(pipeline_comm.Dup() if stages > 1 else pipeline_comm, self._device())
         self.replica_average = ReplicaAverage(self.replica_comm) if replicas > 1 else None
+        self.average_replicas = average_replicas
         self.trace: List[Tuple[PipelineAction, int, float, float]] = []
         self._tracing = trace
         self._counter = _ActivationCounter() if measure_activations else None
@@ -615,7 +627,7 @@ class Pipeline(torch.nn.Module):
         # last stage's loss are averaged over the replicas by one all-reduce per dtype, started
         # now, while the earlier stages still run their last backwards
         averaged = [loss] if last else []
-        if self.schedule != "pipedream":
+        if self.schedule != "pipedream" and self.average_replicas:
             averaged += self._gradients()
         if self.replica_average is not None and averaged:
             self.replica_average.start(averaged)
@@ -1031,7 +1043,7 @@ class Pipeline(torch.nn.Module):
             for name, p in self._named_parameters:
                 p.grad = weights[name].grad
                 weights[name].grad = None
-            if self.replica_average is not None:  # the same update on every replica
+            if self.replica_average is not None and self.average_replicas:  # the same update
                 self.replica_average.start(self._gradients())
                 self.replica_average.finish()
             self.optimizer.step()

@@ -16,6 +16,7 @@ from tests.nn.test_pipeline import batches, make_layers, max_difference, mse, ra
 
 WORLD = ht.MPI_WORLD
 RANK, SIZE = WORLD.rank, WORLD.size
+F64 = torch.float64
 
 
 def my_part(tensor, pipe):
@@ -158,3 +159,50 @@ def test_hybrid_bad_input_raises_everywhere():
     everyone = WORLD.allgather(loss)
     collective_assert(all(v == everyone[0] for v in everyone), f"losses {everyone}")
     collective_assert(stages == pipe.stages)
+
+
+def test_hybrid_with_daso_across_nodes(emulate_nodes):
+    """
+    Stages inside a node, DASO across nodes: each stage's replicas (one per emulated node) are
+    DASO's processes. In DASO's warm-up every batch ends with a blocking average of the
+    parameters over the nodes, which after SGD steps from equal parameters is SGD on the
+    replicas' average gradient: one process's SGD on the global batch.
+    """
+    stages = 2 if SIZE == 4 else 1
+    replicas = SIZE // stages
+    emulate_nodes(stages)  # one whole pipeline per node
+
+    def net():  # every stage has parameters (DASO averages them)
+        with torch.random.fork_rng():
+            torch.manual_seed(3)
+            return torch.nn.Sequential(
+                torch.nn.Linear(3, 6, dtype=F64), torch.nn.Tanh(), torch.nn.Linear(6, 2, dtype=F64)
+            )
+
+    layers, reference = net(), net()
+    pipe = ht.nn.Pipeline(
+        layers, mse, torch.optim.SGD, {"lr": 0.05}, replicas=replicas, micro_batches=2,
+        split_points=[2] if stages == 2 else None, average_replicas=False,
+    )  # fmt: skip
+    daso = ht.optim.DASO(
+        pipe.optimizer, total_epochs=2, comm=pipe.replica_comm, warmup_epochs=2,
+        cooldown_epochs=0, downcast_type=torch.float32,
+    )  # fmt: skip
+    ht.nn.DataParallelMultiGPU(pipe.stage_module, daso, comm=pipe.replica_comm)
+    collective_assert(daso.groups.num_nodes == replicas and daso.groups.local_size == 1)
+    sgd = torch.optim.SGD(reference.parameters(), lr=0.05)
+    data = batches(4)
+    daso.last_batch = len(data)
+    for _ in range(2):
+        for x, y in data:
+            daso.zero_grad()
+            loss = pipe.train_step(my_part(x, pipe), my_part(y, pipe))
+            daso.step()
+            sgd.zero_grad()
+            mse(reference(x), y).backward()
+            sgd.step()
+        daso.epoch_loss_logic(loss)
+    collective_assert(all(r.action == "blocking" for r in daso.timeline) or replicas == 1)
+    difference = max_difference(pipe.state_dict(gather="all"), reference.state_dict())
+    collective_assert(difference < 1e-6, f"parameters differ from one process's by {difference}")
+    collective_assert(replicas_agree(pipe), "the replicas of a stage drifted apart")
