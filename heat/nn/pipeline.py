@@ -23,6 +23,7 @@ from torch.utils.checkpoint import checkpoint as _checkpoint
 
 from ..core.communication import MPI_SELF, MPICommunication, get_comm
 from ..core.sanitation import check_bool, check_int
+from . import pipeline_checkpoint
 from .pipeline_plan import (
     SCHEDULES,
     LayerProfile,
@@ -400,6 +401,7 @@ class Pipeline(torch.nn.Module):
             self.partition = Partition.from_split_points(points, len(named))
         owned = self.partition.stages[stage]
         self.stage_module = torch.nn.Sequential(OrderedDict(named[k] for k in owned))
+        self._layer_names = [name for name, _ in named]
         del named  # the other stages' layers are not kept
         parameters = list(self.stage_module.parameters())
         self.optimizer = (
@@ -770,6 +772,57 @@ class Pipeline(torch.nn.Module):
         for part in parts:
             merged.update(part)
         return merged
+
+    def save_checkpoint(self, folder: str) -> None:
+        """
+        Save the pipeline into ``folder``, one file per stage (its layers' state, its optimizer's
+        state and update count) written by that stage's process of the first replica, and a
+        manifest written by process 0 once every stage has written (collective).
+
+        Atomic as a whole: the stage files of a save get fresh names, and the manifest, which
+        names them, is replaced by a rename only when all are written (then the previous save's
+        files are deleted); a job that stops at any moment leaves the previous checkpoint or
+        the new one. ``folder`` must be on a file system every process sees.
+
+        Parameters
+        ----------
+        folder : str or os.PathLike
+            Created if missing.
+
+        Raises
+        ------
+        TypeError, ValueError, OSError
+            On every process: a bad ``folder``, a PipeDream stream not flushed, a manifest of
+            something else in ``folder``, or a write that failed on some process.
+
+        Examples
+        --------
+        >>> pipe.save_checkpoint("checkpoints/pipe")
+        >>> pipe.load_checkpoint("checkpoints/pipe")  # e.g. in the next job
+        """
+        pipeline_checkpoint.save(self, folder)
+
+    def load_checkpoint(self, folder: str) -> None:
+        """
+        Load what :meth:`save_checkpoint` wrote into ``folder``: every process (every replica)
+        its stage's file (collective).
+
+        Parameters
+        ----------
+        folder : str or os.PathLike
+
+        Raises
+        ------
+        FileNotFoundError, ValueError, RuntimeError
+            On every process: no checkpoint in ``folder``, one whose stages hold other layers
+            (another cut or number of stages: load its gathered :meth:`state_dict` instead), or
+            a stage file that cannot be loaded.
+
+        Examples
+        --------
+        >>> pipe.load_checkpoint("checkpoints/pipe")
+        """
+        pipeline_checkpoint.load(self, folder)
 
     def load_state_dict(self, state_dict: Dict[str, torch.Tensor], strict: bool = True):
         """

@@ -7,6 +7,10 @@ that do not factor into stages x replicas, replicas with different parameters or
 raise the same error on every process.
 """
 
+import os
+import shutil
+import tempfile
+
 import pytest
 import torch
 
@@ -206,3 +210,55 @@ def test_hybrid_with_daso_across_nodes(emulate_nodes):
     difference = max_difference(pipe.state_dict(gather="all"), reference.state_dict())
     collective_assert(difference < 1e-6, f"parameters differ from one process's by {difference}")
     collective_assert(replicas_agree(pipe), "the replicas of a stage drifted apart")
+
+
+# ------------------------------------------------------------------------------------------------
+# checkpoints per stage
+# ------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def shared_folder():
+    """A fresh temporary folder, the same path on every process."""
+    folder = tempfile.mkdtemp(prefix="heat-pipeline-") if RANK == 0 else None
+    folder = WORLD.bcast(folder)
+    yield folder
+    WORLD.Barrier()
+    if RANK == 0:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_checkpoint_per_stage_resumes_exactly(shared_folder):
+    replicas = 2 if SIZE % 2 == 0 else 1
+    data = batches(5)
+
+    def steps(pipe, part):
+        for x, y in part:
+            pipe.zero_grad()
+            pipe.train_step(my_part(x, pipe), my_part(y, pipe))
+            pipe.step()
+
+    pipe = hybrid(replicas)
+    steps(pipe, data[:3])
+    pipe.save_checkpoint(shared_folder)
+    steps(pipe, data[:1])
+    pipe.save_checkpoint(shared_folder)  # replaces the first: its files are deleted
+    files = sorted(os.listdir(shared_folder))
+    collective_assert(len(files) == pipe.stages + 1 and "manifest.json" in files, f"{files}")
+    steps(pipe, data[3:])
+    expected = pipe.state_dict(gather="all")
+
+    resumed = hybrid(replicas)  # fresh parameters and Adam state
+    resumed.load_checkpoint(shared_folder)
+    steps(resumed, data[3:])
+    difference = max_difference(resumed.state_dict(gather="all"), expected)
+    collective_assert(difference == 0.0, f"the resumed training differs by {difference}")
+
+    # another cut of the layers: the same error on every process
+    other = ht.nn.Pipeline(make_layers(), mse, torch.optim.Adam, micro_batches=2,
+                           split_points=list(range(1, SIZE)))  # fmt: skip
+    if other.partition.stages != resumed.partition.stages:
+        raises_everywhere(ValueError, "cuts the layers into stages", other.load_checkpoint,
+                          shared_folder)  # fmt: skip
+    missing = os.path.join(shared_folder, "nothing")
+    raises_everywhere(FileNotFoundError, "no pipeline checkpoint", resumed.load_checkpoint, missing)
