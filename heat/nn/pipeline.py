@@ -6,7 +6,8 @@ The plan (which layers on which stage, the order of forwards and backwards) come
 :mod:`heat.nn.pipeline_plan`, the messages between stages from :mod:`heat.nn.pipeline_transport`;
 this module is the math in between: the stage module, the loss on the last stage, gradient
 accumulation over micro-batches or PipeDream's per-micro-batch updates with stashed weights,
-activation checkpointing, and the gathered state dict.
+activation checkpointing, the gathered state dict, and hybrid parallelism (stages x data-parallel
+replicas, each stage's gradients averaged among its replicas).
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 import torch
 from torch.utils.checkpoint import checkpoint as _checkpoint
 
-from ..core.communication import MPICommunication, get_comm
+from ..core.communication import MPI_SELF, MPICommunication, get_comm
 from ..core.sanitation import check_bool, check_int
+from . import pipeline_checkpoint
 from .pipeline_plan import (
     SCHEDULES,
     LayerProfile,
@@ -32,7 +34,7 @@ from .pipeline_plan import (
     partition_layers,
     profile_layers,
 )
-from .pipeline_transport import StageLink, TensorSpec
+from .pipeline_transport import ReplicaAverage, StageLink, TensorSpec
 
 __all__ = ["Pipeline"]
 
@@ -236,12 +238,40 @@ class Pipeline(torch.nn.Module):
         :attr:`peak_activation_bytes` (keyword only).
     trace : bool
         Record every action in :attr:`trace` (keyword only).
+    replicas : int
+        Hybrid parallelism: the processes of ``comm`` form ``stages x replicas`` (keyword only,
+        default 1; it must divide ``comm.size``). Each replica is a whole pipeline on
+        ``comm.size // replicas`` consecutive ranks (process ``r`` is stage ``r % stages`` of
+        replica ``r // stages``; with nodes of ``stages`` processes, one pipeline per node) and
+        trains on its own part of the global batch: every process passes its replica's part,
+        of the same shape on every replica. At the end of :meth:`train_step` each stage's
+        gradients are averaged among its replicas (one non-blocking all-reduce per dtype over
+        :attr:`replica_comm`, started while the earlier stages finish their backwards;
+        PipeDream: at each update), and the returned loss is the replicas' average. With equal
+        parts, ``"gpipe"`` and ``"1f1b"`` then make the update one process makes on the whole
+        batch.
+    average_replicas : bool
+        Average each stage's gradients among its replicas (keyword only, default True). False
+        leaves that to another optimizer over :attr:`replica_comm`, e.g. DASO across nodes with
+        the stages inside a node (``HEAT_RANKS_PER_NODE`` = stages to emulate them):
+        ``daso = ht.optim.DASO(pipe.optimizer, total_epochs, comm=pipe.replica_comm)``,
+        ``ht.nn.DataParallelMultiGPU(pipe.stage_module, daso, comm=pipe.replica_comm)``, then
+        ``daso.step()`` instead of :meth:`step` (every stage needs parameters). The loss is
+        averaged over the replicas either way.
 
     Attributes
     ----------
     stage : int
         This process's stage.
     stages : int
+    replica, replicas : int
+        This process's replica (pipeline) and their number.
+    pipeline_comm : MPICommunication
+        This replica's processes, one per stage (``comm`` itself without replicas).
+    replica_comm : MPICommunication
+        The processes of this stage in every replica (``MPI_SELF`` without replicas).
+    replica_average : ReplicaAverage or None
+        The averaging among replicas: ``wait_seconds``, ``bytes_reduced``.
     stage_module : torch.nn.Sequential
         This stage's layers, under their names in ``module`` (so its state-dict keys are the
         whole module's).
@@ -259,9 +289,10 @@ class Pipeline(torch.nn.Module):
     Raises
     ------
     TypeError, ValueError
-        For bad arguments, more stages than layers, or modules, split points or settings that
-        differ between processes: the same error on every process, before any other
-        communication.
+        For bad arguments, more stages than layers, ``replicas`` that does not divide the
+        number of processes, or modules (values included: replicas must start alike), split
+        points or settings that differ between processes: the same error on every process,
+        before any other communication.
 
     Examples
     --------
@@ -276,6 +307,14 @@ class Pipeline(torch.nn.Module):
     >>> full = pipe.state_dict(gather="all")  # the keys of net.state_dict()
     >>> sorted(full)
     ['0.bias', '0.weight', '2.bias', '2.weight']
+
+    Hybrid: with 4 processes, 2 stages x 2 replicas, each replica half of the global batch
+
+    >>> pipe = ht.nn.Pipeline(net, torch.nn.functional.mse_loss, torch.optim.Adam,
+    ...                       {"lr": 1e-2}, micro_batches=4, replicas=2)
+    >>> rows = slice(pipe.replica * 8, (pipe.replica + 1) * 8)
+    >>> loss = pipe.train_step(x[rows], y[rows])  # the global batch's loss, on every process
+    >>> pipe.step()  # the same update as one process on x, y
     """
 
     def __init__(
@@ -294,6 +333,8 @@ class Pipeline(torch.nn.Module):
         checkpoint: Union[bool, Sequence[bool]] = False,
         measure_activations: bool = False,
         trace: bool = False,
+        replicas: int = 1,
+        average_replicas: bool = True,
     ):
         super().__init__()
         if comm is None:
@@ -303,9 +344,12 @@ class Pipeline(torch.nn.Module):
                 "comm must be a heat communicator (heat.MPICommunication, e.g. ht.MPI_WORLD or "
                 f"one from its Split), got {type(comm).__name__}"
             )
-        stages, stage = comm.size, comm.rank
+        stages = comm.size
         error, named, fingerprint = None, [], None
         try:
+            replicas = check_int(replicas, "replicas", 1)
+            check_bool(average_replicas, "average_replicas")
+            stages = self._stages_of(comm.size, replicas)
             named = _layer_list(module)
             checkpoints = self._check_arguments(
                 len(named), stages, loss_fn, optimizer, optimizer_kwargs, micro_batches,
@@ -313,7 +357,9 @@ class Pipeline(torch.nn.Module):
                 measure_activations, trace,
             )  # fmt: skip
             fingerprint = {
+                "replicas": replicas,  # first: a differing one is named, not the stages it gives
                 "stages": stages,
+                "average_replicas": average_replicas,
                 "schedule": schedule,
                 "micro_batches": micro_batches,
                 "split_points": None if split_points is None else list(split_points),
@@ -327,8 +373,18 @@ class Pipeline(torch.nn.Module):
         # the first communication: every process agrees on the arguments and the module
         self._agree(comm, error, fingerprint, describe=True)
 
+        # stages x replicas: each pipeline (replica) holds consecutive ranks, so that a node of
+        # ``stages`` processes holds one whole pipeline and the replicas' averaging crosses nodes
         self.comm = comm
-        self.stage, self.stages = stage, stages
+        self.replicas = replicas
+        self.stage, self.stages = comm.rank % stages, stages
+        self.replica = comm.rank // stages
+        stage = self.stage
+        if replicas > 1:
+            self.pipeline_comm = comm.Split(self.replica, stage)
+            self.replica_comm = comm.Split(stage, self.replica)
+        else:
+            self.pipeline_comm, self.replica_comm = comm, MPI_SELF
         self.micro_batches = micro_batches
         self.schedule = schedule
         self.loss_fn = loss_fn
@@ -345,6 +401,7 @@ class Pipeline(torch.nn.Module):
             self.partition = Partition.from_split_points(points, len(named))
         owned = self.partition.stages[stage]
         self.stage_module = torch.nn.Sequential(OrderedDict(named[k] for k in owned))
+        self._layer_names = [name for name, _ in named]
         del named  # the other stages' layers are not kept
         parameters = list(self.stage_module.parameters())
         self.optimizer = (
@@ -353,7 +410,10 @@ class Pipeline(torch.nn.Module):
             else None
         )
         self.checkpointing = checkpoints[stage]
-        self.link = StageLink(comm.Dup() if stages > 1 else comm, self._device())
+        pipeline_comm = self.pipeline_comm
+        self.link = StageLink(pipeline_comm.Dup() if stages > 1 else pipeline_comm, self._device())
+        self.replica_average = ReplicaAverage(self.replica_comm) if replicas > 1 else None
+        self.average_replicas = average_replicas
         self.trace: List[Tuple[PipelineAction, int, float, float]] = []
         self._tracing = trace
         self._counter = _ActivationCounter() if measure_activations else None
@@ -367,6 +427,20 @@ class Pipeline(torch.nn.Module):
         self._stage_buffers: List[torch.Tensor] = []
 
     # -- construction --------------------------------------------------------------------------
+
+    @staticmethod
+    def _stages_of(processes: int, replicas: int) -> int:
+        """The number of stages of ``processes`` = stages x ``replicas``."""
+        if processes % replicas:
+            factorings = [
+                f"{processes // r} x {r}" for r in range(1, processes + 1) if processes % r == 0
+            ]
+            raise ValueError(
+                f"replicas ({replicas}) must divide the number of processes of comm "
+                f"({processes}): the processes form stages x replicas, here "
+                f"{', '.join(factorings)}"
+            )
+        return processes // replicas
 
     @staticmethod
     def _check_arguments(
@@ -549,16 +623,39 @@ class Pipeline(torch.nn.Module):
         scale = 1.0 / m if self.schedule != "pipedream" else 1.0
         with torch.enable_grad():
             losses = self._run(actions, key, inputs, targets, scale, training=True)
+        last = self.stage == self.stages - 1
+        loss = (sum(losses) / m).reshape(1).to(torch.float64) if last else None
+        # replicas: the stage's gradients (PipeDream: averaged at each update already) and the
+        # last stage's loss are averaged over the replicas by one all-reduce per dtype, started
+        # now, while the earlier stages still run their last backwards
+        averaged = [loss] if last else []
+        if self.schedule != "pipedream" and self.average_replicas:
+            averaged += self._gradients()
+        if self.replica_average is not None and averaged:
+            self.replica_average.start(averaged)
         if self.schedule != "pipedream":
             self.link.finish_sends()
-        last = self.stage == self.stages - 1
-        value = float(sum(losses) / m) if last else None
+        if last and self.replica_average is not None:
+            self.replica_average.finish()  # the loss to broadcast is the replicas' average
+        value = float(loss[0]) if last else None
         if self.stages > 1 and broadcast_loss:
             # non-blocking and waited for politely: the stages that finish first would otherwise
             # spin in MPI while the others still compute on the same cores
             buffer = torch.tensor([value if last else 0.0], dtype=torch.float64)
             value = float(self.link.wait(self.link.comm.Ibcast(buffer, root=self.stages - 1))[0])
+        if not last and self.replica_average is not None:
+            self.replica_average.finish()
         return value
+
+    def _gradients(self) -> List[torch.Tensor]:
+        """The gradients of this stage's trained parameters (zeros where backward gave none)."""
+        gradients = []
+        for p in self.stage_module.parameters():
+            if p.requires_grad:
+                if p.grad is None:
+                    p.grad = torch.zeros_like(p)
+                gradients.append(p.grad)
+        return gradients
 
     def flush(self) -> None:
         """
@@ -636,9 +733,10 @@ class Pipeline(torch.nn.Module):
         Parameters
         ----------
         gather : str or None
-            ``"root"`` (default): the whole model on process 0 of ``comm`` (None elsewhere);
-            ``"all"``: on every process; None or ``"stage"``: this stage's entries only, no
-            communication (keyword only). Gathered tensors are on the CPU.
+            ``"root"`` (default): the whole model on process 0 of ``comm`` (None elsewhere;
+            with replicas, only the first replica's stages communicate); ``"all"``: on every
+            process (each replica gathers its own pipeline's); None or ``"stage"``: this stage's
+            entries only, no communication (keyword only). Gathered tensors are on the CPU.
         *args, **kwargs
             ``torch.nn.Module.state_dict``'s arguments (``destination``, ``prefix``,
             ``keep_vars``), as a parent module passes them: then this stage's entries, the way
@@ -661,16 +759,70 @@ class Pipeline(torch.nn.Module):
         local = self.stage_module.state_dict()
         if gather in (None, "stage"):
             return local
+        if gather == "root" and self.replica > 0:  # the replicas hold the same model
+            return None
         local = OrderedDict((k, v.detach().to("cpu", copy=True)) for k, v in local.items())
         if self.stages == 1:
             return local
-        parts = self.comm.allgather(local) if gather == "all" else self.comm.gather(local)
+        comm = self.pipeline_comm
+        parts = comm.allgather(local) if gather == "all" else comm.gather(local)
         if parts is None:
             return None
         merged: Dict[str, torch.Tensor] = OrderedDict()
         for part in parts:
             merged.update(part)
         return merged
+
+    def save_checkpoint(self, folder: str) -> None:
+        """
+        Save the pipeline into ``folder``, one file per stage (its layers' state, its optimizer's
+        state and update count) written by that stage's process of the first replica, and a
+        manifest written by process 0 once every stage has written (collective).
+
+        Atomic as a whole: the stage files of a save get fresh names, and the manifest, which
+        names them, is replaced by a rename only when all are written (then the previous save's
+        files are deleted); a job that stops at any moment leaves the previous checkpoint or
+        the new one. ``folder`` must be on a file system every process sees.
+
+        Parameters
+        ----------
+        folder : str or os.PathLike
+            Created if missing.
+
+        Raises
+        ------
+        TypeError, ValueError, OSError
+            On every process: a bad ``folder``, a PipeDream stream not flushed, a manifest of
+            something else in ``folder``, or a write that failed on some process.
+
+        Examples
+        --------
+        >>> pipe.save_checkpoint("checkpoints/pipe")
+        >>> pipe.load_checkpoint("checkpoints/pipe")  # e.g. in the next job
+        """
+        pipeline_checkpoint.save(self, folder)
+
+    def load_checkpoint(self, folder: str) -> None:
+        """
+        Load what :meth:`save_checkpoint` wrote into ``folder``: every process (every replica)
+        its stage's file (collective).
+
+        Parameters
+        ----------
+        folder : str or os.PathLike
+
+        Raises
+        ------
+        FileNotFoundError, ValueError, RuntimeError
+            On every process: no checkpoint in ``folder``, one whose stages hold other layers
+            (another cut or number of stages: load its gathered :meth:`state_dict` instead), or
+            a stage file that cannot be loaded.
+
+        Examples
+        --------
+        >>> pipe.load_checkpoint("checkpoints/pipe")
+        """
+        pipeline_checkpoint.load(self, folder)
 
     def load_state_dict(self, state_dict: Dict[str, torch.Tensor], strict: bool = True):
         """
@@ -749,10 +901,20 @@ class Pipeline(torch.nn.Module):
                 error.__cause__ = caught
         if self.stage < self.stages - 1:
             self.link.send_header(spec_out)
-        specs = self._agree(self.comm, error, spec_out)
+        everyone = self._agree(self.comm, error, spec_out)
         if self.stages > 1:
             self.link.finish_sends()
-        self._specs[key] = specs
+        per_replica = [
+            everyone[r * self.stages : (r + 1) * self.stages] for r in range(self.replicas)
+        ]
+        for r, specs in enumerate(per_replica):
+            if specs != per_replica[0]:  # every process sees all: the same error everywhere
+                raise ValueError(
+                    "every replica must be given batches of the same shapes: replica 0's stages "
+                    f"produce {[(s.shape, s.dtype) for s in per_replica[0]]}, replica {r}'s "
+                    f"{[(s.shape, s.dtype) for s in specs]}"
+                )
+        self._specs[key] = per_replica[self.replica]
 
     def _probe(self, spec_in: TensorSpec, inputs, target) -> TensorSpec:
         """The stage's output spec: one micro-batch forward, in eval mode, without gradients."""
@@ -934,6 +1096,9 @@ class Pipeline(torch.nn.Module):
             for name, p in self._named_parameters:
                 p.grad = weights[name].grad
                 weights[name].grad = None
+            if self.replica_average is not None and self.average_replicas:  # the same update
+                self.replica_average.start(self._gradients())
+                self.replica_average.finish()
             self.optimizer.step()
             for _, p in self._named_parameters:
                 p.grad = None

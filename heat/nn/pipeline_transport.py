@@ -21,7 +21,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from dataclasses import dataclass
-from typing import Deque, Dict, List, Optional, Tuple
+from typing import Deque, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
@@ -212,3 +212,71 @@ class StageLink:
             return None
         ndim = int(header[2])
         return TensorSpec(tuple(int(d) for d in header[3 : 3 + ndim]), _DTYPES[int(header[1])])
+
+
+class ReplicaAverage:
+    """
+    The average of one stage's gradients over its data-parallel replicas (the processes that hold
+    the same stage in the other pipelines): the tensors are packed into one flat buffer per dtype
+    and device, each buffer is summed by one non-blocking all-reduce over ``comm``, and
+    :meth:`finish` writes ``sum / replicas`` back.
+
+    Parameters
+    ----------
+    comm : MPICommunication
+        The stage's replicas (one process per pipeline), the same stage on each.
+
+    Attributes
+    ----------
+    wait_seconds : float
+        Time spent waiting for the all-reduces (exposed communication).
+    bytes_reduced : int
+        Payload handed to the all-reduces.
+    """
+
+    def __init__(self, comm: MPICommunication):
+        self.comm = comm
+        self.wait_seconds = 0.0
+        self.bytes_reduced = 0
+        self._buffers: Dict[Tuple[torch.dtype, torch.device, int], Tuple[torch.Tensor, ...]] = {}
+        self._pending: List[Tuple[Request, torch.Tensor, List[torch.Tensor]]] = []
+
+    def start(self, tensors: Sequence[torch.Tensor]) -> None:
+        """
+        Start averaging ``tensors`` in place (the same number, shapes and dtypes on every replica;
+        none may change until :meth:`finish`).
+        """
+        groups: Dict[Tuple[torch.dtype, torch.device], List[torch.Tensor]] = {}
+        for tensor in tensors:
+            groups.setdefault((tensor.dtype, tensor.device), []).append(tensor)
+        for (dtype, device), members in groups.items():
+            numel = sum(t.numel() for t in members)
+            key = (dtype, device, numel)
+            if key not in self._buffers:  # reused from step to step
+                self._buffers[key] = (
+                    torch.empty(numel, dtype=dtype, device=device),
+                    torch.empty(numel, dtype=dtype, device=device),
+                )
+            send, receive = self._buffers[key]
+            offset = 0
+            for t in members:
+                send[offset : offset + t.numel()].copy_(t.detach().reshape(-1))
+                offset += t.numel()
+            self.bytes_reduced += send.numel() * send.element_size()
+            self._pending.append((self.comm.Iallreduce(send, receive), receive, members))
+
+    @torch.no_grad()
+    def finish(self) -> None:
+        """Wait for the all-reduces and write each tensor's average back into it."""
+        began = time.perf_counter()
+        try:
+            for request, receive, members in self._pending:
+                wait_without_spinning(request, longest_pause=1e-4, first_pause=1e-5)
+                receive.div_(self.comm.size)
+                offset = 0
+                for t in members:
+                    t.copy_(receive[offset : offset + t.numel()].view(t.shape))
+                    offset += t.numel()
+        finally:
+            self._pending = []
+            self.wait_seconds += time.perf_counter() - began

@@ -88,8 +88,11 @@ class DASO:
     total_epochs : int
         Number of training epochs (decides when the cool-down starts).
     comm : MPICommunication, optional
-        Must hold every process (default ``MPI_WORLD``). Nodes are detected by shared memory, or
-        emulated with ``HEAT_RANKS_PER_NODE``.
+        The processes that train together (default ``MPI_WORLD``), or this process's piece of a
+        partition of the world (every process constructs its DASO at the same time), e.g. a
+        pipeline stage's replicas, ``ht.nn.Pipeline(..., replicas=r).replica_comm``: stages
+        inside a node, DASO across nodes. Nodes are detected by shared memory, or emulated with
+        ``HEAT_RANKS_PER_NODE``.
     warmup_epochs, cooldown_epochs : int, optional
         Epochs averaging blocking after every batch at the start and at the end (default 4 each).
     scheduler : torch learning-rate scheduler, optional

@@ -37,6 +37,7 @@ JOBS = {
     "test_clustering": ("clustering.py", [], {"HEAT_EXAMPLES_SMALL": "1"}),
     "test_daso_training": ("daso_training.py", ["--small"], {}),
     "test_lightning_daso": ("lightning_daso.py", ["--small"], {}),
+    "test_model_parallel": ("model_parallel.py", ["--small"], {}),
 }
 
 
@@ -179,3 +180,15 @@ def test_lightning_daso(jobs):
     assert len(sends) == 4 and sends[0] == sends[-1] == 0 and max(sends) > 0, out
     accuracy = re.search(r"final validation accuracy ([\d.]+)", out)
     assert accuracy and float(accuracy.group(1)) > 0.9, out
+
+
+def test_model_parallel(jobs):
+    out = jobs["test_model_parallel"].result()
+    assert "a pipeline of 2 stage(s) x 1 replica(s)" in out, out
+    rows = re.findall(r"process \d \(stage (\d)\)((?:\s+[\d.]+){6})\s+(fits|EXCEEDS)", out)
+    assert [stage for stage, _, _ in rows] == ["0", "1"] and all(f == "fits" for *_, f in rows), out
+    single = re.search(r"one process((?:\s+[\d.]+){6})\s+EXCEEDS", out)
+    assert single, out
+    largest = max(float(figures.split()[4]) for _, figures, _ in rows)  # counted MB
+    assert largest < 0.6 * float(single.group(1).split()[4]), out
+    assert re.search(r"parameters after 4 steps match the one-process run's", out), out

@@ -244,9 +244,12 @@ class NodeGroups:
     """
     The torch.distributed groups of hierarchical data-parallel training over ``comm``.
 
-    Collective over ``MPI.COMM_WORLD`` (torch creates every group on every process); ``comm``
-    must hold all processes. Nodes are the communication layer's (shared memory, or
-    ``HEAT_RANKS_PER_NODE`` consecutive ranks to emulate them); their sizes may differ.
+    Collective over ``MPI.COMM_WORLD`` (torch creates every group on every process): every
+    process passes its own ``comm`` at the same time, and these communicators partition the world
+    (all processes on everybody, or the pieces of one ``Split``, e.g. the replicas of each stage of
+    a hybrid pipeline: each piece gets groups of its own). Nodes are the communication layer's
+    (shared memory, or ``HEAT_RANKS_PER_NODE`` consecutive world ranks to emulate them); their
+    sizes may differ.
 
     Attributes
     ----------
@@ -255,28 +258,23 @@ class NodeGroups:
     node_sizes : list of int
         Processes per node, in node order.
     world_group : torch.distributed.ProcessGroup
-        All processes.
+        All processes of ``comm``.
     node_group : torch.distributed.ProcessGroup or None
         This node's processes (None on a node of one process).
     """
 
     def __init__(self, comm: MPICommunication):
-        if comm.size != MPI.COMM_WORLD.Get_size():
-            raise ValueError(
-                f"comm must hold every process of MPI.COMM_WORLD ({MPI.COMM_WORLD.Get_size()}), "
-                f"got a communicator of {comm.size}"
-            )
         self.comm = comm
-        self.topology = topology = comm.node_topology()
+        # first: raises on every process unless the communicators partition the world
         self.world_group = torch_process_group(comm)
+        self.topology = topology = comm.node_topology()
         node_group = torch_process_group(topology.node_comm)  # collective: every node at once
         self.node_group = node_group if topology.local_size > 1 else None
         members = dict(comm.allgather((topology.node_index, topology.node_comm.world_ranks())))
         self.node_ranks: List[List[int]] = [members[k] for k in range(topology.num_nodes)]
         self.node_sizes = [len(ranks) for ranks in self.node_ranks]
         self._segment_groups: Dict[Tuple[int, ...], Any] = {}
-        if self.num_nodes > 1:
-            self._create_segment_groups()
+        self._create_segment_groups()  # collective over the world: every piece's at once
 
     @property
     def num_nodes(self) -> int:
@@ -299,14 +297,19 @@ class NodeGroups:
 
     def _create_segment_groups(self) -> None:
         # every owner combination of any vector length appears on the grid of lcm(sizes) cells
-        owner_sets = [
-            s.owners for s in cross_node_segments(math.lcm(*self.node_sizes), self.node_sizes)
-        ]
+        owner_sets = []
+        if self.num_nodes > 1:
+            grid = cross_node_segments(math.lcm(*self.node_sizes), self.node_sizes)
+            owner_sets = [s.owners for s in grid]
         by_ranks = {self._world_ranks_of(owners): owners for owners in owner_sets}
         world = MPI.COMM_WORLD
         me = world.Get_rank()
         world_comm = MPICommunication(world)
-        for groups in disjoint_rounds(list(by_ranks)):
+        # torch creates groups in one order on every process: the groups of every piece of the
+        # partition (``comm`` is one), in the same rounds everywhere
+        pieces = world.allgather(sorted(by_ranks)) if world.Get_size() > 1 else [list(by_ranks)]
+        everyone = sorted({ranks for piece in pieces for ranks in piece})
+        for groups in disjoint_rounds(everyone):
             # torch creates groups collectively from a partition of the world: this round's
             # groups, everybody else alone
             mine = [i for i, ranks in enumerate(groups) if me in ranks]

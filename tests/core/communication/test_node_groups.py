@@ -106,12 +106,36 @@ def test_cross_node_sum_and_node_all_gather(emulate_nodes, ranks_per_node, wire_
     collective_assert(ok and not failures, f"rank {RANK}: {groups.node_sizes} {failures[:2]}")
 
 
-def test_node_groups_need_every_process():
+def test_node_groups_of_the_pieces_of_a_partition(emulate_nodes):
+    """
+    Every process passes its piece of a Split (e.g. the replicas of one pipeline stage, each on
+    another node): each piece gets its own groups, and sums only over its own nodes.
+    """
+    emulate_nodes(2)
+    piece = ht.MPI_WORLD.Split(RANK % 2, RANK)
+    try:
+        groups = NodeGroups(piece)
+        nodes = sorted({r // 2 for r in piece.world_ranks()})
+        ok = groups.num_nodes == len(nodes) and groups.local_size == 1
+        exchange = CrossNodeSum(groups, 13, 3, torch.float32)
+        positions = torch.arange(exchange.start_index, exchange.stop_index)
+        mine = torch.tensor([_value(int(i), RANK) for i in positions], dtype=torch.float32)
+        total = exchange.finish(exchange.start(mine))
+        expected = torch.tensor(
+            [sum(_value(int(i), r) for r in piece.world_ranks()) for i in positions],
+            dtype=torch.float32,
+        )
+        collective_assert(ok and torch.equal(total, expected), f"rank {RANK}: {total} {expected}")
+    finally:
+        piece.Free()
+
+
+def test_node_groups_need_a_partition_of_the_world():
     sub = ht.MPI_WORLD.Split(0 if RANK == 0 else 1, RANK)
     try:
-        if SIZE > 1:
-            with pytest.raises(ValueError, match="every process"):
-                NodeGroups(sub)
+        if SIZE > 1:  # process 0 passes the world, the others their piece: not a partition
+            with pytest.raises(ValueError, match="partition"):
+                NodeGroups(ht.MPI_WORLD if RANK == 0 else sub)
     finally:
         sub.Free()
 
