@@ -25,6 +25,7 @@ import torch.optim as _torch_optim
 from torch.optim import lr_scheduler  # noqa: F401
 
 from . import utils  # noqa: F401  (ht.optim.utils, HeAT's module)
+from . import zero_checkpoint  # noqa: F401  (sharded checkpoints of ZeroRedundancyOptimizer)
 from .daso import DASO
 from .data_parallel import DataParallelOptimizer
 from .lr_rules import large_batch_scheduler, scaled_learning_rate

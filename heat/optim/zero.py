@@ -101,6 +101,7 @@ class FlatBucket:
         self.arrived = 0  # gradients produced by the current backward pass
         self.reductions = 0  # reduce-scatters started since the last step
         self.shard_grad: Optional[torch.Tensor] = None
+        self.grad_buffer: Optional[torch.Tensor] = None  # the gradients, flat
 
     @property
     def nbytes(self) -> int:
@@ -114,14 +115,6 @@ class FlatBucket:
             last = min(stop, slot.offset + slot.numel) - slot.offset
             if first < last:
                 yield slot, first, last
-
-    def gather_values(self, values: Sequence[Optional[torch.Tensor]]) -> torch.Tensor:
-        """One flat vector of ``values`` (one per parameter, shaped like it; None as zeros)."""
-        out = torch.zeros(self.numel, dtype=self.dtype, device=self.device)
-        for slot, value in zip(self.slots, values):
-            if value is not None:
-                out[slot.offset : slot.offset + slot.numel].copy_(value.reshape(-1))
-        return out
 
 
 def _owned_piece(
@@ -386,8 +379,7 @@ class ZeroRedundancyOptimizer(torch.optim.Optimizer):
         self.optimizer = optimizer_class(inner_groups, **optimizer_kwargs)
         self.param_groups = self.optimizer.param_groups
         self.state = self.optimizer.state
-        if stage >= 2:
-            self._install_gradient_hooks()
+        self._install_gradient_hooks()
         if stage == 3:
             self._forward_order: List[int] = []
             self._recording: List[int] = []
@@ -530,27 +522,44 @@ class ZeroRedundancyOptimizer(torch.optim.Optimizer):
     def _install_gradient_hooks(self) -> None:
         this = weakref.ref(self)
         for bucket in self.buckets:
-            for p in bucket.parameters:
+            for p, slot in zip(bucket.parameters, bucket.slots):
 
-                def ready(_: torch.Tensor, bucket: FlatBucket = bucket) -> None:
+                def ready(_: torch.Tensor, bucket: FlatBucket = bucket, slot=slot) -> None:
                     owner = this()
                     if owner is not None:
-                        owner._gradient_arrived(bucket)
+                        owner._gradient_arrived(bucket, slot)
 
                 self._hooks.append(p.register_post_accumulate_grad_hook(ready))
 
-    def _gradient_arrived(self, bucket: FlatBucket) -> None:
+    def _gradient_arrived(self, bucket: FlatBucket, slot: ParameterSlot) -> None:
+        """
+        A parameter's gradient of this backward pass is complete: move it into the bucket's
+        gradient vector (so that the full gradients exist once, not twice). Stage 1 keeps the
+        vector, the parameter's ``grad`` a view of it; from stage 2 the parameter's ``grad`` is
+        freed, and once all of the bucket's gradients are in, the vector is reduce-scattered.
+        """
+        p = bucket.parameters[bucket.slots.index(slot)]
+        if bucket.grad_buffer is None:
+            bucket.grad_buffer = torch.zeros(bucket.numel, dtype=bucket.dtype, device=bucket.device)
+        region = bucket.grad_buffer[slot.offset : slot.offset + slot.numel].view(slot.shape)
+        with torch.no_grad():
+            if self.stage == 1:
+                if p.grad.data_ptr() != region.data_ptr():
+                    region.copy_(p.grad)
+                    p.grad = region
+                return
+            region.add_(p.grad)  # a stage-2 parameter's grad is None after each arrival
+        p.grad = None
         bucket.arrived += 1
         if bucket.arrived == len(bucket.parameters):
             self._reduce_scatter(bucket)
             self._free(bucket)
 
     def _reduce_scatter(self, bucket: FlatBucket) -> None:
-        """Start the reduce-scatter of the bucket's gradients; free the full gradients."""
-        with torch.no_grad():
-            grads = bucket.gather_values([p.grad for p in bucket.parameters])
-        for p in bucket.parameters:
-            p.grad = None
+        """Start the reduce-scatter of the bucket's gradient vector, which it then owns."""
+        if bucket.grad_buffer is None:  # no gradient arrived (unused parameters): zeros
+            bucket.grad_buffer = torch.zeros(bucket.numel, dtype=bucket.dtype, device=bucket.device)
+        grads, bucket.grad_buffer = bucket.grad_buffer, None
         bucket.arrived = 0
         bucket.reductions += 1
         own = torch.empty(bucket.counts[self.comm.rank], dtype=bucket.dtype, device=bucket.device)
@@ -575,16 +584,12 @@ class ZeroRedundancyOptimizer(torch.optim.Optimizer):
         if self.stage == 1:
             with torch.no_grad():
                 for bucket in self.buckets:
-                    grads = bucket.gather_values([p.grad for p in bucket.parameters])
+                    self._collect_stage1_gradients(bucket)
+                    grads = bucket.grad_buffer
                     if self.average_gradients and self.comm.size > 1:
                         self._traffic.Allreduce(MPI.IN_PLACE, grads, MPI.SUM)
                         grads.div_(self.comm.size)
-                        for p, slot in zip(bucket.parameters, bucket.slots):
-                            if p.grad is not None:
-                                p.grad.copy_(
-                                    grads[slot.offset : slot.offset + slot.numel].view(slot.shape)
-                                )
-                    bucket.shard.grad = grads[bucket.start : bucket.stop].clone()
+                    bucket.shard.grad = grads[bucket.start : bucket.stop]
             return
         # buckets whose gradients backward did not complete (unused parameters), in bucket order
         for bucket in self.buckets:
@@ -597,6 +602,23 @@ class ZeroRedundancyOptimizer(torch.optim.Optimizer):
             bucket.shard_grad = None
             bucket.reductions = 0
             self._free(bucket)
+
+    @staticmethod
+    def _collect_stage1_gradients(bucket: FlatBucket) -> None:
+        """
+        Stage 1: every parameter's ``grad`` a view of the bucket's gradient vector -- also where
+        the hooks did not run or something replaced ``grad`` after them (an averaging wrapper);
+        zeros for parameters without a gradient.
+        """
+        if bucket.grad_buffer is None:
+            bucket.grad_buffer = torch.zeros(bucket.numel, dtype=bucket.dtype, device=bucket.device)
+        for p, slot in zip(bucket.parameters, bucket.slots):
+            region = bucket.grad_buffer[slot.offset : slot.offset + slot.numel].view(slot.shape)
+            if p.grad is None:
+                region.zero_()
+            elif p.grad.data_ptr() != region.data_ptr():
+                region.copy_(p.grad)
+                p.grad = region
 
     # -------------------------------------------------------------------------------------------
     # stage 3: gather around each module's forward and backward
@@ -711,6 +733,11 @@ class ZeroRedundancyOptimizer(torch.optim.Optimizer):
             with torch.enable_grad():
                 loss = closure()
         self._finish_gradients()
+        if self.stage < 3:
+            # the parameters may have changed in place since the last step (DASO's averaging
+            # across nodes, a loaded model state): the blocks start from what they hold now
+            for bucket in self.buckets:
+                bucket.shard.copy_(bucket.flat[bucket.start : bucket.stop])
         self.optimizer.step()
         if self.stage < 3:
             for bucket in self.buckets:
@@ -718,14 +745,23 @@ class ZeroRedundancyOptimizer(torch.optim.Optimizer):
         return loss
 
     def zero_grad(self, set_to_none: bool = True) -> None:
-        """Clear the gradients of the parameters and of this process's blocks (local)."""
+        """
+        Clear the gradients of the parameters and of this process's blocks. Local, apart from
+        completing reduce-scatters that a backward pass without a step started.
+        """
+        while self._pending:
+            self._complete_oldest()
         for bucket in self.buckets:
+            if self.stage > 1:
+                bucket.grad_buffer, bucket.arrived, bucket.reductions = None, 0, 0
+            keep = not set_to_none and self.stage == 1 and bucket.grad_buffer is not None
             for p in bucket.parameters:
-                if p.grad is not None:
-                    if set_to_none:
-                        p.grad = None
-                    else:
-                        p.grad.detach_().zero_()
+                if p.grad is not None and not keep:
+                    p.grad = None
+            if keep:
+                bucket.grad_buffer.zero_()
+            elif self.stage == 1:
+                bucket.grad_buffer = None
             bucket.shard.grad = None
             bucket.shard_grad = None
 
@@ -758,7 +794,8 @@ class ZeroRedundancyOptimizer(torch.optim.Optimizer):
         The state of the whole optimizer in torch's format: ``state`` (per parameter index,
         per-element entries such as Adam's moments shaped like the parameter) and
         ``param_groups``, as ``optimizer_class`` over the full parameters would give it.
-        Collective over ``comm`` (the blocks are all-gathered); the same on every process.
+        Collective over ``comm`` (the blocks are all-gathered) once the optimizer has state;
+        the same on every process.
 
         Examples
         --------
@@ -766,7 +803,10 @@ class ZeroRedundancyOptimizer(torch.optim.Optimizer):
         >>> torch.optim.Adam(model.parameters()).load_state_dict(full)
         """
         state: Dict[int, Dict[str, Any]] = {}
-        for bucket in self.buckets:
+        # no state before the first step, on every process alike: nothing to gather (so that
+        # rank 0 alone may ask, as DataParallelMultiGPU does when it shares the initial state)
+        buckets = self.buckets if self.optimizer.state else []
+        for bucket in buckets:
             own = self.optimizer.state.get(bucket.shard, {})
             keys = sorted(own)
             if self.comm.size > 1:

@@ -6,7 +6,6 @@ process, counted; sharded checkpoints loaded on another number of processes; com
 DataParallel and sub-communicators; errors raised alike everywhere. Tiny models, one thread.
 """
 
-
 import pytest
 import torch
 
@@ -334,3 +333,48 @@ def test_bad_input_raises_everywhere(tmp_path):
     )
     # the next collective works
     collective_assert(WORLD.allreduce(1) == SIZE, "allreduce after the errors")
+
+
+def test_node_local_sharding_under_daso(emulate_nodes):
+    """
+    ZeRO stage 1 on each node's processes as DASO's local optimizer (its node average gives the
+    gradients, its cross-node averaging the parameters): the same training as DASO around plain
+    SGD, with the momentum sharded over each node's processes.
+    """
+    emulate_nodes(2)  # 4 processes: 2 nodes of 2; 3 processes: nodes of 2 and 1
+    x, y = batch(seed=100 + RANK)
+    results, state = [], []
+    for sharded in (False, True):
+        net = seeded_model(seed=RANK)  # different everywhere: the start is rank 0's
+        node_comm = WORLD.node_topology().node_comm
+        options = dict(lr=0.05, momentum=0.9)
+        if sharded:
+            local = ht.optim.ZeroRedundancyOptimizer(
+                net.parameters(),
+                torch.optim.SGD,
+                comm=node_comm,
+                average_gradients=False,
+                **options,
+            )
+        else:
+            local = torch.optim.SGD(net.parameters(), **options)
+        daso = ht.optim.DASO(local, total_epochs=2, warmup_epochs=0, cooldown_epochs=1,
+                             max_global_skips=2, stability_level=0.5)  # fmt: skip
+        model = ht.nn.DataParallelMultiGPU(net, daso)
+        daso.last_batch = 3
+        for _ in range(2):
+            loss = None
+            for rows in (slice(0, 4), slice(4, 8), slice(8, 12)):
+                daso.zero_grad()
+                loss = mse(model(x[rows]), y[rows])
+                loss.backward()
+                daso.step()
+            daso.epoch_loss_logic(loss)
+        results.append(torch.cat([p.detach().reshape(-1) for p in net.parameters()]))
+        state.append(state_bytes(local.optimizer if sharded else local))
+    difference = (results[0] - results[1]).abs().max().item()
+    everywhere = WORLD.allgather(results[1])
+    ok = difference <= TOLERANCE and all(torch.equal(everywhere[0], e) for e in everywhere)
+    share = state[0] / node_comm.size
+    ok = ok and abs(state[1] - share) <= 0.1 * share
+    collective_assert(ok, f"difference {difference}, state {state[1]} of {state[0]}")
