@@ -70,7 +70,7 @@ def _load_lazy_modules() -> None:
     torch.optim.Adam([probe]).step()
 
 
-def _build(variant: str, model, comm):
+def _build(variant: str, model, comm, bucket_mb: float):
     """(module to call, optimizer) of ``variant``."""
     import torch
 
@@ -80,15 +80,21 @@ def _build(variant: str, model, comm):
     if variant.startswith("heat-zero"):
         stage = int(variant[-1])
         params = model if stage == 3 else model.parameters()
-        return model, ht.optim.ZeroRedundancyOptimizer(params, torch.optim.Adam, stage=stage, lr=lr)
+        return model, ht.optim.ZeroRedundancyOptimizer(
+            params, torch.optim.Adam, stage=stage, lr=lr, bucket_size_mb=bucket_mb
+        )
     group = ht.torch_process_group(comm)
     if variant == "ddp-adam":
-        ddp = torch.nn.parallel.DistributedDataParallel(model, process_group=group)
+        ddp = torch.nn.parallel.DistributedDataParallel(
+            model, process_group=group, bucket_cap_mb=bucket_mb
+        )
         return ddp, torch.optim.Adam(ddp.parameters(), lr=lr)
     if variant == "torch-zero":
         from torch.distributed.optim import ZeroRedundancyOptimizer
 
-        ddp = torch.nn.parallel.DistributedDataParallel(model, process_group=group)
+        ddp = torch.nn.parallel.DistributedDataParallel(
+            model, process_group=group, bucket_cap_mb=bucket_mb
+        )
         optimizer = ZeroRedundancyOptimizer(
             ddp.parameters(), optimizer_class=torch.optim.Adam, process_group=group, lr=lr
         )
@@ -126,7 +132,7 @@ def worker(args: argparse.Namespace) -> None:
         for _ in range(args.layers):
             layers += [torch.nn.Linear(args.width, args.width), torch.nn.ReLU()]
         model = torch.nn.Sequential(*layers[:-1])
-        module, optimizer = _build(args.variant, model, comm)
+        module, optimizer = _build(args.variant, model, comm, args.bucket_mb)
         generator = torch.Generator().manual_seed(1 + comm.rank)
         x = torch.randn(args.batch, args.width, generator=generator)
         target = torch.randn(args.batch, args.width, generator=generator)
@@ -169,6 +175,12 @@ def driver(args: argparse.Namespace) -> int:
     print(f"model: {args.layers} x Linear({args.width}, {args.width}), {params / 1e6:.2f} M "
           f"parameters ({params * 4 / 2**20:.1f} MiB float32); batch {args.batch} per process; "
           f"{args.procs} processes", flush=True)  # fmt: skip
+    environment = {**os.environ, "PYTHONPATH": str(ROOT)}
+    if args.mmap_threshold:
+        # a fixed threshold: large tensors are mapped and unmapped, so the peak resident size
+        # is what the variant holds, not how fragmented glibc's heap became (glibc's own,
+        # growing threshold made the same job's peak vary by 40 MiB from run to run)
+        environment["MALLOC_MMAP_THRESHOLD_"] = str(args.mmap_threshold)
     for run in range(args.runs):
         order = variants if run % 2 == 0 else variants[::-1]
         for variant in order:
@@ -178,7 +190,7 @@ def driver(args: argparse.Namespace) -> int:
             try:
                 outcome = subprocess.run(
                     command, capture_output=True, text=True, timeout=args.timeout,
-                    stdin=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                    stdin=subprocess.DEVNULL, env=environment,
                 )  # fmt: skip
                 lines = [ln for ln in outcome.stdout.splitlines() if ln.startswith("{")]
                 record = (
@@ -214,6 +226,7 @@ def driver(args: argparse.Namespace) -> int:
 
 def _forwarded(args: argparse.Namespace) -> List[str]:
     return ["--width", str(args.width), "--layers", str(args.layers), "--batch", str(args.batch),
+            "--bucket-mb", str(args.bucket_mb),
             "--steps", str(args.steps), "--warmup", str(args.warmup)]  # fmt: skip
 
 
@@ -223,6 +236,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--layers", type=int, default=6)
     parser.add_argument("--batch", type=int, default=32, help="rows per process")
     parser.add_argument("--procs", type=int, default=2)
+    parser.add_argument(
+        "--bucket-mb", type=float, default=4, help="DDP's and heat's stage 1/2 bucket size"
+    )
+    parser.add_argument(
+        "--mmap-threshold", type=int, default=2**20,
+        help="MALLOC_MMAP_THRESHOLD_ of every job in bytes (0: glibc's dynamic default)",
+    )  # fmt: skip
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--runs", type=int, default=1)

@@ -117,6 +117,32 @@ class FlatBucket:
                 yield slot, first, last
 
 
+class BufferPool:
+    """
+    Flat tensors reused from step to step (gradient vectors, reduced blocks): no fresh
+    allocation, page faults and zeroing of a bucket-sized tensor per bucket and step, and no
+    holes in the CPU heap from freeing them (glibc serves tensors below its mmap threshold, which
+    grows to 32 MiB after the first large free, from the heap).
+    """
+
+    def __init__(self, spares: int = _MAX_PENDING_REDUCTIONS + 1):
+        self.spares = spares
+        self._free: Dict[Tuple[int, torch.dtype, torch.device], List[torch.Tensor]] = {}
+
+    def take(self, numel: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+        """A tensor of ``numel`` zeros."""
+        stack = self._free.get((numel, dtype, device))
+        if stack:
+            return stack.pop().zero_()
+        return torch.zeros(numel, dtype=dtype, device=device)
+
+    def give(self, tensor: torch.Tensor) -> None:
+        """Return ``tensor`` (nobody else may use it any more)."""
+        stack = self._free.setdefault((tensor.numel(), tensor.dtype, tensor.device), [])
+        if len(stack) < self.spares:
+            stack.append(tensor)
+
+
 def _owned_piece(
     bucket: FlatBucket, values: Dict[int, torch.Tensor], dtype: torch.dtype
 ) -> torch.Tensor:
@@ -262,8 +288,15 @@ class ZeroRedundancyOptimizer(torch.optim.Optimizer):
 
     Notes
     -----
-    Every process starts from process 0's parameter values. Stages 2 and 3 need the same
-    backward graph on every process (the reductions start in the order the gradients appear).
+    Every process starts from process 0's parameter values. Each parameter's gradient is moved
+    into its bucket's flat gradient vector as soon as backward has produced it (stage 1: the
+    parameter's ``grad`` becomes a view of the vector; stages 2, 3: it is freed), so the full
+    gradients exist once. Parameters without a gradient count as zero gradients. Stages 2 and 3
+    need the same backward graph on every process (the reductions start in the order the
+    gradients appear) and average the gradients themselves: do not wrap the model in
+    :class:`heat.nn.DataParallel` for them (stage 1 with ``average_gradients=False`` composes
+    with it, and with :class:`heat.optim.DASO` as its ``local_optimizer`` on the node's
+    communicator: the state is then sharded per node, DASO averages across nodes).
     In stage 3 a module's parameters are unusable outside its forward and backward; read them
     inside :meth:`gathered_parameters`. :meth:`state_dict` is collective and returns torch's
     format for the full parameters (loadable into ``optimizer_class`` itself);
@@ -366,7 +399,8 @@ class ZeroRedundancyOptimizer(torch.optim.Optimizer):
         self.per_element_state = keys
         self.module = module
         self.buckets = self._make_buckets(groups, names, module, capacity)
-        self._pending: List[Tuple[FlatBucket, Any, torch.Tensor]] = []
+        self._pending: List[Tuple[FlatBucket, Any, torch.Tensor, torch.Tensor]] = []
+        self._pool = BufferPool()
         self._hooks: List[Any] = []
         self.materialized_bytes = sum(b.nbytes for b in self.buckets)
         self.peak_materialized_bytes = self.materialized_bytes
@@ -540,7 +574,7 @@ class ZeroRedundancyOptimizer(torch.optim.Optimizer):
         """
         p = bucket.parameters[bucket.slots.index(slot)]
         if bucket.grad_buffer is None:
-            bucket.grad_buffer = torch.zeros(bucket.numel, dtype=bucket.dtype, device=bucket.device)
+            bucket.grad_buffer = self._pool.take(bucket.numel, bucket.dtype, bucket.device)
         region = bucket.grad_buffer[slot.offset : slot.offset + slot.numel].view(slot.shape)
         with torch.no_grad():
             if self.stage == 1:
@@ -558,26 +592,31 @@ class ZeroRedundancyOptimizer(torch.optim.Optimizer):
     def _reduce_scatter(self, bucket: FlatBucket) -> None:
         """Start the reduce-scatter of the bucket's gradient vector, which it then owns."""
         if bucket.grad_buffer is None:  # no gradient arrived (unused parameters): zeros
-            bucket.grad_buffer = torch.zeros(bucket.numel, dtype=bucket.dtype, device=bucket.device)
+            bucket.grad_buffer = self._pool.take(bucket.numel, bucket.dtype, bucket.device)
         grads, bucket.grad_buffer = bucket.grad_buffer, None
         bucket.arrived = 0
         bucket.reductions += 1
-        own = torch.empty(bucket.counts[self.comm.rank], dtype=bucket.dtype, device=bucket.device)
+        own = self._pool.take(bucket.counts[self.comm.rank], bucket.dtype, bucket.device)
         if self.comm.size == 1:
             own.copy_(grads)
             request = None
         else:
             request = self._traffic.Ireduce_scatter(grads, own, list(bucket.counts), MPI.SUM)
-        self._pending.append((bucket, request, own))
+        self._pending.append((bucket, request, own, grads))
         while len(self._pending) > _MAX_PENDING_REDUCTIONS:
             self._complete_oldest()
 
     def _complete_oldest(self) -> None:
-        bucket, request, own = self._pending.pop(0)
+        bucket, request, own, grads = self._pending.pop(0)
         if request is not None:
             verdicts.wait_without_spinning(request)
+        self._pool.give(grads)
         own.div_(self.comm.size)
-        bucket.shard_grad = own if bucket.shard_grad is None else bucket.shard_grad.add_(own)
+        if bucket.shard_grad is None:
+            bucket.shard_grad = own
+        else:
+            bucket.shard_grad.add_(own)
+            self._pool.give(own)
 
     def _finish_gradients(self) -> None:
         """Every process: the averaged gradient of each of its blocks, as the blocks' ``grad``."""
@@ -603,15 +642,14 @@ class ZeroRedundancyOptimizer(torch.optim.Optimizer):
             bucket.reductions = 0
             self._free(bucket)
 
-    @staticmethod
-    def _collect_stage1_gradients(bucket: FlatBucket) -> None:
+    def _collect_stage1_gradients(self, bucket: FlatBucket) -> None:
         """
         Stage 1: every parameter's ``grad`` a view of the bucket's gradient vector -- also where
         the hooks did not run or something replaced ``grad`` after them (an averaging wrapper);
         zeros for parameters without a gradient.
         """
         if bucket.grad_buffer is None:
-            bucket.grad_buffer = torch.zeros(bucket.numel, dtype=bucket.dtype, device=bucket.device)
+            bucket.grad_buffer = self._pool.take(bucket.numel, bucket.dtype, bucket.device)
         for p, slot in zip(bucket.parameters, bucket.slots):
             region = bucket.grad_buffer[slot.offset : slot.offset + slot.numel].view(slot.shape)
             if p.grad is None:
@@ -747,21 +785,24 @@ class ZeroRedundancyOptimizer(torch.optim.Optimizer):
     def zero_grad(self, set_to_none: bool = True) -> None:
         """
         Clear the gradients of the parameters and of this process's blocks. Local, apart from
-        completing reduce-scatters that a backward pass without a step started.
+        completing reduce-scatters that a backward pass without a step started. Stage 1 keeps
+        its gradient vector for the next backward pass (overwritten there, not zeroed here).
         """
         while self._pending:
             self._complete_oldest()
         for bucket in self.buckets:
             if self.stage > 1:
+                if bucket.grad_buffer is not None:
+                    self._pool.give(bucket.grad_buffer)
                 bucket.grad_buffer, bucket.arrived, bucket.reductions = None, 0, 0
-            keep = not set_to_none and self.stage == 1 and bucket.grad_buffer is not None
+                if bucket.shard.grad is not None:
+                    self._pool.give(bucket.shard.grad)
             for p in bucket.parameters:
-                if p.grad is not None and not keep:
-                    p.grad = None
-            if keep:
-                bucket.grad_buffer.zero_()
-            elif self.stage == 1:
-                bucket.grad_buffer = None
+                if p.grad is not None:
+                    if set_to_none:
+                        p.grad = None
+                    else:
+                        p.grad.detach_().zero_()
             bucket.shard.grad = None
             bucket.shard_grad = None
 
