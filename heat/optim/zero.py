@@ -558,21 +558,20 @@ class ZeroRedundancyOptimizer(torch.optim.Optimizer):
         for bucket in self.buckets:
             for p, slot in zip(bucket.parameters, bucket.slots):
 
-                def ready(_: torch.Tensor, bucket: FlatBucket = bucket, slot=slot) -> None:
+                def ready(p: torch.Tensor, bucket: FlatBucket = bucket, slot=slot) -> None:
                     owner = this()
                     if owner is not None:
-                        owner._gradient_arrived(bucket, slot)
+                        owner._gradient_arrived(bucket, slot, p)
 
                 self._hooks.append(p.register_post_accumulate_grad_hook(ready))
 
-    def _gradient_arrived(self, bucket: FlatBucket, slot: ParameterSlot) -> None:
+    def _gradient_arrived(self, bucket: FlatBucket, slot: ParameterSlot, p: torch.Tensor) -> None:
         """
         A parameter's gradient of this backward pass is complete: move it into the bucket's
         gradient vector (so that the full gradients exist once, not twice). Stage 1 keeps the
         vector, the parameter's ``grad`` a view of it; from stage 2 the parameter's ``grad`` is
         freed, and once all of the bucket's gradients are in, the vector is reduce-scattered.
         """
-        p = bucket.parameters[bucket.slots.index(slot)]
         if bucket.grad_buffer is None:
             bucket.grad_buffer = self._pool.take(bucket.numel, bucket.dtype, bucket.device)
         region = bucket.grad_buffer[slot.offset : slot.offset + slot.numel].view(slot.shape)
