@@ -238,7 +238,8 @@ def load_sharded(optimizer: Any, path: str) -> None:
     ------
     FileNotFoundError, ValueError
         On every process: no checkpoint in ``path``; a checkpoint of other parameters (count,
-        shapes or dtypes differ) or of a different number of parameter groups.
+        shapes or dtypes differ), of another optimizer class or of a different number of
+        parameter groups.
 
     Examples
     --------
@@ -251,6 +252,12 @@ def load_sharded(optimizer: Any, path: str) -> None:
 
     def read_own() -> Tuple[List[torch.Tensor], Dict[str, Any]]:
         manifest = _read_manifest(path)
+        mine = f"{optimizer.optimizer_class.__module__}.{optimizer.optimizer_class.__qualname__}"
+        if manifest["optimizer_class"] != mine:
+            raise ValueError(
+                f"the checkpoint holds the state of {manifest['optimizer_class']}, this "
+                f"optimizer runs {mine}"
+            )
         where = _check_same_parameters(optimizer, manifest)
         old = _OldShards(path, manifest)
         groups = old.payload(0)["param_groups"]

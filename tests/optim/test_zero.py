@@ -94,7 +94,18 @@ def test_stages_train_like_one_process(stage):
     # small buckets in stages 1, 2: several per model, cut at uneven places
     optimizer = zero(model, stage, bucket_size_mb=300 / 2**20)
     collective_assert(stage == 3 or len(optimizer.buckets) > 1, "one bucket only")
-    train_sharded(model, optimizer, 20)
+    train_sharded(model, optimizer, 19)
+    x, y = batch()
+    optimizer.zero_grad()
+    mse(model(x[own_rows(WORLD)]), y[own_rows(WORLD)]).backward()
+    # the full gradients exist once: stage 1 views of the buckets' vectors, later stages none
+    if stage == 1:
+        vectors = {b.grad_buffer.data_ptr() for b in optimizer.buckets}
+        held = all(p.grad.untyped_storage().data_ptr() in vectors for p in model.parameters())
+    else:
+        held = all(p.grad is None for p in model.parameters())
+    collective_assert(held, f"stage {stage}: gradients after backward")
+    optimizer.step()
     plain = train_reference(reference, 20)
     difference = max_difference(model, reference, optimizer)
     collective_assert(difference <= TOLERANCE, f"stage {stage}: parameters differ by {difference}")
@@ -330,6 +341,11 @@ def test_bad_input_raises_everywhere(tmp_path):
         FileNotFoundError,
         "manifest",
         lambda: zero(model, 1).load_sharded(shared_directory(tmp_path)),
+    )
+    zero(model, 1).save_sharded(shared_directory(tmp_path))
+    other = ht.optim.ZeroRedundancyOptimizer(model.parameters(), torch.optim.SGD, lr=0.1)
+    raises_everywhere(
+        ValueError, "holds the state of", lambda: other.load_sharded(shared_directory(tmp_path))
     )
     # the next collective works
     collective_assert(WORLD.allreduce(1) == SIZE, "allreduce after the errors")
