@@ -1,5 +1,6 @@
 """
-Reductions of tensors: ``Allreduce``, ``Reduce``, ``Scan``, ``Exscan`` and their non-blocking forms.
+Reductions of tensors: ``Allreduce``, ``Reduce``, ``Reduce_scatter``, ``Scan``, ``Exscan`` and
+their non-blocking forms.
 
 Half types and bool reduce through the operations of :mod:`.datatypes`; messages longer than
 ``buffers._MAX_COUNT`` elements are reduced piece by piece.
@@ -12,9 +13,11 @@ from typing import Any, Optional
 import torch
 from mpi4py import MPI
 
+from . import buffers
 from .buffers import (
     _check_tensor,
     _chunks,
+    _int_list,
     _is_in_place,
     _local_block,
     _memory,
@@ -156,7 +159,96 @@ class _Reductions:
         """
         return self._reduce_like("Exscan", sendbuf, recvbuf, op)
 
+    def Reduce_scatter(
+        self, sendbuf, recvbuf: torch.Tensor, counts: Any, op: MPI.Op = MPI.SUM
+    ) -> torch.Tensor:
+        """
+        Combine ``sendbuf`` of all processes element-wise with ``op``; process r receives only
+        its block of the result: ``counts[r]`` elements starting at ``sum(counts[:r])``.
+
+        Parameters
+        ----------
+        sendbuf : torch.Tensor
+            Local contribution of ``sum(counts)`` elements.
+        recvbuf : torch.Tensor
+            Receives this process's block, ``counts[rank]`` elements of the dtype of ``sendbuf``.
+        counts : sequence of int
+            One block length per process.
+        op : MPI.Op
+
+        Returns
+        -------
+        torch.Tensor
+            ``recvbuf``.
+
+        Raises
+        ------
+        TypeError
+            If a buffer is not a tensor or ``counts`` not a sequence of integers.
+        ValueError
+            If the buffers do not match ``counts`` or each other's dtype.
+
+        Examples
+        --------
+        >>> out = torch.empty(1)
+        >>> MPI_WORLD.Reduce_scatter(torch.arange(2.0), out, [1, 1])  # on rank 1 of 2
+        tensor([2.])
+        """
+        return self._reduce_scatter(sendbuf, recvbuf, counts, op, blocking=True)
+
+    def _reduce_scatter(self, sendbuf, recvbuf, counts, op, blocking: bool) -> Any:
+        sendbuf, recvbuf = _local_block(sendbuf), _local_block(recvbuf)
+        _check_tensor(sendbuf, "sendbuf")
+        _check_tensor(recvbuf, "recvbuf")
+        counts = _int_list(counts, "counts", self.size)
+        total = sum(counts)
+        if sendbuf.numel() != total:
+            raise ValueError(
+                f"sendbuf must have sum(counts) = {total} elements, got {sendbuf.numel()}"
+            )
+        if recvbuf.numel() != counts[self.rank] or recvbuf.dtype != sendbuf.dtype:
+            raise ValueError(
+                f"recvbuf ({recvbuf.dtype}, {recvbuf.numel()} elements) must hold "
+                f"counts[{self.rank}] = {counts[self.rank]} elements of {sendbuf.dtype}"
+            )
+        if total > buffers._MAX_COUNT:
+            # longer than one call may carry: reduce everything (in pieces), keep the own block;
+            # completed before returning, also in the non-blocking form
+            whole = torch.empty(total, dtype=sendbuf.dtype, device=sendbuf.device)
+            self._reduce_like("Allreduce", sendbuf.reshape(-1), whole, op)
+            with torch.no_grad():
+                recvbuf.view(-1).copy_(whole.narrow(0, sum(counts[: self.rank]), counts[self.rank]))
+            return _finish_or_request(blocking, [], recvbuf)
+        wire, mpi_op, host = _reduction(sendbuf.dtype, op)
+        send = _send_tensor(sendbuf, host)
+        stage = _RecvStage(recvbuf, force_host=host)
+        requests = _start(
+            self.handle,
+            "Reduce_scatter",
+            blocking,
+            [_memory(send), total, wire],
+            [_memory(stage.work), counts[self.rank], wire],
+            counts,
+            mpi_op,
+        )
+        return _finish_or_request(blocking, requests, recvbuf, stage.finish, (send, stage))
+
     # -- non-blocking forms: the same arguments; the request's Wait() gives the result ----------
+
+    def Ireduce_scatter(
+        self, sendbuf, recvbuf: torch.Tensor, counts: Any, op: MPI.Op = MPI.SUM
+    ) -> Request:
+        """
+        Non-blocking :meth:`Reduce_scatter`; ``Wait()`` on the returned request gives
+        ``recvbuf``. The request keeps both buffers alive until it completes.
+
+        Examples
+        --------
+        >>> req = MPI_WORLD.Ireduce_scatter(torch.arange(2.0), torch.empty(1), [1, 1])
+        >>> req.Wait()  # on rank 1 of 2
+        tensor([2.])
+        """
+        return self._reduce_scatter(sendbuf, recvbuf, counts, op, blocking=False)
 
     def Iallreduce(self, sendbuf, recvbuf: torch.Tensor, op: MPI.Op = MPI.SUM) -> Request:
         """

@@ -156,3 +156,25 @@ def test_iallreduce(dtype):
         and torch.equal(results[1], torch.ones(2))
     )
     agree(ok, (out, results))
+
+
+@pytest.mark.parametrize("dtype", SOME_DTYPES)
+def test_reduce_scatter(dtype, monkeypatch):
+    # uneven blocks, an empty one where there are several processes
+    counts = [r % 3 + (1 if r == 0 else 0) for r in range(SIZE)]
+    total, start = sum(counts), sum(counts[:RANK])
+    everyone = [make(dtype, total, r) for r in range(SIZE)]
+    expected = reference(dtype, "SUM", everyone)[start : start + counts[RANK]]
+    out = torch.zeros(counts[RANK], dtype=dtype)
+    ok = WORLD.Reduce_scatter(everyone[RANK], out, counts) is out and same(out, expected)
+    pending = WORLD.Ireduce_scatter(everyone[RANK], torch.zeros(counts[RANK], dtype=dtype), counts)
+    ok = ok and same(pending.Wait(), expected)
+    # messages longer than one MPI call: the reduced whole, of which the own block is kept
+    from heat.core.communication import buffers
+
+    monkeypatch.setattr(buffers, "_MAX_COUNT", 2)
+    long_out = torch.zeros(counts[RANK], dtype=dtype)
+    ok = ok and same(WORLD.Ireduce_scatter(everyone[RANK], long_out, counts).Wait(), expected)
+    bad = outcome(ValueError, lambda: WORLD.Reduce_scatter(torch.ones(total + 1), out, counts))
+    wrong_counts = outcome(TypeError, lambda: WORLD.Reduce_scatter(everyone[RANK], out, 3))
+    agree(ok and bad[0] and "sendbuf" in bad[1] and wrong_counts[0], (out, bad, wrong_counts))
