@@ -38,6 +38,7 @@ JOBS = {
     "test_daso_training": ("daso_training.py", ["--small"], {}),
     "test_lightning_daso": ("lightning_daso.py", ["--small"], {}),
     "test_model_parallel": ("model_parallel.py", ["--small"], {}),
+    "test_model_parallel_zero3": ("model_parallel.py", ["--small", "--mode", "zero3"], {}),
 }
 
 
@@ -58,10 +59,11 @@ def clean_environment(extra):
 class Job:
     """One ``mpiexec -n 2`` run of an example, its output in files (pipes could fill up)."""
 
-    def __init__(self, script, arguments, extra, folder):
+    def __init__(self, name, script, arguments, extra, folder):
         self.script = script
-        self.out_path = os.path.join(folder, script + ".out")
-        self.err_path = os.path.join(folder, script + ".err")
+        # named after the test: one script may run in several jobs
+        self.out_path = os.path.join(folder, name + ".out")
+        self.err_path = os.path.join(folder, name + ".err")
         command = [MPIEXEC, "-n", "2", sys.executable, os.path.join(EXAMPLES, script)]
         with open(self.out_path, "w") as out, open(self.err_path, "w") as err:
             self.process = subprocess.Popen(
@@ -108,7 +110,7 @@ def jobs(request, tmp_path_factory):
     if not _has_lightning():
         selected.discard("test_lightning_daso")
     started = {
-        name: Job(script, arguments, extra, folder)
+        name: Job(name, script, arguments, extra, folder)
         for name, (script, arguments, extra) in JOBS.items()
         if name in selected
     }
@@ -191,4 +193,13 @@ def test_model_parallel(jobs):
     assert single, out
     largest = max(float(figures.split()[4]) for _, figures, _ in rows)  # counted MB
     assert largest < 0.6 * float(single.group(1).split()[4]), out
+    assert re.search(r"parameters after 4 steps match the one-process run's", out), out
+
+
+def test_model_parallel_zero3(jobs):
+    out = jobs["test_model_parallel_zero3"].result()
+    assert "2 process(es): ZeRO stage 3" in out, out
+    rows = re.findall(r"process \d \(shard (\d)\).*?(fits|EXCEEDS)", out)
+    assert rows == [("0", "fits"), ("1", "fits")], out
+    assert re.search(r"one process.*EXCEEDS", out), out
     assert re.search(r"parameters after 4 steps match the one-process run's", out), out
