@@ -31,9 +31,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import torch
-from mpi4py import MPI
 
-from ..core.communication import MPICommunication, sanitize_comm, verdicts
+from ..core.communication import MPI, MPICommunication, sanitize_comm, verdicts
 from ..core.sanitation import check_bool
 from .gradients import bucket_bytes
 

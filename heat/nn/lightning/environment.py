@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ...core.communication import (
-    MPI,
+    MPI_WORLD,
     MPICommunication,
     rendezvous_address,
     sanitize_comm,
@@ -21,20 +21,20 @@ __all__ = ["HeatEnvironment"]
 
 def check_world(comm: Any, owner: str) -> MPICommunication:
     """
-    ``comm`` as an :class:`MPICommunication` that holds every process of ``MPI.COMM_WORLD``
+    ``comm`` as an :class:`MPICommunication` that holds every process of the MPI job (``ht.MPI_WORLD``)
     (Lightning's ranks are world ranks), else the same ValueError on every process.
     """
     comm = sanitize_comm(comm)
 
     def check():
-        world_size = MPI.COMM_WORLD.Get_size()
+        world_size = MPI_WORLD.size
         if comm.size != world_size:
             raise ValueError(
                 f"{owner}: comm must hold every process of the MPI job ({world_size}), got a "
                 f"communicator of {comm.size}; Lightning's ranks are the job's ranks"
             )
 
-    verdicts.agree(MPI.COMM_WORLD, check)
+    verdicts.agree(MPI_WORLD, check)
     return comm
 
 
@@ -94,7 +94,7 @@ class HeatEnvironment(ClusterEnvironment):
     @staticmethod
     def detect() -> bool:
         """Whether the process runs under MPI with more than one process."""
-        return MPI.COMM_WORLD.Get_size() > 1
+        return MPI_WORLD.size > 1
 
     def world_size(self) -> int:
         return self.comm.size
