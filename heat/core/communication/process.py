@@ -45,6 +45,8 @@ _ABORT_HOOK_INSTALLED = False  # whether sys.excepthook aborts the job (set by _
 _LAST_EXIT: Optional[SystemExit] = None
 #: seconds a process that exits with a non-zero status waits for the others before aborting
 _EXIT_GRACE_SECONDS = 2.0
+#: seconds between the message of an aborting process and the abort, for the launcher to forward it
+_FORWARD_SECONDS = 0.5
 #: default seconds a process waits at exit for the others before it reports that it waits
 _EXIT_REPORT_SECONDS = 30.0
 _RAISE_OPCODES = frozenset(
@@ -183,6 +185,7 @@ def _abort_on_exception_hook(previous: Callable) -> Callable:
                 previous(exc_type, exc_value, exc_traceback)
         finally:
             if MPI.Is_initialized() and not MPI.Is_finalized():
+                time.sleep(_FORWARD_SECONDS)  # for the launcher to forward the traceback
                 MPI.COMM_WORLD.Abort(1)
 
     heat_abort_excepthook._heat_abort_hook = True
@@ -365,6 +368,9 @@ def _finish_with_the_others() -> None:
         "had not ended: aborting the MPI job, so that they do not wait for this process forever "
         "(HEAT_ABORT_ON_EXCEPTION=0 disables)\n"
     )
+    # the launcher forwards this process's output through a pipe; an abort at once can end the
+    # job before the line above is forwarded (seen in CI under load, MPICH's Hydra)
+    time.sleep(_FORWARD_SECONDS)
     world.Abort(status if 0 < status < 256 else 1)
 
 
