@@ -843,8 +843,7 @@ class ZeroRedundancyOptimizer(torch.optim.Optimizer):
         >>> torch.optim.Adam(model.parameters()).load_state_dict(full)
         """
         state: Dict[int, Dict[str, Any]] = {}
-        # no state before the first step, on every process alike: nothing to gather (so that
-        # rank 0 alone may ask, as DataParallelMultiGPU does when it shares the initial state)
+        # no state before the first step, on every process alike: nothing to gather
         buckets = self.buckets if self.optimizer.state else []
         for bucket in buckets:
             own = self.optimizer.state.get(bucket.shard, {})
