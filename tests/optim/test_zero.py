@@ -439,3 +439,24 @@ def test_wrapping_an_optimizer_with_state_does_not_hang(wrapper, emulate_nodes):
     difference = _state_difference(optimizer.state_dict(), expected)
     collective_assert(difference == 0.0, f"{wrapper}: the state differs by {difference}")
     collective_assert(WORLD.allreduce(1) == SIZE, "allreduce after the wrapping")
+
+
+@pytest.mark.parametrize("stage", [1, 2, 3])
+def test_release_parameters(stage):
+    """After release: the trained parameters whole, and a backward on one process is local."""
+    model, reference = seeded_model(), seeded_model()
+    optimizer = zero(model, stage)
+    train_sharded(model, optimizer, 3)
+    train_reference(reference, 3)
+    optimizer.release_parameters()
+    difference = max(
+        (a.detach() - b.detach()).abs().max().item()
+        for a, b in zip(model.parameters(), reference.parameters())
+    )
+    collective_assert(difference <= TOLERANCE, f"stage {stage}: parameters differ by {difference}")
+    model.zero_grad()
+    if RANK == 0:  # no hook left that would start a collective
+        x, y = batch()
+        mse(model(x), y).backward()
+    local = RANK != 0 or all(p.grad is not None for p in model.parameters())
+    collective_assert(local, f"stage {stage}: gradients after backward")
