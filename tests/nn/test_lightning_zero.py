@@ -174,3 +174,33 @@ def test_bad_options_raise_everywhere():
         ok = ok and torch.equal(flat(module.parameters()), before)
         collective_assert(ok, f"rank {RANK}: {message}")
     collective_assert(WORLD.allreduce(1) == SIZE, "allreduce after the errors")
+
+
+class WithValidation(Regressor):
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        self.log("val_loss", mse(self(x), y), sync_dist=True)
+
+
+@pytest.mark.parametrize("stage", [2, 3])
+def test_accumulation_and_validation(stage):
+    """One step of the three batches' mean gradient; evaluation (in stage 3 collective) runs."""
+    module = WithValidation()
+    fit = trainer(ZeroStrategy(stage=stage), 1, accumulate_grad_batches=BATCHES)
+    fit.fit(module, own_batches(), own_batches())
+    net, _ = reference(0, 1)
+    optimizer, _ = adam_with_schedule(net, 1)
+    x, y = global_batches()
+    for b in range(BATCHES):  # Lightning divides each loss by the number of accumulated batches
+        rows = slice(b * BATCH, (b + 1) * BATCH)
+        (mse(net(x[rows]), y[rows]) / BATCHES).backward()
+    optimizer.step()
+    difference = float((flat(module.parameters()) - flat(net.parameters())).abs().max())
+    collective_assert(difference <= TOLERANCE, f"stage {stage}: parameters differ by {difference}")
+    with torch.no_grad():
+        expected = sum(mse(net(x[b * BATCH : (b + 1) * BATCH]), y[b * BATCH : (b + 1) * BATCH])
+                       for b in range(BATCHES)) / BATCHES  # fmt: skip
+    collective_assert(
+        abs(float(fit.callback_metrics["val_loss"]) - float(expected)) <= TOLERANCE,
+        f"stage {stage}: validation loss",
+    )
