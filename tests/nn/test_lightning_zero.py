@@ -3,8 +3,9 @@ Tests of heat.nn.lightning.ZeroStrategy under 1-4 processes: a float64 Lightning
 with ZeRO stages 1-3 (Adam, two parameter groups in stages 1 and 2, a StepLR schedule) ends with
 the parameters of plain single-process torch training on the same global batches; the checkpoint
 holds torch's full optimizer state (equal to the plain Adam's) and the full parameters, and a
-fit resumed from it continues identically; bad options raise on every process. Skipped without
-PyTorch Lightning (``pip install 'heat-mpi[lightning]'``).
+fit resumed from it (also with another stage) continues identically; gradient accumulation and
+validation; bad options raise on every process. Skipped without PyTorch Lightning
+(``pip install 'heat-mpi[lightning]'``).
 """
 
 import os
@@ -144,9 +145,11 @@ def test_trains_like_one_process_and_resumes(stage, shared_dir):  # noqa: F811
     difference = float((flat(weights.values()) - flat(net.state_dict().values())).abs().max())
     collective_assert(difference <= TOLERANCE, f"stage {stage}: saved weights differ")
 
-    # a fresh module (other initial values) resumed from it continues as the plain training
+    # a fresh module (other initial values) resumed from it continues as the plain training,
+    # also with another stage (the checkpoint is torch's format): 1 -> 2, 2 -> 1, 3 -> 3
     resumed = Regressor(seed=1, groups=groups)
-    trainer(ZeroStrategy(stage=stage), 2).fit(resumed, own_batches(), ckpt_path=path)
+    other = {1: 2, 2: 1, 3: 3}[stage]
+    trainer(ZeroStrategy(stage=other), 2).fit(resumed, own_batches(), ckpt_path=path)
     net, _ = reference(2, groups)
     difference = float((flat(resumed.parameters()) - flat(net.parameters())).abs().max())
     collective_assert(difference <= TOLERANCE, f"stage {stage}: resumed run differs")
