@@ -153,8 +153,9 @@ class ZeroStrategy(_HeatParallelStrategy):
 
         # the same model everywhere (buffers included), the same outcome of the checks
         _agree_on_model(self.comm, self._owner, stage3_layout, module, lambda _: {})
-        if self.comm.size > 1:  # rank 0's buffers (ZeRO shares rank 0's parameters itself)
-            broadcast_tensors(list(module.buffers()), self.comm, torch_process_group(self.comm))
+        buffers = list(module.buffers())
+        if buffers and self.comm.size > 1:  # rank 0's (ZeRO shares rank 0's parameters itself)
+            broadcast_tensors(buffers, self.comm, torch_process_group(self.comm))
         replacements = {id(o): self._sharded(o, module) for o in optimizers}
         for config in self.lr_scheduler_configs:
             replacement = replacements.get(id(config.scheduler.optimizer))
