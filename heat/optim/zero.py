@@ -297,7 +297,8 @@ class ZeroRedundancyOptimizer(torch.optim.Optimizer):
     with it, and with :class:`heat.optim.DASO` as its ``local_optimizer`` on the node's
     communicator: the state is then sharded per node, DASO averages across nodes).
     In stage 3 a module's parameters are unusable outside its forward and backward; read them
-    inside :meth:`gathered_parameters`. :meth:`state_dict` is collective and returns torch's
+    inside :meth:`gathered_parameters`; :meth:`release_parameters` hands them back for good.
+    :meth:`state_dict` is collective and returns torch's
     format for the full parameters (loadable into ``optimizer_class`` itself);
     :meth:`save_sharded` / :meth:`load_sharded` write and read one file per process.
 
@@ -812,6 +813,35 @@ class ZeroRedundancyOptimizer(torch.optim.Optimizer):
             "group to the constructor"
         )
 
+    def release_parameters(self) -> None:
+        """
+        Hand the parameters back as ordinary, whole tensors and stop managing them: the hooks on
+        the parameters (and, in stage 3, on the modules) are removed, and in stage 3 every
+        parameter is gathered into a tensor of its own (collective over ``comm``). Afterwards the
+        model runs on one process without communication; this optimizer must not step again.
+
+        Examples
+        --------
+        >>> optimizer = ht.optim.ZeroRedundancyOptimizer(model, torch.optim.Adam, stage=3)
+        >>> ...                                # training
+        >>> optimizer.release_parameters()    # every process: the full, trained model
+        >>> torch.save(model.state_dict(), "model.pt")
+        """
+        while self._pending:
+            self._complete_oldest()
+        for handle in self._hooks:
+            handle.remove()
+        self._hooks = []
+        if self.stage < 3:
+            return
+        with torch.no_grad():
+            for bucket in self.buckets:
+                self._materialize(bucket)
+                for p, slot in zip(bucket.parameters, bucket.slots):
+                    whole = bucket.flat[slot.offset : slot.offset + slot.numel]
+                    p.data = whole.view(slot.shape).clone()
+                self._free(bucket)
+
     def optimizer_state_bytes(self) -> int:
         """Bytes of the tensors in the inner optimizer's state on this process (its blocks)."""
         return sum(
@@ -842,8 +872,7 @@ class ZeroRedundancyOptimizer(torch.optim.Optimizer):
         >>> torch.optim.Adam(model.parameters()).load_state_dict(full)
         """
         state: Dict[int, Dict[str, Any]] = {}
-        # no state before the first step, on every process alike: nothing to gather (so that
-        # rank 0 alone may ask, as DataParallelMultiGPU does when it shares the initial state)
+        # no state before the first step, on every process alike: nothing to gather
         buckets = self.buckets if self.optimizer.state else []
         for bucket in buckets:
             own = self.optimizer.state.get(bucket.shard, {})

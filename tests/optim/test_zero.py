@@ -394,3 +394,69 @@ def test_node_local_sharding_under_daso(emulate_nodes):
     share = state[0] / node_comm.size
     ok = ok and abs(state[1] - share) <= 0.1 * share
     collective_assert(ok, f"difference {difference}, state {state[1]} of {state[0]}")
+
+
+def _state_difference(state, expected):
+    """The largest difference between two optimizer states in torch's format."""
+    return max(
+        (
+            (value - expected["state"][index][key]).abs().max().item()
+            for index, entry in state["state"].items()
+            for key, value in entry.items()
+            if torch.is_tensor(value) and value.dim() > 0
+        ),
+        default=0.0,
+    ) + float(len(state["state"]) != len(expected["state"]))
+
+
+@pytest.mark.timeout(60)  # before the fix: rank 0 alone asked for the collective state_dict
+@pytest.mark.parametrize("wrapper", ["DataParallel", "DataParallelMultiGPU"])
+def test_wrapping_an_optimizer_with_state_does_not_hang(wrapper, emulate_nodes):
+    """
+    A ZeroRedundancyOptimizer that has already stepped has a collective ``state_dict``; the
+    data-parallel modules share rank 0's optimizer state at construction, so every process must
+    take part. Afterwards every process holds rank 0's state (under DASO: node 0's, also on the
+    other nodes, whose own steps differed).
+    """
+    emulate_nodes(2)  # 3 processes: nodes of 2 and 1; 4: two nodes of 2
+    node_comm = WORLD.node_topology().node_comm
+    comm = WORLD if wrapper == "DataParallel" else node_comm
+    net = seeded_model()
+    optimizer = ht.optim.ZeroRedundancyOptimizer(
+        net.parameters(), torch.optim.SGD, comm=comm, lr=0.05, momentum=0.9
+    )
+    x, y = batch(seed=100 + WORLD.rank)  # each process its own rows: nodes train apart
+    for _ in range(2):
+        optimizer.zero_grad()
+        mse(net(x), y).backward()
+        optimizer.step()
+    expected = WORLD.bcast(optimizer.state_dict(), root=0)  # collective over comm, everywhere
+    if wrapper == "DataParallel":
+        ht.nn.DataParallel(net, optimizer=optimizer)
+    else:
+        daso = ht.optim.DASO(optimizer, total_epochs=2, warmup_epochs=0, cooldown_epochs=1)
+        ht.nn.DataParallelMultiGPU(net, daso)
+    difference = _state_difference(optimizer.state_dict(), expected)
+    collective_assert(difference == 0.0, f"{wrapper}: the state differs by {difference}")
+    collective_assert(WORLD.allreduce(1) == SIZE, "allreduce after the wrapping")
+
+
+@pytest.mark.parametrize("stage", [1, 2, 3])
+def test_release_parameters(stage):
+    """After release: the trained parameters whole, and a backward on one process is local."""
+    model, reference = seeded_model(), seeded_model()
+    optimizer = zero(model, stage)
+    train_sharded(model, optimizer, 3)
+    train_reference(reference, 3)
+    optimizer.release_parameters()
+    difference = max(
+        (a.detach() - b.detach()).abs().max().item()
+        for a, b in zip(model.parameters(), reference.parameters())
+    )
+    collective_assert(difference <= TOLERANCE, f"stage {stage}: parameters differ by {difference}")
+    model.zero_grad()
+    if RANK == 0:  # no hook left that would start a collective
+        x, y = batch()
+        mse(model(x), y).backward()
+    local = RANK != 0 or all(p.grad is not None for p in model.parameters())
+    collective_assert(local, f"stage {stage}: gradients after backward")

@@ -605,9 +605,13 @@ def broadcast_training_state(
         else (list(optimizer) if isinstance(optimizer, (list, tuple)) else [optimizer])
     )
     if optimizers:  # hyperparameters and state (e.g. momentum of a loaded checkpoint), one bcast
-        states = comm.bcast(
-            [o.state_dict() for o in optimizers] if comm.rank == 0 else None, root=0
-        )
+        # every process asks its optimizers for their state, not rank 0 alone: an optimizer's
+        # state_dict may be collective over the optimizer's own processes (a
+        # ZeroRedundancyOptimizer with state all-gathers its shards), and a call on rank 0 alone
+        # would wait forever for the others (for torch's optimizers the call is cheap: the dict
+        # refers to the state, it copies nothing)
+        own_states = [o.state_dict() for o in optimizers]
+        states = comm.bcast(own_states if comm.rank == 0 else None, root=0)
         if comm.rank != 0:
             for one, state in zip(optimizers, states):
                 one.load_state_dict(state)

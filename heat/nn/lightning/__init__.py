@@ -10,6 +10,8 @@ from heat's communicator, and the streaming loader as a resumable DataModule.
   Lightning's checkpoints;
 * :class:`HeatDataParallelStrategy` -- :class:`heat.nn.DataParallel` (buckets overlapped with
   backward, bf16/fp16 wire compression, hierarchical all-reduce);
+* :class:`ZeroStrategy` -- :class:`heat.optim.ZeroRedundancyOptimizer` (ZeRO stages 1-3) in
+  place of the optimizer the LightningModule configures; full optimizer state in the checkpoints;
 * :class:`StreamingDataModule` -- :class:`heat.utils.data.StreamingDataLoader` for train / val /
   test / predict, its position in the checkpoint, so a fit resumes mid-epoch with every row
   exactly once, also on another number of processes.
@@ -27,5 +29,12 @@ from ._imports import INSTALL_HINT  # noqa: F401  (raises ImportError naming the
 from .datamodule import StreamingDataModule
 from .environment import HeatEnvironment
 from .strategies import DASOStrategy, HeatDataParallelStrategy
+from .zero_strategy import ZeroStrategy
 
-__all__ = ["HeatEnvironment", "DASOStrategy", "HeatDataParallelStrategy", "StreamingDataModule"]
+__all__ = [
+    "HeatEnvironment",
+    "DASOStrategy",
+    "HeatDataParallelStrategy",
+    "ZeroStrategy",
+    "StreamingDataModule",
+]

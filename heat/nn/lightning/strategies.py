@@ -75,6 +75,26 @@ class _HeatParallelStrategy(ParallelStrategy):
         )
         self.comm = comm
 
+    def _agree_on_options(self, check: Callable[[], Any], options: Dict[str, Any]) -> None:
+        """
+        Run ``check`` on every process and agree, in one small all-gather, on its outcome and
+        on ``options`` (name -> value): the same exception on every process otherwise.
+        """
+
+        def fingerprint(_):
+            return f"{self._owner}'s options", {k: repr(v) for k, v in options.items()}
+
+        verdicts.agree(self.comm, check, fingerprint=fingerprint)
+
+    def _refuse_gradient_scaler(self) -> None:
+        """``precision="16-mixed"``: its scaler may skip a step on some processes only."""
+        precision = self.precision_plugin
+        if isinstance(precision, MixedPrecision) and precision.scaler is not None:
+            raise ValueError(
+                f'{self._owner} does not support precision="16-mixed": its gradient scaler may '
+                'skip a step on some processes only; use precision="bf16-mixed"'
+            )
+
     # -- layout ----------------------------------------------------------------------------------
 
     @property
@@ -486,11 +506,8 @@ class DASOStrategy(_HeatParallelStrategy):
             check_bool(verbose, "verbose")
             bucket_bytes(bucket_size_mb)
 
-        def fingerprint(_):
-            return "DASOStrategy's options", {k: repr(v) for k, v in options.items()}
-
         super().__init__(comm, accelerator, checkpoint_io, precision_plugin)
-        verdicts.agree(self.comm, check, fingerprint=fingerprint)
+        self._agree_on_options(check, options)
         self.daso_options = options
         self.daso: Optional[DASO] = None
         self._epoch_loss = [0.0, 0]  # this process's sum of training losses and their count
@@ -514,12 +531,7 @@ class DASOStrategy(_HeatParallelStrategy):
                     f"Trainer(max_epochs={max_epochs}) must be >= DASOStrategy's warmup_epochs "
                     f"+ cooldown_epochs ({warmup} + {cooldown})"
                 )
-            precision = self.precision_plugin
-            if isinstance(precision, MixedPrecision) and precision.scaler is not None:
-                raise ValueError(
-                    'DASOStrategy does not support precision="16-mixed": its gradient scaler '
-                    'may skip a step on one node only; use precision="bf16-mixed"'
-                )
+            self._refuse_gradient_scaler()
 
         verdicts.agree(self.comm, check)
         self.setup_optimizers(trainer)  # the module's own optimizers and schedulers
