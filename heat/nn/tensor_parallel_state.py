@@ -223,7 +223,11 @@ def full_state_dict(module: torch.nn.Module, rank: Optional[int] = 0) -> Dict[st
 
 
 def load_full_state_dict(
-    module: torch.nn.Module, state_dict: Mapping[str, torch.Tensor], strict: bool = True
+    module: torch.nn.Module,
+    state_dict: Optional[Mapping[str, torch.Tensor]],
+    strict: bool = True,
+    *,
+    rank: Optional[int] = None,
 ) -> IncompatibleKeys:
     """
     Load a full state dict -- from :func:`full_state_dict`, or the ``state_dict()`` of the
@@ -235,24 +239,29 @@ def load_full_state_dict(
     ----------
     module : torch.nn.Module
         The parallel model (as for :func:`full_state_dict`).
-    state_dict : mapping
-        Key -> tensor, the same on every process (keys, shapes, dtypes and values are checked
-        with one small all-gather; e.g. ``torch.load`` of one file on every process).
+    state_dict : mapping or None
+        Key -> tensor. Without ``rank``, the same on every process (keys, shapes, dtypes and
+        values are checked with one small all-gather; e.g. ``torch.load`` of one file on every
+        process); with ``rank``, read on that process only (None elsewhere).
     strict : bool
         Every key of the full state dict must be there and nothing else (default True).
+    rank : int, optional
+        The process (a rank of the layers' communicator) whose ``state_dict`` is loaded; it
+        broadcasts one entry at a time, every process keeps its shard (keyword only). Default
+        None: every process reads its own ``state_dict``.
 
     Returns
     -------
     IncompatibleKeys
-        ``missing_keys`` and ``unexpected_keys`` (in the full state dict's keys; empty when
-        ``strict``).
+        ``missing_keys`` and ``unexpected_keys``, in the full state dict's keys (empty when
+        ``strict``), the same on every process.
 
     Raises
     ------
     TypeError, ValueError
-        On every process, before anything is loaded: a wrong type, a missing or unexpected key
-        (``strict``), an entry of another shape than the unsplit model's, or state dicts that
-        differ between processes.
+        On every process, before anything is loaded: a wrong type, a ``rank`` out of range, a
+        missing or unexpected key (``strict``), an entry of another shape than the unsplit
+        model's, or (without ``rank``) state dicts that differ between processes.
 
     See Also
     --------
@@ -265,23 +274,37 @@ def load_full_state_dict(
     >>> model = ht.nn.parallelize(copy.deepcopy(plain), {"fc1": "column", "fc2": "row"})
     >>> ht.nn.load_full_state_dict(model, torch.load("checkpoint.pt"))  # written by plain
     IncompatibleKeys(missing_keys=[], unexpected_keys=[])
+    >>> state = torch.load("checkpoint.pt") if ht.MPI_WORLD.rank == 0 else None
+    >>> ht.nn.load_full_state_dict(model, state, rank=0)               # read by one process
+    IncompatibleKeys(missing_keys=[], unexpected_keys=[])
     """
     check_type(module, "module", torch.nn.Module, "a torch.nn.Module")
     comm, entries = _plan(module)
     current = module.state_dict(keep_vars=True)
 
-    def check():
+    def arguments():
+        root = check_int(rank, "rank", 0, maximum=comm.size - 1, allow_none=True)
+        return root, check_bool(strict, "strict")
+
+    root, strict = verdicts.agree(
+        comm,
+        arguments,
+        fingerprint=lambda r: (
+            "arguments of load_full_state_dict",
+            {"rank": repr(r[0]), "strict": repr(r[1])},
+        ),
+    )
+
+    def validate():
         check_type(state_dict, "state_dict", Mapping, "a mapping of key -> tensor")
-        strict_keys = check_bool(strict, "strict")
         expected = {entry.key for entry in entries}
         missing = [entry.key for entry in entries if entry.key not in state_dict]
         unexpected = [key for key in state_dict if key not in expected]
-        if strict_keys and (missing or unexpected):
+        if strict and (missing or unexpected):
             raise ValueError(
                 f"state_dict does not match the model's full state dict: missing keys "
                 f"{missing}, unexpected keys {unexpected}"
             )
-        shards: Dict[str, torch.Tensor] = {}
         for entry in entries:
             if entry.key not in state_dict:
                 continue
@@ -296,21 +319,39 @@ def load_full_state_dict(
                     f"state_dict[{entry.key!r}] has shape {tuple(full.shape)}, the model "
                     f"expects {shape}"
                 )
-            if entry.axis is None:
-                shards[entry.parts[0]] = full
-                continue
-            whole = sum(entry.counts)
-            start, count = entry.displs[comm.rank], entry.counts[comm.rank]
-            for k, part in enumerate(entry.parts):  # q, k, v of in_proj_weight: one after another
-                shards[part] = full.narrow(entry.axis, k * whole + start, count)
-        return IncompatibleKeys(missing, unexpected), shards
+        return IncompatibleKeys(missing, unexpected)
 
-    def fingerprint(result):
+    def fingerprint(keys):
         summary = {key: repr((tuple(t.shape), t.dtype, _checksum(t)))
                    for key, t in state_dict.items() if isinstance(t, torch.Tensor)}  # fmt: skip
-        summary["strict"] = repr(strict)
         return "state_dict passed to load_full_state_dict", summary
 
-    keys, shards = verdicts.agree(comm, check, fingerprint=fingerprint)
+    if root is None:
+        keys = verdicts.agree(comm, validate, fingerprint=fingerprint)
+    else:
+        keys = verdicts.root_decides(comm, validate, root=root)
+    absent = set(keys.missing_keys)
+    shards: Dict[str, torch.Tensor] = {}
+    for entry in entries:
+        if entry.key in absent:
+            continue
+        if root is None or comm.size == 1:
+            full = state_dict[entry.key]
+        else:
+            mine = state_dict[entry.key].detach().contiguous() if comm.rank == root else None
+            full = comm.bcast_tensor(mine, root, device=current[entry.parts[0]].device)
+        for part, shard in zip(entry.parts, _shards(entry, full, comm.rank)):
+            # a broadcast tensor is dropped after this entry: keep a copy of the shard only
+            shards[part] = shard if root is None else shard.clone()
     module.load_state_dict(shards, strict=False)
     return keys
+
+
+def _shards(entry: _Entry, full: torch.Tensor, rank: int) -> List[torch.Tensor]:
+    """Process ``rank``'s block of ``full`` for each of ``entry``'s parts (views)."""
+    if entry.axis is None:
+        return [full]
+    whole = sum(entry.counts)
+    start, count = entry.displs[rank], entry.counts[rank]
+    # in_proj_weight holds the queries', keys' and values' weights one after another
+    return [full.narrow(entry.axis, k * whole + start, count) for k in range(len(entry.parts))]

@@ -130,22 +130,29 @@ def test_attention_and_mlp_save_as_multihead_attention():
     collective_assert(difference < TOLERANCE, f"outputs differ by {difference}")
 
 
-@pytest.mark.parametrize("factory", [sequential, lambda: Block(parallel=False)])
-def test_load_full_state_dict_round_trip(factory):
-    plain = seeded(factory, seed=3)
-    train(plain, ids if factory is sequential else tokens)
-    if factory is sequential:
-        model = ht.nn.parallelize(seeded(sequential), PLAN)  # other values
-        inputs = ids
-    else:
-        model = seeded(lambda: Block(parallel=True))
-        inputs = tokens
+@pytest.mark.parametrize("kind", ["sequential", "block"])
+def test_load_full_state_dict_round_trip(kind):
+    inputs = ids if kind == "sequential" else tokens
+
+    def parallel(seed):  # a parallel model with other values than the plain one's
+        if kind == "sequential":
+            return ht.nn.parallelize(seeded(sequential, seed), PLAN)
+        return seeded(lambda: Block(parallel=True), seed)
+
+    plain = seeded(sequential if kind == "sequential" else lambda: Block(parallel=False), 3)
+    train(plain, inputs)
+    model = parallel(0)
     keys = ht.nn.load_full_state_dict(model, plain.state_dict())
     collective_assert(keys.missing_keys == [] and keys.unexpected_keys == [], f"{keys}")
     x = inputs(seed=9)
     difference = max_difference(model(x), plain(x))
     collective_assert(difference < TOLERANCE, f"outputs differ by {difference}")
     same_state(ht.nn.full_state_dict(model, rank=None), plain.state_dict(), "round trip")
+    # the same from one process's state dict, broadcast entry by entry
+    again = parallel(7)
+    state = plain.state_dict() if RANK == SIZE - 1 else None
+    ht.nn.load_full_state_dict(again, state, rank=SIZE - 1)
+    same_state(ht.nn.full_state_dict(again, rank=None), plain.state_dict(), "from one process")
     # and the loaded model trains on like the torch model
     train(model, inputs)
     train(plain, inputs)
@@ -177,6 +184,11 @@ def test_bad_input_raises_everywhere():
     wrong = dict(full, **{"fc1.weight": torch.zeros(11, 6, dtype=F64)})
     raises_everywhere(ValueError, "state_dict['fc1.weight'] has shape (11, 6), the model expects "
                       "(10, 6)", ht.nn.load_full_state_dict, model, wrong)  # fmt: skip
+    only_last = missing if RANK == SIZE - 1 else None
+    raises_everywhere(ValueError, "missing keys ['fc2.bias']", ht.nn.load_full_state_dict,
+                      model, only_last, rank=SIZE - 1)  # fmt: skip
+    raises_everywhere(ValueError, "rank must be >= 0", ht.nn.load_full_state_dict, model, full,
+                      rank=-1)  # fmt: skip
     before = copy.deepcopy(model.state_dict())
     differing = dict(full, **{"head.bias": full["head.bias"] + (RANK == SIZE - 1)})
     if SIZE > 1:
