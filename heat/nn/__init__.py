@@ -11,6 +11,8 @@ Neural networks: data, pipeline and tensor parallel.
 * tensor parallelism (Megatron-style) — :class:`ColumnParallelLinear`, :class:`RowParallelLinear`,
   :class:`ParallelEmbedding`, :class:`ParallelMLP`, :class:`ParallelSelfAttention` split their
   weights over the processes; :func:`parallelize` swaps them into an existing model;
+  :func:`full_state_dict` / :func:`load_full_state_dict` save and load such a model in the
+  unsplit torch model's format;
 * :mod:`heat.nn.lightning` (optional, ``pip install 'heat-mpi[lightning]'``) -- PyTorch Lightning
   strategies on DASO and DataParallel, and the streaming loader as a resumable DataModule;
   imported only when used.
@@ -41,6 +43,7 @@ from .tensor_parallel import (
     RowParallelLinear,
     parallelize,
 )
+from .tensor_parallel_state import full_state_dict, load_full_state_dict
 
 __all__ = [
     "DataParallel",
@@ -60,6 +63,8 @@ __all__ = [
     "ParallelMLP",
     "ParallelSelfAttention",
     "parallelize",
+    "full_state_dict",
+    "load_full_state_dict",
 ]
 
 

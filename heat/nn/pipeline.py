@@ -21,7 +21,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 import torch
 from torch.utils.checkpoint import checkpoint as _checkpoint
 
-from ..core.communication import MPI_SELF, MPICommunication, get_comm
+from ..core.communication import MPI_SELF, MPICommunication, get_comm, verdicts
 from ..core.sanitation import check_bool, check_int
 from . import pipeline_checkpoint
 from .pipeline_plan import (
@@ -40,34 +40,8 @@ __all__ = ["Pipeline"]
 
 
 # ------------------------------------------------------------------------------------------------
-# collective verdicts
+# what differs between the processes' pipelines (the verdicts: core.communication.verdicts)
 # ------------------------------------------------------------------------------------------------
-
-
-def _portable(error: Optional[BaseException]) -> Optional[Tuple[type, str]]:
-    """A builtin exception class behind ``error`` that can be rebuilt from its message."""
-    if error is None:
-        return None
-    message = str(error.args[0]) if isinstance(error, KeyError) and error.args else str(error)
-    for cls in type(error).__mro__:
-        if cls.__module__ == "builtins" and cls not in (BaseException, Exception):
-            try:
-                cls(message)
-            except Exception:  # noqa: B902 - not rebuildable from a message alone
-                continue
-            return cls, message
-    return RuntimeError, f"{type(error).__name__}: {message}"
-
-
-def _raise_first(outcomes: Sequence[Optional[Tuple[type, str]]], local: Optional[BaseException]):
-    """Raise the error of the lowest process that failed, the same text on every process."""
-    failed = [rank for rank, outcome in enumerate(outcomes) if outcome is not None]
-    if not failed:
-        return
-    cls, message = outcomes[failed[0]]
-    if len(failed) < len(outcomes):
-        message += f" [on process{'es' if len(failed) > 1 else ''} {', '.join(map(str, failed))}]"
-    raise cls(message) from local
 
 
 def _describe_layers(k: int, mine: Tuple[Any, ...], theirs: Tuple[Any, ...], rank: int) -> str:
@@ -505,13 +479,13 @@ class Pipeline(torch.nn.Module):
         One all-gather of every process's error and summary: raise the first error everywhere,
         or (``describe``) a ValueError if the summaries differ; return the summaries.
         """
-        outcome = _portable(error)
+        outcome = None if error is None else verdicts.portable(error)
         if comm.size == 1:
-            _raise_first([outcome], error)
+            verdicts.raise_first([outcome], error)
             return [summary]
         digest = zlib.crc32(repr(summary).encode()) if describe else None
         gathered = comm.allgather((outcome, digest if describe else summary))
-        _raise_first([g[0] for g in gathered], error)
+        verdicts.raise_first([g[0] for g in gathered], error)
         if describe and any(g[1] != digest for g in gathered):
             summaries = comm.allgather(summary)  # only when something is wrong
             raise ValueError(
@@ -893,7 +867,7 @@ class Pipeline(torch.nn.Module):
                 spec_out = self._probe(spec_in, inputs, targets[:size] if training else None)
             except Exception as caught:  # noqa: B902 - every failure becomes collective
                 layers = self.partition.stages[self.stage]
-                cls, message = _portable(caught)
+                cls, message = verdicts.portable(caught)
                 error = cls(
                     f"stage {self.stage} (layers {layers.start}-{layers.stop - 1}) fails on a "
                     f"micro-batch of shape {spec_in.shape} ({spec_in.dtype}): {message}"

@@ -79,14 +79,22 @@ def save(pipe: "Pipeline", folder: str) -> None:
 
     token = verdicts.root_decides(comm, prepare)
     name = f"stage-{pipe.stage}-{token}.pt"
-    error = None
+    # every replica asks its optimizer: a state_dict() may be collective over the replicas (a
+    # ZeroRedundancyOptimizer over pipe.replica_comm gathers its shards); only replica 0 writes
+    error, optimizer_state = None, None
+    if pipe.optimizer is not None:
+        try:
+            optimizer_state = pipe.optimizer.state_dict()
+        except Exception as caught:  # noqa: B902 - every failure becomes collective
+            error = caught
+    verdicts.raise_if_any(comm, error)
     if pipe.replica == 0:
         state = {
             "format": FORMAT,
             "stage": pipe.stage,
             "layers": _layer_names(pipe)[pipe.stage],
             "model": pipe.stage_module.state_dict(),
-            "optimizer": None if pipe.optimizer is None else pipe.optimizer.state_dict(),
+            "optimizer": optimizer_state,
             "version": pipe._version,
         }
         try:

@@ -362,22 +362,7 @@ class ColumnParallelLinear(torch.nn.Module):
         >>> torch.allclose(layer(x), linear(x))
         True
         """
-        comm = _check_comm(comm)
-
-        def check():
-            check_type(linear, "linear", torch.nn.Linear, "a torch.nn.Linear")
-            return check_bool(gather_output, "gather_output")
-
-        gather = _agree(
-            comm,
-            "ColumnParallelLinear.from_linear",
-            check,
-            lambda r: _linear_entries(linear, gather_output=r, checksums=True),
-        )
-        layer = cls.__new__(cls)
-        torch.nn.Module.__init__(layer)
-        layer._setup(comm, linear.weight, linear.bias, gather)
-        return layer
+        return _from_linear(cls, linear, comm, "gather_output", gather_output)
 
     @property
     def weight_dndarray(self) -> DNDarray:
@@ -543,22 +528,7 @@ class RowParallelLinear(torch.nn.Module):
         >>> torch.allclose(layer(x), linear(x))
         True
         """
-        comm = _check_comm(comm)
-
-        def check():
-            check_type(linear, "linear", torch.nn.Linear, "a torch.nn.Linear")
-            return check_bool(input_is_parallel, "input_is_parallel")
-
-        parallel = _agree(
-            comm,
-            "RowParallelLinear.from_linear",
-            check,
-            lambda r: _linear_entries(linear, input_is_parallel=r, checksums=True),
-        )
-        layer = cls.__new__(cls)
-        torch.nn.Module.__init__(layer)
-        layer._setup(comm, linear.weight, linear.bias, parallel)
-        return layer
+        return _from_linear(cls, linear, comm, "input_is_parallel", input_is_parallel)
 
     @property
     def weight_dndarray(self) -> DNDarray:
@@ -591,6 +561,29 @@ class RowParallelLinear(torch.nn.Module):
             f"bias={self.bias is not None}, input_is_parallel={self.input_is_parallel}, "
             f"counts={self.counts}"
         )
+
+
+def _from_linear(cls, linear: Any, comm: Any, option: str, value: Any) -> torch.nn.Module:
+    """
+    ``cls`` (a column- or row-parallel layer) built from ``linear``, the same on every process,
+    with its one boolean ``option`` (``gather_output`` / ``input_is_parallel``) set to ``value``.
+    """
+    comm = _check_comm(comm)
+
+    def check():
+        check_type(linear, "linear", torch.nn.Linear, "a torch.nn.Linear")
+        return check_bool(value, option)
+
+    flag = _agree(
+        comm,
+        f"{cls.__name__}.from_linear",
+        check,
+        lambda r: _linear_entries(linear, checksums=True, **{option: r}),
+    )
+    layer = cls.__new__(cls)
+    torch.nn.Module.__init__(layer)
+    layer._setup(comm, linear.weight, linear.bias, flag)
+    return layer
 
 
 def _checked_linear(in_features, out_features, bias, dtype, device) -> torch.nn.Linear:

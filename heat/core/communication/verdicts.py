@@ -297,25 +297,25 @@ def agree(
     raise ValueError(f"the processes do not see the same {what} ({seen})")
 
 
-def root_decides(comm: Any, function: Callable[..., Any], *args: Any) -> Any:
+def root_decides(comm: Any, function: Callable[..., Any], *args: Any, root: int = 0) -> Any:
     """
-    Run ``function(*args)`` on process 0 only and broadcast its result, or its error, which
-    every process then raises (one broadcast). For decisions one process makes for all: whether
-    a file exists, what a header says.
+    Run ``function(*args)`` on process ``root`` (keyword only, default 0) only and broadcast its
+    result, or its error, which every process then raises (one broadcast). For decisions one
+    process makes for all: whether a file exists, what a header says.
 
     Examples
     --------
     >>> exists = root_decides(comm, os.path.exists, "data.h5")   # the same answer everywhere
     """
     error, outcome = None, None
-    if comm.rank == 0:
+    if comm.rank == root:
         try:
             outcome = (True, function(*args))
         except Exception as caught:  # noqa: B902
             error = caught
             outcome = (False, portable(caught))
     if comm.size > 1:
-        outcome = comm.bcast(outcome, root=0)
+        outcome = comm.bcast(outcome, root=root)
     if not outcome[0]:
         raise_first([outcome[1]], error)
     return outcome[1]

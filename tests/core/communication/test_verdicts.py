@@ -113,6 +113,7 @@ def test_any_true_and_root_decides():
     assert verdicts.any_true(COMM, False) is False
     decided = verdicts.root_decides(COMM, lambda: ("rank 0 saw", COMM.rank))
     assert decided == ("rank 0 saw", 0)
+    assert verdicts.root_decides(COMM, lambda: COMM.rank, root=LAST) == LAST
     message = raised_message(FileNotFoundError, verdicts.root_decides, COMM, open, "/nonexistent/x")
     collective_assert(message is not None and "/nonexistent/x" in message, str(message))
 
