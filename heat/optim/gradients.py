@@ -33,7 +33,7 @@ from ..core.communication.node_groups import (
     all_reduce_async,
     ring_allreduce_bytes,
 )
-from ..core.communication.shared_memory import node_shared_sum
+from ..core.communication.shared_memory import BackgroundSums, node_shared_sum
 from .averaging import FlatLayout, bucket_bounds, pack
 
 __all__ = [
@@ -145,21 +145,28 @@ class FlatAverage(Reduction):
 
 class SharedMemoryAverage(Reduction):
     """
-    The average over the processes of one node through a shared-memory segment (CPU tensors):
-    each bucket is copied into this process's slot as it starts (during the backward pass), and
-    at the end of the backward pass the node's processes sum disjoint slices of all buckets
-    concurrently and copy the average out (:class:`heat.core.communication.shared_memory.
-    NodeSharedSum`). No byte crosses a socket; every process gets the same bits.
+    The average over the processes of one node through a shared-memory segment (CPU tensors,
+    :class:`heat.core.communication.shared_memory.NodeSharedSum`). No byte crosses a socket;
+    every process gets the same bits.
+
+    With ``background`` (a :class:`heat.core.communication.shared_memory.BackgroundSums`),
+    each bucket is averaged as soon as it starts, during the backward pass, by a thread: copied
+    into this process's slot, its range summed over the node (each process its slice), the
+    average copied back; only what is left when the backward pass ends is waited for. Without
+    it, buckets are only copied in as they start and the node sums all of them at the end.
 
     Parameters
     ----------
     summers : dict of torch.dtype -> NodeSharedSum
         One segment per dtype of the buckets, each large enough for all buckets of its dtype.
+    background : BackgroundSums, optional
+        The thread that averages buckets during the backward pass.
     """
 
-    def __init__(self, summers: Dict[torch.dtype, Any]):
+    def __init__(self, summers: Dict[torch.dtype, Any], background: Optional[Any] = None):
         super().__init__()
         self.summers = summers
+        self.background = background
         self._offsets: Dict[int, int] = {}  # id(bucket) -> offset in its dtype's slot
         self._filled: Dict[torch.dtype, int] = {dtype: 0 for dtype in summers}
 
@@ -170,12 +177,23 @@ class SharedMemoryAverage(Reduction):
             self._filled[bucket.dtype] += bucket.numel()
         return self._offsets[id(bucket)]
 
-    def start(self, bucket: torch.Tensor) -> Any:
+    def place(self, bucket: torch.Tensor) -> Any:
+        """Copy ``bucket`` into this process's slot (no communication); its handle."""
         offset = self._offset(bucket)
         self.summers[bucket.dtype].put(offset, bucket)
         return offset, bucket
 
+    def start(self, bucket: torch.Tensor) -> Any:
+        if self.background is None:
+            return self.place(bucket)
+        offset, summer = self._offset(bucket), self.summers[bucket.dtype]
+        self.background.submit(summer, offset, bucket, 1.0 / summer.comm.size)
+        return offset, bucket
+
     def finish_all(self, handles: Sequence[Any]) -> None:
+        if self.background is not None:
+            self.background.wait()
+            return
         for summer in self.summers.values():
             summer.reduce(self._filled[summer.dtype])
         for offset, bucket in handles:
@@ -194,19 +212,22 @@ def node_average(groups: NodeGroups, parameters: Sequence[torch.nn.Parameter]) -
     --------
     >>> reduction = node_average(daso.groups, model.parameters())
     """
-    shared = shared_memory_average(groups, parameters)
+    shared = shared_memory_average(groups, parameters, background=True)
     if shared is not None:
         return shared
     return FlatAverage(groups.node_group, groups.local_size)
 
 
 def shared_memory_average(
-    groups: NodeGroups, parameters: Sequence[torch.nn.Parameter]
+    groups: NodeGroups, parameters: Sequence[torch.nn.Parameter], background: bool = False
 ) -> Optional[SharedMemoryAverage]:
     """
     A :class:`SharedMemoryAverage` for the gradients of ``parameters`` over the node, or None
     (on every process of the node) when they are not all CPU floating-point tensors, the node's
     processes cannot share memory or ``HEAT_NODE_SHARED_MEMORY=0``. Collective over the node.
+    With ``background``, a thread averages each bucket while the backward pass goes on
+    (:class:`SharedMemoryAverage`); without, the caller sums the slots itself (as
+    :class:`HierarchicalAverage` does, between its node and cross-node phases).
     """
     parameters = [p for p in parameters if p.requires_grad]
     on_cpu = all(p.device.type == "cpu" and p.is_floating_point() for p in parameters)
@@ -219,7 +240,7 @@ def shared_memory_average(
     node = groups.topology.node_comm
     summers = {dtype: node_shared_sum(node, total, dtype) for dtype, total in totals.items()}
     if all(summer is not None for summer in summers.values()):
-        return SharedMemoryAverage(summers)
+        return SharedMemoryAverage(summers, BackgroundSums(node) if background else None)
     return None
 
 
@@ -253,7 +274,7 @@ class HierarchicalAverage(Reduction):
         if size == 1:
             return None, bucket
         if self.shared is not None:
-            return self.shared.start(bucket)
+            return self.shared.place(bucket)
         self.bytes_local += ring_allreduce_bytes(bucket.numel() * bucket.element_size(), size)
         return all_reduce_async(bucket, self.groups.node_group), bucket
 

@@ -2,13 +2,26 @@
 Unit tests of heat/optim/gradients.py's GradientReducer with a recording stand-in for the
 collective (no communication): bucket order and sizes, buckets started during the backward pass
 (overlapped) or only after it (blocking), no_sync, the values written back, the errors. The same on
-every process, so they run under any process count.
+every process, so they run under any process count. And the node's shared-memory average, whose
+thread averages buckets during the backward pass.
 """
+
+from types import SimpleNamespace
 
 import pytest
 import torch
 
-from heat.optim.gradients import GradientReducer, Reduction, bucket_bytes
+import heat as ht
+from heat.core.communication.node_groups import NodeGroups
+from heat.optim.gradients import (
+    GradientReducer,
+    Reduction,
+    SharedMemoryAverage,
+    bucket_bytes,
+    node_average,
+    shared_memory_average,
+)
+from tests.helpers import collective_assert
 
 
 class Recording(Reduction):
@@ -139,3 +152,43 @@ def test_bucket_bytes_checks():
         bucket_bytes("25")
     with pytest.raises(ValueError, match="bucket_size_mb"):
         bucket_bytes(0)
+
+
+@pytest.mark.parametrize("ranks_per_node", [None, 2])
+def test_node_average_in_the_background_equals_the_end_of_backward_sum(
+    emulate_nodes, ranks_per_node
+):
+    """node_average's shared-memory path averages each bucket in a thread as it starts during
+    the backward pass; the gradients have the bits of the path that sums every bucket after the
+    backward pass, on every process of the node."""
+    emulate_nodes(ranks_per_node)
+    groups = NodeGroups(ht.MPI_WORLD)
+    models = [net().double(), net().double()]
+    overlapped = node_average(groups, list(models[0].parameters()))
+    at_the_end = shared_memory_average(groups, list(models[1].parameters()))
+    ok, message = True, ""
+    if groups.local_size > 1 and at_the_end is not None:
+        ok = isinstance(overlapped, SharedMemoryAverage) and overlapped.background is not None
+        message = f"node_average gave {overlapped!r} without a background thread"
+        phase, during_backward = SimpleNamespace(finishing=False), []
+        submit = overlapped.background.submit
+
+        def recording_submit(*args):
+            during_backward.append(not phase.finishing)
+            submit(*args)
+
+        overlapped.background.submit = recording_submit
+        watched(GradientReducer(models[0].parameters(), overlapped, bucket_bytes=320), phase)
+        GradientReducer(models[1].parameters(), at_the_end, bucket_bytes=320)
+        for step in range(2):
+            seed = torch.Generator().manual_seed(10 * step + groups.comm.rank)
+            x = torch.randn(5, 4, generator=seed, dtype=torch.float64)
+            for model in models:
+                model.zero_grad()
+                run(model, None, x)
+            for (name, a), b in zip(models[0].named_parameters(), models[1].parameters()):
+                if not torch.equal(a.grad, b.grad):
+                    ok, message = False, f"step {step}: {name}'s gradients differ"
+        if ok and not any(during_backward):
+            ok, message = False, f"no bucket was averaged during backward: {during_backward}"
+    collective_assert(ok, message)

@@ -29,7 +29,9 @@ from __future__ import annotations
 
 import mmap
 import os
+import queue
 import tempfile
+import threading
 import time
 import uuid
 from typing import Any, List, Optional, Sequence, Tuple
@@ -39,7 +41,7 @@ import torch
 from .node_groups import slice_bounds
 from .verdicts import any_true, root_decides, wait_without_spinning
 
-__all__ = ["NodeSharedSum", "node_shared_sum", "shared_segment"]
+__all__ = ["BackgroundSums", "NodeSharedSum", "node_shared_sum", "shared_segment"]
 
 _HEADER = 64  # bytes before the slots: a token every process checks after mapping
 
@@ -103,16 +105,26 @@ class NodeSharedSum:
         Sum elements ``[0, length)`` (default: all put in this round) of the node's slots into
         the result area; collective over the node. Every process must have put the same pieces.
         """
-        length = self._used if length is None else length
-        size, rank = self.comm.size, self.comm.rank
-        self.barrier()  # every slot is written
-        lo, hi = slice_bounds(length, size, rank)
+        self.reduce_range(0, self._used if length is None else length)
+        self._used = 0
+
+    def reduce_range(self, offset: int, length: int, comm: Any = None) -> None:
+        """
+        Sum elements ``[offset, offset + length)`` of the node's slots into the result area:
+        a barrier (every slot holds the range), each process sums its slice of the range, a
+        barrier (the whole range is summed). Collective over ``comm``: the node's processes,
+        ``self.comm`` by default, or a duplicate of it for a thread that sums while the main
+        thread communicates on the original (:class:`BackgroundSums`).
+        """
+        comm = self.comm if comm is None else comm
+        self.barrier(comm)  # every slot holds the range
+        lo, hi = slice_bounds(length, comm.size, comm.rank)
+        lo, hi = lo + offset, hi + offset
         if hi > lo:
             total = torch.add(self._slots[0][lo:hi], self._slots[1][lo:hi], out=self._result[lo:hi])
             for other in self._slots[2:]:
                 total.add_(other[lo:hi])
-        self.barrier()  # every slice is summed
-        self._used = 0
+        self.barrier(comm)  # every slice of the range is summed
 
     def share(self, offset: int, values: torch.Tensor) -> None:
         """
@@ -128,11 +140,12 @@ class NodeSharedSum:
         node's next :meth:`reduce` or :meth:`share`)."""
         return self._result[offset : offset + length]
 
-    def barrier(self) -> None:
-        """Wait until every process of the node has arrived (sleeping between polls, so an
-        oversubscribed node's waiting processes leave the cores to the others)."""
+    def barrier(self, comm: Any = None) -> None:
+        """Wait until every process of the node (of ``comm``, a duplicate of the node's
+        communicator, if given) has arrived, sleeping between polls, so an oversubscribed
+        node's waiting processes leave the cores to the others."""
         began = time.perf_counter()
-        wait_without_spinning(self.comm.Ibarrier())
+        wait_without_spinning((self.comm if comm is None else comm).Ibarrier())
         self.seconds_waiting += time.perf_counter() - began
 
     def take(self, offset: int, out: torch.Tensor, scale: Optional[float] = None) -> torch.Tensor:
@@ -154,6 +167,74 @@ class NodeSharedSum:
         scale = 1.0 / self.comm.size if average else None
         for tensor, start in zip(tensors, offsets):
             self.take(start, tensor, scale)
+
+
+class BackgroundSums:
+    """
+    Node sums of pieces of tensors in a background thread, in the order they are submitted, so
+    that they overlap with what the calling thread does meanwhile (the rest of a backward
+    pass). For each piece: copy it into this process's slot, sum its range over the node (each
+    process its slice, :meth:`NodeSharedSum.reduce_range`), copy the sum (optionally scaled)
+    back into the piece. The thread synchronizes on its own duplicate of the node communicator,
+    so the calling thread may go on communicating on the original.
+
+    Every process of the node must submit the same pieces (offsets and lengths) in the same
+    order; every element is summed in slot order by one process, so the results have the same
+    bits as :meth:`NodeSharedSum.allreduce_` on every process.
+
+    Parameters
+    ----------
+    comm : MPICommunication
+        The node's processes (collective: the constructor duplicates it).
+
+    Examples
+    --------
+    >>> sums = BackgroundSums(node)
+    >>> sums.submit(summer, 0, bucket, scale=1 / node.size)   # returns at once
+    >>> sums.wait()                                           # bucket holds the node average
+    """
+
+    def __init__(self, comm: Any):
+        self.comm = comm.Dup()
+        self._tasks: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
+        self._done = threading.Condition()
+        self._pending = 0
+        self._error: Optional[BaseException] = None
+        self._thread: Optional[threading.Thread] = None
+
+    def submit(
+        self, summer: NodeSharedSum, offset: int, values: torch.Tensor, scale: Optional[float]
+    ) -> None:
+        """Sum the flat ``values`` over the node at ``offset`` of ``summer``'s slots, in the
+        background; ``values`` must not be touched until :meth:`wait` returns."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="heat-node-sums", daemon=True)
+            self._thread.start()
+        with self._done:
+            self._pending += 1
+        self._tasks.put((summer, offset, values, scale))
+
+    def wait(self) -> None:
+        """Block until every submitted piece holds its node sum; raise the thread's error."""
+        with self._done:
+            self._done.wait_for(lambda: self._pending == 0)
+            error, self._error = self._error, None
+        if error is not None:
+            raise error
+
+    def _run(self) -> None:
+        while True:
+            summer, offset, values, scale = self._tasks.get()
+            try:
+                if self._error is None:  # after a failure the node's sums cannot match: skip
+                    summer.put(offset, values)
+                    summer.reduce_range(offset, values.numel(), self.comm)
+                    summer.take(offset, values, scale)
+            except BaseException as caught:  # noqa: B036 - handed to the waiting thread
+                self._error = caught
+            with self._done:
+                self._pending -= 1
+                self._done.notify_all()
 
 
 def _map_segment(path: str, nbytes: int, create: bool) -> mmap.mmap:

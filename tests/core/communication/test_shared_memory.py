@@ -126,3 +126,44 @@ def test_a_fast_process_never_overwrites_a_sum_others_still_take():
         ok = ok and torch.equal(got, torch.full((8,), expected))
         seen.append(float(got[0]))
     collective_assert(ok, f"rank {COMM.rank}: {seen}")
+
+
+@pytest.mark.parametrize("ranks_per_node", [None, 2])
+def test_background_sums_equal_one_round_and_overlap_the_caller(emulate_nodes, ranks_per_node):
+    """Pieces summed by the thread, in submission order, have the bits of allreduce_ of the same
+    pieces; the thread works while the caller computes (and communicates on the node)."""
+    emulate_nodes(ranks_per_node)
+    node = COMM.node_topology(cached=False).node_comm
+    summer = node_shared_sum(node, 2000, torch.float64)
+    background = None if summer is None else shared_memory.BackgroundSums(node)
+    ok, message = True, ""
+    for round_ in range(3 if summer is not None else 0):  # a node of one process has none
+        seed = 1000 * round_ + node.rank
+        pieces = [
+            torch.randn(n, generator=torch.Generator().manual_seed(seed + n)) for n in (5, 900, 1)
+        ]
+        expected = [p.clone() for p in pieces]
+        summer.allreduce_(expected, average=True)
+        offset = 0
+        for piece in pieces:
+            background.submit(summer, offset, piece, 1.0 / node.size)
+            offset += piece.numel()
+            node.Barrier()  # the caller communicates on the node meanwhile
+        background.wait()
+        for i, (got, want) in enumerate(zip(pieces, expected)):
+            if not torch.equal(got, want):
+                ok, message = False, f"round {round_} piece {i}: {got[:3]} != {want[:3]}"
+    collective_assert(ok, f"rank {COMM.rank}: {message}")
+
+
+def test_background_sums_hand_the_threads_error_to_wait():
+    node = COMM.node_topology(cached=False).node_comm
+    summer = node_shared_sum(node, 10, torch.float32)
+    if summer is None:
+        return
+    background = shared_memory.BackgroundSums(node)
+    background.submit(summer, 5, torch.ones(6), None)  # does not fit: fails before any barrier
+    with pytest.raises(ValueError, match="do not fit the capacity"):
+        background.wait()
+    background.submit(summer, 0, torch.ones(10), None)  # the thread goes on with later pieces
+    background.wait()
