@@ -39,21 +39,28 @@ WIDTHS = (5, 7, 4, 3)  # Linear, Tanh, Linear, Tanh, Linear: uneven stages at 2,
 mse = torch.nn.functional.mse_loss
 
 
-def adam_with_schedule(net):
-    """Adam with two parameter groups (their own learning rates) and a halving per epoch."""
+def adam_with_schedule(net, sgd=False):
+    """
+    Adam (or SGD: not blind to the gradients' scale, for clipping) with two parameter groups
+    (their own learning rates) and a halving per epoch.
+    """
     params = [
         {"params": net[0].parameters(), "lr": 2e-2},
         {"params": [p for layer in list(net)[1:] for p in layer.parameters()]},
     ]
-    optimizer = torch.optim.Adam(params, lr=1e-2, betas=(0.8, 0.99))
+    if sgd:
+        optimizer = torch.optim.SGD(params, lr=0.1, momentum=0.9)
+    else:
+        optimizer = torch.optim.Adam(params, lr=1e-2, betas=(0.8, 0.99))
     return optimizer, torch.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.5)
 
 
 class Regressor(pl.LightningModule):
-    def __init__(self, seed=0):
+    def __init__(self, seed=0, sgd=False):
         super().__init__()
         self.net = seeded_model(WIDTHS, seed)
         self.loss_fn = mse
+        self.sgd = sgd
 
     def forward(self, x):
         return self.net(x)
@@ -69,7 +76,7 @@ class Regressor(pl.LightningModule):
         self.log("val_loss", self.loss_fn(self(x), y), sync_dist=True)
 
     def configure_optimizers(self):
-        optimizer, scheduler = adam_with_schedule(self.net)
+        optimizer, scheduler = adam_with_schedule(self.net, self.sgd)
         return {"optimizer": optimizer, "lr_scheduler": scheduler}
 
 
@@ -79,28 +86,48 @@ def global_batches(seed=3, batches=BATCHES):
     return x, torch.randn(batches * BATCH, WIDTHS[-1], dtype=F64, generator=generator)
 
 
-def replica_batches(replicas=1, seed=3):
-    """This process's replica's rows of every global batch (every stage the same)."""
+def whole_batches(seed=3):
+    """The global batches, the same on every process (one replica)."""
     x, y = global_batches(seed)
-    rows = BATCH // replicas
-    replica = RANK // (SIZE // replicas)
-    mine = torch.cat(
-        [
-            torch.arange(b * BATCH + replica * rows, b * BATCH + (replica + 1) * rows)
+    return Batches(x, y, BATCH)
+
+
+def loader(replicas, seed=3):
+    """
+    The global batches in a DataLoader, to which Lightning adds a DistributedSampler over the
+    replicas: replica r gets rows r, r + replicas, ... of the (in training shuffled) rows, so
+    the replicas' batches b together are global batch b.
+    """
+    dataset = torch.utils.data.TensorDataset(*global_batches(seed))
+    return torch.utils.data.DataLoader(dataset, batch_size=BATCH // replicas)
+
+
+def expected_loss(net, seed):
+    """The mean loss of ``net`` over the global batches of ``seed``."""
+    x, y = global_batches(seed)
+    with torch.no_grad():
+        losses = [
+            mse(net(x[b * BATCH : (b + 1) * BATCH]), y[b * BATCH : (b + 1) * BATCH])
             for b in range(BATCHES)
         ]
-    )
-    return Batches(x[mine], y[mine], rows)
+    return float(sum(losses) / BATCHES)
 
 
-def reference(epochs, accumulate=1, clip=None):
-    """Plain torch on one process, whole batches: the net and the optimizer after ``epochs``."""
+def reference(epochs, accumulate=1, clip=None, sgd=False, shuffled=False):
+    """
+    Plain torch on one process, whole batches: the net and the optimizer after ``epochs``.
+    ``shuffled``: in the order of Lightning's DistributedSampler (seed 0, shuffled per epoch),
+    whose shares of the replicas together make each global batch.
+    """
     net = seeded_model(WIDTHS, 0)
-    optimizer, scheduler = adam_with_schedule(net)
+    optimizer, scheduler = adam_with_schedule(net, sgd)
     x, y = global_batches()
-    for _ in range(epochs):
+    for epoch in range(epochs):
+        order = torch.arange(len(x))
+        if shuffled:
+            order = torch.randperm(len(x), generator=torch.Generator().manual_seed(epoch))
         for b in range(BATCHES):
-            rows = slice(b * BATCH, (b + 1) * BATCH)
+            rows = order[b * BATCH : (b + 1) * BATCH]
             (mse(net(x[rows]), y[rows]) / accumulate).backward()
             if (b + 1) % accumulate == 0 or b == BATCHES - 1:
                 if clip == "norm":
@@ -120,6 +147,28 @@ def flat(tensors):
 def uneven_split():
     """The first layer of every stage but the first: the last stage holds only the last layer."""
     return list(range(6 - SIZE, 5)) if SIZE > 1 else None
+
+
+def check_checkpoint(path, net, optimizer):
+    """The checkpoint holds ``net``'s state and ``optimizer``'s, in torch's format."""
+    checkpoint = torch.load(path, weights_only=False)
+    saved, expected = checkpoint["optimizer_states"][0], optimizer.state_dict()
+    worst = max(
+        float((saved["state"][i][key] - expected["state"][i][key]).abs().max())
+        for i in expected["state"]
+        for key in ("exp_avg", "exp_avg_sq", "step")
+    )
+    ok = sorted(saved["state"]) == sorted(expected["state"]) and worst <= TOLERANCE
+    ok = ok and [g["lr"] for g in saved["param_groups"]] == [0.01, 0.005]
+    ok = ok and [g["params"] for g in saved["param_groups"]] == [
+        g["params"] for g in expected["param_groups"]
+    ]
+    collective_assert(ok, f"{path}: optimizer state differs by {worst}")
+    weights = checkpoint["state_dict"]
+    expected_weights = {"net." + k: v for k, v in net.state_dict().items()}
+    ok = list(weights) == list(expected_weights)
+    difference = (flat(weights.values()) - flat(expected_weights.values())).abs().max()
+    collective_assert(ok and float(difference) <= TOLERANCE, f"{path}: saved weights differ")
 
 
 class SaveAtTrainEnd(pl.Callback):
@@ -146,46 +195,36 @@ def test_trains_like_one_process_and_resumes(schedule, replicas, uneven, shared_
         micro_batches=2, schedule=schedule, replicas=replicas, split_points=split
     )
     fit = trainer(strategy, 1, callbacks=[SaveAtTrainEnd(path)])
-    fit.fit(module, replica_batches(replicas))
-    net, optimizer = reference(1)
+    fit.fit(module, loader(replicas), loader(replicas, seed=4))  # sanity check, validation
+    net, optimizer = reference(1, shuffled=True)
     collective_assert(isinstance(module.net, torch.nn.Sequential), "no Sequential after fit")
     difference = float((flat(module.net.parameters()) - flat(net.parameters())).abs().max())
     collective_assert(difference <= TOLERANCE, f"{schedule}: parameters differ by {difference}")
+    measured = float(fit.callback_metrics["val_loss"])  # the replicas' mean, the same everywhere
+    ok = abs(measured - expected_loss(net, 4)) <= TOLERANCE
+    collective_assert(ok and WORLD.allgather(measured) == [measured] * SIZE, "validation loss")
 
-    # the checkpoint: the whole model and torch's state of the configured optimizer
-    checkpoint = torch.load(path, weights_only=False)
-    saved, expected = checkpoint["optimizer_states"][0], optimizer.state_dict()
-    worst = max(
-        float((saved["state"][i][key] - expected["state"][i][key]).abs().max())
-        for i in expected["state"]
-        for key in ("exp_avg", "exp_avg_sq", "step")
-    )
-    ok = sorted(saved["state"]) == sorted(expected["state"]) and worst <= TOLERANCE
-    ok = ok and [g["lr"] for g in saved["param_groups"]] == [0.01, 0.005]
-    ok = ok and [g["params"] for g in saved["param_groups"]] == [
-        g["params"] for g in expected["param_groups"]
-    ]
-    collective_assert(ok, f"{schedule}: optimizer state differs by {worst}")
-    weights = checkpoint["state_dict"]
-    expected_weights = {"net." + k: v for k, v in net.state_dict().items()}
-    ok = list(weights) == list(expected_weights)
-    ok = ok and float((flat(weights.values()) - flat(expected_weights.values())).abs().max()) < 1e-5
-    collective_assert(ok, f"{schedule}: saved weights differ")
+    # the checkpoint: the whole model and torch's state of the configured optimizer; also one
+    # taken after fit
+    after = os.path.join(shared_dir, f"{schedule}-{replicas}-after.ckpt")
+    fit.save_checkpoint(after)
+    for saved_path in (path, after):
+        check_checkpoint(saved_path, net, optimizer)
 
     # a fresh module (other initial values) resumed from it, with the other schedule and an
     # even cut, continues as the plain training
     resumed = Regressor(seed=1)
     other = "1f1b" if schedule == "gpipe" else "gpipe"
     strategy = PipelineStrategy(micro_batches=3, schedule=other)
-    trainer(strategy, 2).fit(resumed, replica_batches(1), ckpt_path=path)
-    net, _ = reference(2)
+    trainer(strategy, 2).fit(resumed, loader(1), ckpt_path=path)
+    net, _ = reference(2, shuffled=True)
     difference = float((flat(resumed.net.parameters()) - flat(net.parameters())).abs().max())
     collective_assert(difference <= TOLERANCE, f"{schedule}: resumed run differs by {difference}")
 
 
 @pytest.mark.parametrize("clip, accumulate", [("norm", BATCHES), ("value", 1)])
 def test_accumulation_clipping_validation(clip, accumulate):
-    module = Regressor()
+    module = Regressor(sgd=True)
     fit = trainer(
         PipelineStrategy(micro_batches=3),
         1,
@@ -194,16 +233,12 @@ def test_accumulation_clipping_validation(clip, accumulate):
         gradient_clip_algorithm=clip,
         num_sanity_val_steps=0,
     )
-    fit.fit(module, replica_batches(), replica_batches(seed=4))
-    net, _ = reference(1, accumulate, clip)
+    fit.fit(module, whole_batches(), whole_batches(seed=4))
+    net, _ = reference(1, accumulate, clip, sgd=True)
     difference = float((flat(module.net.parameters()) - flat(net.parameters())).abs().max())
     collective_assert(difference <= TOLERANCE, f"{clip}: parameters differ by {difference}")
-    x, y = global_batches(seed=4)
-    with torch.no_grad():
-        expected = sum(mse(net(x[b * BATCH : (b + 1) * BATCH]), y[b * BATCH : (b + 1) * BATCH])
-                       for b in range(BATCHES)) / BATCHES  # fmt: skip
     measured = float(fit.callback_metrics["val_loss"])
-    collective_assert(abs(measured - float(expected)) <= TOLERANCE, f"{clip}: validation loss")
+    collective_assert(abs(measured - expected_loss(net, 4)) <= TOLERANCE, "validation loss")
 
 
 class Linear(pl.LightningModule):
@@ -246,6 +281,11 @@ def test_pipedream_converges():
     collective_assert(
         all(torch.equal(parameters, p) for p in WORLD.allgather(parameters)), "models differ"
     )
+    # evaluation alone (a pipeline without optimizer) gives the trained model's loss
+    (metrics,) = fit.validate(module, Batches(x[:32], y[:32], 16), verbose=False)
+    with torch.no_grad():
+        expected = float(sum(mse(module.net(x[i : i + 16]), y[i : i + 16]) for i in (0, 16)) / 2)
+    collective_assert(abs(metrics["val_loss"] - expected) <= TOLERANCE, "validate alone")
 
 
 class NoPipeline(Regressor):
@@ -269,11 +309,13 @@ def test_bad_configurations_raise_everywhere():
         TypeError, "layers", PipelineStrategy, layers=3 if last else "net"
     )
     # at fit, before the first batch, with the module untouched
-    for options, change, fragment in (
-        (dict(gradient_clip_val=0.5 if last else 0.0), None, "gradient clipping"),
-        (dict(accumulate_grad_batches=2 if last else 1), None, "accumulation"),
-        ({}, "loss", "loss_fn"),
-        ({}, "optimizer", "exactly the trainable parameters"),
+    pipedream = dict(schedule="pipedream")
+    for options, strategy_options, change, fragment in (
+        (dict(gradient_clip_val=0.5 if last else 0.0), pipedream, None, "gradient clipping"),
+        (dict(accumulate_grad_batches=2 if last else 1), pipedream, None, "accumulation"),
+        ({}, {}, "loss", "loss_fn"),
+        ({}, {}, "optimizer", "exactly the trainable parameters"),
+        ({}, dict(split_points=[99]), None, "split_points"),  # checked by the Pipeline
     ):
         module = Regressor()
         if change == "loss" and last:
@@ -281,14 +323,14 @@ def test_bad_configurations_raise_everywhere():
         if change == "optimizer" and last:
             module.configure_optimizers = lambda: torch.optim.SGD(module.net[0].parameters(), 0.1)
         before = flat(module.parameters())
-        fit = trainer(PipelineStrategy(schedule="pipedream"), 1, **options).fit
-        message = raised_message(ValueError, fit, module, replica_batches())
+        fit = trainer(PipelineStrategy(**strategy_options), 1, **options).fit
+        message = raised_message(ValueError, fit, module, whole_batches())
         ok = message is not None and fragment in message
         ok = ok and isinstance(module.net, torch.nn.Sequential)
         ok = ok and torch.equal(flat(module.parameters()), before)
         collective_assert(ok, f"rank {RANK}: {message}")
     # a training_step that does not run the pipeline
     fit = trainer(PipelineStrategy(), 1).fit
-    message = raised_message(RuntimeError, fit, NoPipeline(), replica_batches())
+    message = raised_message(RuntimeError, fit, NoPipeline(), whole_batches())
     collective_assert(message is not None and "train_step" in message, f"rank {RANK}: {message}")
     collective_assert(WORLD.allreduce(1) == SIZE, "allreduce after the errors")

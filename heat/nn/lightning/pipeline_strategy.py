@@ -483,6 +483,8 @@ class PipelineStrategy(_HeatParallelStrategy):
             # after an exception the processes may be out of step: no collective, the module
             # keeps its Pipeline (this process's stage)
             pipe.flush()
+            if self._steps is not None:  # for a trainer.save_checkpoint after fit
+                self._steps.final_state = self.optimizer_state(self._steps)
             full = pipe.state_dict(gather="all")
             device = self.root_device
             for layer in self._moved_to_meta:
@@ -597,6 +599,7 @@ class _PipelineSteps(torch.optim.Optimizer):
     def __init__(self, strategy: PipelineStrategy, original: torch.optim.Optimizer):
         # no Optimizer.__init__: everything is the stage optimizer's
         self.strategy = strategy
+        self.final_state: Optional[Dict[str, Any]] = None  # merged at the end of fit
         self._defaults = dict(original.defaults)
         self._own_groups = [
             {k: v for k, v in group.items() if k != "params"} | {"params": []}
@@ -645,7 +648,12 @@ class _PipelineSteps(torch.optim.Optimizer):
         raise RuntimeError("PipelineStrategy: parameter groups cannot be added during training")
 
     def state_dict(self) -> Dict[str, Any]:
-        """This stage's optimizer state (the checkpoints hold the merged one)."""
+        """
+        This stage's optimizer state (the checkpoints hold the merged one); after fit, the
+        merged one on process 0 (``{}`` elsewhere).
+        """
+        if self.strategy.pipeline is None and self.final_state is not None:
+            return self.final_state
         stage = self._stage_optimizer
         return stage.state_dict() if stage is not None else {"state": {}, "param_groups": []}
 
