@@ -266,10 +266,14 @@ class Linear(pl.LightningModule):
         return torch.optim.SGD(self.net.parameters(), lr=0.05, momentum=0.5)
 
 
-def test_pipedream_converges():
+def linear_task():
     generator = torch.Generator().manual_seed(2)
     x = torch.randn(96, 4, dtype=F64, generator=generator)
-    y = x @ torch.randn(4, 2, dtype=F64, generator=generator)
+    return x, x @ torch.randn(4, 2, dtype=F64, generator=generator)
+
+
+def test_pipedream_converges():
+    x, y = linear_task()
     module = Linear()
     fit = trainer(PipelineStrategy(micro_batches=4, schedule="pipedream"), 6)
     fit.fit(module, Batches(x, y, 16), Batches(x[:32], y[:32], 16))
@@ -286,6 +290,35 @@ def test_pipedream_converges():
     with torch.no_grad():
         expected = float(sum(mse(module.net(x[i : i + 16]), y[i : i + 16]) for i in (0, 16)) / 2)
     collective_assert(abs(metrics["val_loss"] - expected) <= TOLERANCE, "validate alone")
+
+
+def test_pipedream_resumes_like_uninterrupted(shared_dir):  # noqa: F811
+    """
+    The stream is flushed before every validation (and checkpoint): with a validation per
+    epoch, a fit resumed from the checkpoint of an epoch's end continues as the uninterrupted.
+    """
+    x, y = linear_task()
+    train, val = Batches(x[:48], y[:48], 16), Batches(x[:16], y[:16], 16)
+    path = os.path.join(shared_dir, "pipedream.ckpt")
+    modules = [Linear(), Linear(), Linear()]
+    with torch.random.fork_rng():
+        torch.manual_seed(7)
+        for p in modules[2].parameters():  # other initial values: the checkpoint must set them
+            p.data.normal_()
+    for module, epochs, options in (
+        (modules[0], 2, {}),
+        (modules[1], 1, dict(callbacks=[SaveAtTrainEnd(path)])),
+        (modules[2], 2, None),
+    ):
+        strategy = PipelineStrategy(micro_batches=4, schedule="pipedream")
+        if options is None:
+            trainer(strategy, epochs).fit(module, train, val, ckpt_path=path)
+        else:
+            trainer(strategy, epochs, **options).fit(module, train, val)
+    difference = float((flat(modules[0].parameters()) - flat(modules[2].parameters())).abs().max())
+    collective_assert(difference <= TOLERANCE, f"pipedream: resumed run differs by {difference}")
+    moved = float((flat(modules[0].parameters()) - flat(modules[1].parameters())).abs().max())
+    collective_assert(moved > 1e-3, "the second epoch changed nothing")
 
 
 class NoPipeline(Regressor):
