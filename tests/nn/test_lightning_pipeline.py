@@ -171,6 +171,22 @@ def check_checkpoint(path, net, optimizer):
     collective_assert(ok and float(difference) <= TOLERANCE, f"{path}: saved weights differ")
 
 
+class CheckStages(pl.Callback):
+    """During fit the module holds the Pipeline; the other stages' layers hold no memory."""
+
+    def __init__(self):
+        self.ok = False
+
+    def on_train_start(self, trainer, pl_module):
+        pipe = pl_module.net
+        kept = {id(p) for p in pipe.stage_module.parameters()}
+        others = [p for p in trainer.strategy._sequential.parameters() if id(p) not in kept]
+        self.ok = isinstance(pipe, ht.nn.Pipeline) and all(p.is_meta for p in others)
+        self.ok = self.ok and len(others) + len(kept) == len(
+            list(seeded_model(WIDTHS).parameters())
+        )
+
+
 class SaveAtTrainEnd(pl.Callback):
     """A checkpoint while the pipeline still holds the stages (before the strategy's teardown)."""
 
@@ -194,8 +210,10 @@ def test_trains_like_one_process_and_resumes(schedule, replicas, uneven, shared_
     strategy = PipelineStrategy(
         micro_batches=2, schedule=schedule, replicas=replicas, split_points=split
     )
-    fit = trainer(strategy, 1, callbacks=[SaveAtTrainEnd(path)])
+    stages = CheckStages()
+    fit = trainer(strategy, 1, callbacks=[SaveAtTrainEnd(path), stages])
     fit.fit(module, loader(replicas), loader(replicas, seed=4))  # sanity check, validation
+    collective_assert(stages.ok, "the module did not hold the Pipeline, or other stages' layers")
     net, optimizer = reference(1, shuffled=True)
     collective_assert(isinstance(module.net, torch.nn.Sequential), "no Sequential after fit")
     difference = float((flat(module.net.parameters()) - flat(net.parameters())).abs().max())
