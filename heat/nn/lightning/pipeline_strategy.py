@@ -114,6 +114,12 @@ class PipelineStrategy(_HeatParallelStrategy):
     processes, stages, replicas or schedule, or without heat. The Trainer's ``num_nodes`` is
     ignored: the MPI job decides.
 
+    A fit that raised (on every process: an error on one stage only leaves the others waiting,
+    as with any distributed strategy) does no collective at its end: the module then keeps the
+    :class:`heat.nn.Pipeline` (this process's stage) under ``layers``; restore the model from a
+    checkpoint. Not exposed: the pipeline's profiling (``sample_input``), ``average_replicas``
+    and its measurement options; ``precision="bf16-mixed"`` is untested.
+
     Examples
     --------
     >>> class Regressor(lightning.pytorch.LightningModule):
