@@ -12,6 +12,9 @@ from heat's communicator, and the streaming loader as a resumable DataModule.
   backward, bf16/fp16 wire compression, hierarchical all-reduce);
 * :class:`ZeroStrategy` -- :class:`heat.optim.ZeroRedundancyOptimizer` (ZeRO stages 1-3) in
   place of the optimizer the LightningModule configures; full optimizer state in the checkpoints;
+* :class:`PipelineStrategy` -- the LightningModule's ``nn.Sequential`` trained as a
+  :class:`heat.nn.Pipeline` (GPipe, 1F1B or PipeDream; stages x replicas); checkpoints in the
+  format of one-process training;
 * :class:`StreamingDataModule` -- :class:`heat.utils.data.StreamingDataLoader` for train / val /
   test / predict, its position in the checkpoint, so a fit resumes mid-epoch with every row
   exactly once, also on another number of processes.
@@ -28,6 +31,7 @@ it, only ``import heat.nn.lightning`` does.
 from ._imports import INSTALL_HINT  # noqa: F401  (raises ImportError naming the extra)
 from .datamodule import StreamingDataModule
 from .environment import HeatEnvironment
+from .pipeline_strategy import PipelineStrategy
 from .strategies import DASOStrategy, HeatDataParallelStrategy
 from .zero_strategy import ZeroStrategy
 
@@ -36,5 +40,6 @@ __all__ = [
     "DASOStrategy",
     "HeatDataParallelStrategy",
     "ZeroStrategy",
+    "PipelineStrategy",
     "StreamingDataModule",
 ]
