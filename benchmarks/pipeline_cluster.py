@@ -8,10 +8,10 @@ Two "nodes" of two processes each (network namespaces joined by links shaped to 
 the shaper). Every variant trains the same model on the same global batch: ``--layers`` (4)
 ``Linear(width, width)`` layers (``--width`` 1024: 4.2 MB of float32 parameters each), each
 followed by an emulated accelerator kernel and a ReLU (none after the last), MSE loss, SGD. The
-global batch is ``--micro-batches`` (8) x ``--micro-batch-size`` (64) rows: between two stages of
-the pipeline across nodes one micro-batch's activation (or its gradient) is 64 x 1024 x 4 bytes =
-262 kB. The emulated compute (``time.sleep``: a GPU leaves the host CPU idle, as in
-``benchmarks/daso.py``, a third in forward and two thirds in backward) is ``--layer-ms`` per
+global batch is ``--micro-batches`` (8) x ``--micro-batch-size`` (32) rows: between two stages of
+the pipeline across nodes one micro-batch's activation (or its gradient) is 32 x 1024 x 4 bytes =
+131 kB. The emulated compute (``time.sleep``: a GPU leaves the host CPU idle, as in
+``benchmarks/daso.py``, a third in forward and two thirds in backward) is ``--layer-ms`` (40) per
 layer and micro-batch of the pipeline across nodes, proportional to the rows a call sees, so every
 variant sleeps the same per layer and sample; the real CPU work (the matrix products) comes on top.
 
@@ -36,8 +36,9 @@ Variants (the first three without any communication):
   ``ht.optim.DASO`` over ``pipe.replica_comm`` (a stage's processes on every node; defaults:
   global skip 8, bfloat16 on the wire) in its cycling phase; its warm-up epoch (blocking every
   batch) is the unmeasured warm-up, and the measured epoch ends with DASO's blocking average of its
-  last batch, which is counted. Expected: half of each stage's float32 gradient bytes (bfloat16)
-  per process and DASO synchronization (a send or a blocking average, from DASO's timeline);
+  last batch, which is counted. Expected: each stage's parameters in bfloat16 (half their float32
+  bytes) per process and DASO synchronization (a send or a blocking average, counted from DASO's
+  timeline; 2 nodes);
 * ``data parallel (reference)``: ``ht.nn.DataParallel`` over all 4 processes on the whole model
   (defaults: non-blocking buckets overlapped with the backward pass), each process a quarter of
   the batch: expected a ring all-reduce over 4 processes ordered node by node, ``2 (P - 1) / P``
@@ -54,7 +55,7 @@ summed over both nodes, against the payload the algorithm should send (TCP/IP he
 percent); ``link time`` is that payload per node at ``--rate``: what an exchange that overlaps
 nothing adds to a batch.
 
-Usage (root; about 3 minutes per run on 2 loaded cores)::
+Usage (root; about 2.5 minutes per run on 2 heavily loaded cores)::
 
     python benchmarks/pipeline_cluster.py --runs 3 --json pipeline_cluster.json
     python benchmarks/pipeline_cluster.py --runs 1 --batches 8 --warmup 1 --width 256  # quick check
@@ -426,8 +427,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--width", type=int, default=1024, help="features of every layer")
     parser.add_argument("--layers", type=int, default=4, help="Linear layers (one per process)")
     parser.add_argument("--micro-batches", type=int, default=8)
-    parser.add_argument("--micro-batch-size", type=int, default=64, help="rows per micro-batch")
-    parser.add_argument("--layer-ms", type=float, default=20.0,
+    parser.add_argument("--micro-batch-size", type=int, default=32, help="rows per micro-batch")
+    parser.add_argument("--layer-ms", type=float, default=40.0,
                         help="emulated compute per layer and micro-batch (forward + backward)")  # fmt: skip
     parser.add_argument("--batches", type=int, default=16, help="measured batches per variant")
     parser.add_argument("--warmup", type=int, default=2, help="unmeasured batches first")
