@@ -62,7 +62,9 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Callable, Dict, List, Optional
+
+import torch
 
 HERE = Path(__file__).resolve().parent
 VARIANTS = [
@@ -105,8 +107,55 @@ def _node_bytes() -> Dict[str, int]:
     return out
 
 
+def measure_across_nodes(comm, leader: bool, run: Callable[[], object]):
+    """
+    Run ``run()`` on every process of ``comm`` between barriers; return the slowest process's
+    wall seconds and, per node, the byte counters' deltas (read by its ``leader``) around it.
+    """
+    comm.Barrier()
+    before = _node_bytes() if leader else None
+    comm.Barrier()
+    began = time.perf_counter()
+    run()
+    elapsed = time.perf_counter() - began
+    comm.Barrier()
+    after = _node_bytes() if leader else None
+    slowest = max(comm.allgather(elapsed))
+    deltas = comm.allgather({k: after[k] - before[k] for k in after} if leader else None)
+    return slowest, [d for d in deltas if d is not None]
+
+
+class EmulatedCompute(torch.autograd.Function):
+    """
+    Accelerator time that leaves the host CPU idle (a GPU kernel): ``EmulatedCompute.apply(x,
+    forward_s, backward_s)`` sleeps ``forward_s`` seconds and returns a copy of ``x``; its
+    backward sleeps ``backward_s`` seconds and passes the gradient on.
+    """
+
+    @staticmethod
+    def forward(ctx, x, forward_s: float, backward_s: float):
+        ctx.backward_s = backward_s
+        time.sleep(forward_s)
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, grad):
+        time.sleep(ctx.backward_s)
+        return grad, None, None
+
+
+class EmulatedKernel(torch.nn.Module):
+    """:class:`EmulatedCompute` as a layer, e.g. in an ``nn.Sequential`` cut into stages."""
+
+    def __init__(self, forward_s: float, backward_s: float):
+        super().__init__()
+        self.forward_s, self.backward_s = forward_s, backward_s
+
+    def forward(self, x):
+        return EmulatedCompute.apply(x, self.forward_s, self.backward_s)
+
+
 def worker(args: argparse.Namespace) -> None:
-    import torch
     import torch.distributed as dist
 
     import heat as ht
@@ -118,21 +167,9 @@ def worker(args: argparse.Namespace) -> None:
     topology = comm.node_topology()
     world_group = torch_process_group(comm)  # also the default group (DDP, new_subgroups)
     per_node = topology.local_size
-    fwd_s = args.compute_ms / 1000 / 3
-    bwd_s = 2 * args.compute_ms / 1000 / 3
-
-    class EmulatedCompute(torch.autograd.Function):
-        """Sleeps in forward and backward: accelerator time that leaves the CPU idle."""
-
-        @staticmethod
-        def forward(ctx, x):
-            time.sleep(fwd_s / args.layers)
-            return x.clone()
-
-        @staticmethod
-        def backward(ctx, grad):
-            time.sleep(bwd_s / args.layers)
-            return grad
+    # per layer: a third of the batch's emulated compute in forward, two thirds in backward
+    forward_s = args.compute_ms / 1000 / 3 / args.layers
+    backward_s = 2 * args.compute_ms / 1000 / 3 / args.layers
 
     class Net(torch.nn.Module):
         def __init__(self):
@@ -144,7 +181,7 @@ def worker(args: argparse.Namespace) -> None:
 
         def forward(self, x):
             for k, layer in enumerate(self.layers):
-                x = EmulatedCompute.apply(layer(x))
+                x = EmulatedCompute.apply(layer(x), forward_s, backward_s)
                 if k < len(self.layers) - 1:
                     x = torch.relu(x)
             return x
@@ -175,18 +212,7 @@ def worker(args: argparse.Namespace) -> None:
         return loss
 
     def measure(run_batches):
-        """Run ``run_batches()`` between barriers; (slowest wall seconds, node byte deltas)."""
-        comm.Barrier()
-        before = _node_bytes() if leader else None
-        comm.Barrier()
-        began = time.perf_counter()
-        run_batches()
-        elapsed = time.perf_counter() - began
-        comm.Barrier()
-        after = _node_bytes() if leader else None
-        slowest = max(comm.allgather(elapsed))
-        deltas = comm.allgather({k: after[k] - before[k] for k in after} if leader else None)
-        return slowest, [d for d in deltas if d is not None]
+        return measure_across_nodes(comm, leader, run_batches)
 
     def report(variant, seconds, batches, nodes, expected, extra=None):
         if rank == 0:

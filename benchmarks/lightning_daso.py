@@ -50,20 +50,12 @@ def worker(args: argparse.Namespace) -> None:
     warnings.filterwarnings("ignore")
     torch.set_num_threads(1)
     comm = ht.MPI_WORLD
-    fwd_s, bwd_s = args.compute_ms / 1000 / 3, 2 * args.compute_ms / 1000 / 3
+    sys.path.insert(0, str(HERE))
+    from daso import EmulatedCompute
 
-    class EmulatedCompute(torch.autograd.Function):
-        """Sleeps in forward and backward: accelerator time that leaves the CPU idle."""
-
-        @staticmethod
-        def forward(ctx, x):
-            time.sleep(fwd_s / args.layers)
-            return x.clone()
-
-        @staticmethod
-        def backward(ctx, grad):
-            time.sleep(bwd_s / args.layers)
-            return grad
+    # per layer: a third of the batch's emulated compute in forward, two thirds in backward
+    forward_s = args.compute_ms / 1000 / 3 / args.layers
+    backward_s = 2 * args.compute_ms / 1000 / 3 / args.layers
 
     class Net(pl.LightningModule):
         def __init__(self):
@@ -75,7 +67,7 @@ def worker(args: argparse.Namespace) -> None:
 
         def forward(self, x):
             for k, layer in enumerate(self.layers):
-                x = EmulatedCompute.apply(layer(x))
+                x = EmulatedCompute.apply(layer(x), forward_s, backward_s)
                 if k < len(self.layers) - 1:
                     x = torch.relu(x)
             return x

@@ -93,29 +93,15 @@ def worker(args: argparse.Namespace) -> None:
     forward_s = args.stage_ms / 1000 / 3
     backward_s = 2 * args.stage_ms / 1000 / 3
 
-    class Sleep(torch.autograd.Function):
-        """Accelerator time that leaves the CPU idle."""
-
-        @staticmethod
-        def forward(ctx, x):
-            time.sleep(forward_s)
-            return x.clone()
-
-        @staticmethod
-        def backward(ctx, grad):
-            time.sleep(backward_s)
-            return grad
-
-    class EmulatedKernel(torch.nn.Module):
-        def forward(self, x):
-            return Sleep.apply(x)
+    sys.path.insert(0, str(HERE))
+    from daso import EmulatedKernel
 
     def make_layers():
         torch.manual_seed(0)
         layers = []
         for _ in range(stages):
             layers += [torch.nn.Linear(width, width), torch.nn.ReLU(),
-                       torch.nn.Linear(width, width), EmulatedKernel()]  # fmt: skip
+                       torch.nn.Linear(width, width), EmulatedKernel(forward_s, backward_s)]  # fmt: skip
         return torch.nn.Sequential(*layers)
 
     per_stage = 4
