@@ -379,9 +379,14 @@ def test_print_once_in_a_job(tmp_path):
         "print('rank', ht.MPI_WORLD.rank, 'says hello')\n"
         "print('sum:', x.sum())\n"
     )
+    env = fresh_job_environment()
+    # unbuffered, print() writes its text and its newline separately, and the launcher may put
+    # another process's line between the two (seen in CI): buffered, each process's output
+    # reaches the launcher in one piece at exit
+    env.pop("PYTHONUNBUFFERED", None)
     done = subprocess.run(
         ["mpiexec", "-n", "3", sys.executable, str(script)],
-        env=fresh_job_environment(),
+        env=env,
         capture_output=True,
         text=True,
         timeout=110,
