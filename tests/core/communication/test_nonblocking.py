@@ -391,13 +391,16 @@ def test_wait_reporting():
 )
 def test_dropped_references_stay_alive_until_completion(name):
     # 1 MiB per process: freed memory would go back to the system (a use after free crashes) and
-    # MPI moves such messages only while it makes progress, i.e. in Wait
+    # MPI moves such messages only while it makes progress, i.e. while it is waited for
     n = (1 << 18) - (1 << 18) % SIZE
     request, refs, expected = start_with_dropped_references(name, n)
     gc.collect()
     alive = all(ref() is not None for ref in refs)  # held by the request only
     churn = [torch.full((n,), -1.0) for _ in range(8)]  # reuse any memory that was freed
-    result = request.Wait()
+    # Test() in a loop with pauses (wait_reporting) moves the messages as Wait() does; Wait()
+    # busy-polls, and with 4 processes on 2 cores the spinning processes starved the ones that
+    # had to move the data: 35-80 s, once past the 120 s timeout in CI
+    result = request.wait_reporting(float("inf"), lambda seconds: None)
     del churn
     if isinstance(result, list):  # Ialltoallw: the receive views
         result = torch.cat(result)
