@@ -201,18 +201,23 @@ class SharedMemoryAverage(Reduction):
             summer.take(offset, bucket, scale=1.0 / summer.comm.size)
 
 
-def node_average(groups: NodeGroups, parameters: Sequence[torch.nn.Parameter]) -> Reduction:
+def node_average(
+    groups: NodeGroups, parameters: Sequence[torch.nn.Parameter], background: bool = False
+) -> Reduction:
     """
     The fastest average over a node's processes the node offers for ``parameters``' gradients:
     a shared-memory segment for CPU tensors when the node's processes share memory (and
     ``HEAT_NODE_SHARED_MEMORY`` is not ``0``), else one all-reduce per bucket on the node's
-    torch.distributed group (NCCL for CUDA tensors). Collective over the node.
+    torch.distributed group (NCCL for CUDA tensors). Collective over the node. With
+    ``background``, the shared-memory path averages each bucket in a thread while the backward
+    pass goes on (:class:`SharedMemoryAverage`); off by default: on the 2-core test machine it
+    measured no faster (benchmarks/README.md, 2026-11-27) and four processes' tests ran slower.
 
     Examples
     --------
     >>> reduction = node_average(daso.groups, model.parameters())
     """
-    shared = shared_memory_average(groups, parameters, background=True)
+    shared = shared_memory_average(groups, parameters, background=background)
     if shared is not None:
         return shared
     return FlatAverage(groups.node_group, groups.local_size)

@@ -164,7 +164,7 @@ def test_node_average_in_the_background_equals_the_end_of_backward_sum(
     emulate_nodes(ranks_per_node)
     groups = NodeGroups(ht.MPI_WORLD)
     models = [net().double(), net().double()]
-    overlapped = node_average(groups, list(models[0].parameters()))
+    overlapped = node_average(groups, list(models[0].parameters()), background=True)
     at_the_end = shared_memory_average(groups, list(models[1].parameters()))
     ok, message = True, ""
     if groups.local_size > 1 and at_the_end is not None:
