@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import time
 from contextlib import contextmanager
-from typing import Any, Dict, Iterator, List, Optional, Sequence
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import torch
 
@@ -83,6 +83,19 @@ class Reduction:
 
     def finish_all(self, handles: Sequence[Any]) -> None:  # pragma: no cover - interface
         raise NotImplementedError
+
+    def bucket(self, numel: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+        """A new flat bucket of zeros, where the gradients of a bucket are packed (the
+        reduction may hand out memory it reduces in place, e.g. a shared-memory slot)."""
+        return torch.zeros(numel, dtype=dtype, device=device)
+
+    def result(self, handle: Any, bucket: torch.Tensor) -> Tuple[torch.Tensor, Optional[float]]:
+        """
+        After :meth:`finish_all`: ``(values, scale)``, the bucket's average being ``values``
+        (times ``scale`` unless it is None); valid until the next round starts. By default the
+        bucket itself, averaged in place.
+        """
+        return bucket, None
 
 
 class FlatAverage(Reduction):
@@ -149,11 +162,15 @@ class SharedMemoryAverage(Reduction):
     :class:`heat.core.communication.shared_memory.NodeSharedSum`). No byte crosses a socket;
     every process gets the same bits.
 
+    The buckets it hands out (:meth:`bucket`) are pieces of this process's slot: gradients are
+    packed straight into the memory the node sums, and :meth:`result` points at the node's sum
+    (with the factor of the average), so the gradients are copied once in and once out.
+
     With ``background`` (a :class:`heat.core.communication.shared_memory.BackgroundSums`),
-    each bucket is averaged as soon as it starts, during the backward pass, by a thread: copied
-    into this process's slot, its range summed over the node (each process its slice), the
-    average copied back; only what is left when the backward pass ends is waited for. Without
-    it, buckets are only copied in as they start and the node sums all of them at the end.
+    each bucket is averaged as soon as it starts, during the backward pass, by a thread: its
+    range summed over the node (each process its slice), the average copied back into the
+    bucket; only what is left when the backward pass ends is waited for. Without it, the node
+    sums all buckets at the end.
 
     Parameters
     ----------
@@ -169,24 +186,38 @@ class SharedMemoryAverage(Reduction):
         self.background = background
         self._offsets: Dict[int, int] = {}  # id(bucket) -> offset in its dtype's slot
         self._filled: Dict[torch.dtype, int] = {dtype: 0 for dtype in summers}
+        self._in_slot: List[torch.Tensor] = []  # buckets handed out by bucket(), kept alive
 
-    def _offset(self, bucket: torch.Tensor) -> int:
-        # buckets start in the same order on every process, so the offsets agree
+    def _assign(self, bucket: torch.Tensor) -> int:
+        # buckets are made / start in the same order on every process, so the offsets agree
         if id(bucket) not in self._offsets:
             self._offsets[id(bucket)] = self._filled[bucket.dtype]
             self._filled[bucket.dtype] += bucket.numel()
         return self._offsets[id(bucket)]
 
+    def bucket(self, numel: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+        summer = self.summers.get(dtype)
+        if summer is None or torch.device(device).type != "cpu":
+            return super().bucket(numel, dtype, device)
+        offset = self._filled[dtype]
+        if offset + numel > summer.capacity:
+            return super().bucket(numel, dtype, device)
+        piece = summer.slot(offset, numel).zero_()
+        self._in_slot.append(piece)
+        self._assign(piece)
+        return piece
+
     def place(self, bucket: torch.Tensor) -> Any:
-        """Copy ``bucket`` into this process's slot (no communication); its handle."""
-        offset = self._offset(bucket)
+        """Copy ``bucket`` into this process's slot unless it is a piece of it (no
+        communication); its handle."""
+        offset = self._assign(bucket)
         self.summers[bucket.dtype].put(offset, bucket)
         return offset, bucket
 
     def start(self, bucket: torch.Tensor) -> Any:
         if self.background is None:
             return self.place(bucket)
-        offset, summer = self._offset(bucket), self.summers[bucket.dtype]
+        offset, summer = self._assign(bucket), self.summers[bucket.dtype]
         self.background.submit(summer, offset, bucket, 1.0 / summer.comm.size)
         return offset, bucket
 
@@ -196,9 +227,12 @@ class SharedMemoryAverage(Reduction):
             return
         for summer in self.summers.values():
             summer.reduce(self._filled[summer.dtype])
-        for offset, bucket in handles:
-            summer = self.summers[bucket.dtype]
-            summer.take(offset, bucket, scale=1.0 / summer.comm.size)
+
+    def result(self, handle: Any, bucket: torch.Tensor) -> Tuple[torch.Tensor, Optional[float]]:
+        if self.background is not None:
+            return bucket, None  # the thread copied the average back
+        summer = self.summers[bucket.dtype]
+        return summer.view(handle[0], bucket.numel()), 1.0 / summer.comm.size
 
 
 def node_average(
@@ -283,6 +317,17 @@ class HierarchicalAverage(Reduction):
         self.bytes_local += ring_allreduce_bytes(bucket.numel() * bucket.element_size(), size)
         return all_reduce_async(bucket, self.groups.node_group), bucket
 
+    def bucket(self, numel: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+        if self.shared is not None and self.groups.local_size > 1:
+            return self.shared.bucket(numel, dtype, device)  # a piece of the node's slot
+        return super().bucket(numel, dtype, device)
+
+    def result(self, handle: Any, bucket: torch.Tensor) -> Tuple[torch.Tensor, Optional[float]]:
+        if self.shared is not None and self.groups.local_size > 1:
+            # the node's result area holds the whole average, reassembled by _finish_shared
+            return self.shared.summers[bucket.dtype].view(handle[0], bucket.numel()), None
+        return bucket, None
+
     def _cross_node(self, length: int, dtype: torch.dtype) -> CrossNodeSum:
         if length not in self._sums:
             self._sums[length] = CrossNodeSum(
@@ -330,9 +375,7 @@ class HierarchicalAverage(Reduction):
             summed = exchange.finish(pending).div_(total)
             summer.share(offset + exchange.start_index, summed)
         for summer in shared.summers.values():
-            summer.barrier()  # every slice of every bucket is in place
-        for exchange, pending, offset, bucket, summer in started:
-            summer.take(offset, bucket)
+            summer.barrier()  # every slice of every bucket is in place: result() reads them
 
 
 class GradientReducer:
@@ -378,7 +421,7 @@ class GradientReducer:
             self.buckets.extend(members[a:b] for a, b in bucket_bounds(sizes, capacity))
         self.layouts = [FlatLayout(bucket) for bucket in self.buckets]
         self.flats = [
-            torch.zeros(layout.numel, dtype=bucket[0].dtype, device=bucket[0].device)
+            reduction.bucket(layout.numel, bucket[0].dtype, bucket[0].device)
             for layout, bucket in zip(self.layouts, self.buckets)
         ]
         self._where = {}
@@ -469,13 +512,18 @@ class GradientReducer:
             began = time.perf_counter()
             self.reduction.finish_all(self._handles)
             self.exposed_seconds += time.perf_counter() - began
-            for bucket, layout, flat in zip(self.buckets, self.layouts, self.flats):
+            for bucket, layout, flat, handle in zip(
+                self.buckets, self.layouts, self.flats, self._handles
+            ):
+                values, scale = self.reduction.result(handle, flat)
                 for i, p in enumerate(bucket):
-                    average = flat[layout.offsets[i] : layout.offsets[i + 1]].view(p.shape)
+                    average = values[layout.offsets[i] : layout.offsets[i + 1]].view(p.shape)
                     if p.grad is None:
-                        p.grad = average.clone()
-                    else:
+                        p.grad = average.clone() if scale is None else average * scale
+                    elif scale is None:
                         p.grad.copy_(average)
+                    else:
+                        torch.mul(average, scale, out=p.grad)
         finally:
             self._reset_round()
 

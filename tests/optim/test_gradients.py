@@ -192,3 +192,42 @@ def test_node_average_in_the_background_equals_the_end_of_backward_sum(
         if ok and not any(during_backward):
             ok, message = False, f"no bucket was averaged during backward: {during_backward}"
     collective_assert(ok, message)
+
+
+@pytest.mark.parametrize("ranks_per_node", [None, 2])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_node_average_packs_gradients_into_the_nodes_slot(emulate_nodes, ranks_per_node, dtype):
+    """The shared-memory path packs each bucket straight into this process's slot of the node's
+    segment (no copy into it when the bucket starts) and writes the scaled node sum back into
+    the gradients: the node mates' gradients summed in rank order, times 1 / node size, bit for
+    bit, over rounds that reuse the segment."""
+    emulate_nodes(ranks_per_node)
+    groups = NodeGroups(ht.MPI_WORLD)
+    node = groups.topology.node_comm
+    model, alone = net().to(dtype), net().to(dtype)
+    reduction = node_average(groups, list(model.parameters()))
+    if not isinstance(reduction, SharedMemoryAverage):
+        collective_assert(groups.local_size == 1 or reduction is not None, "no reduction")
+        return
+    reducer = GradientReducer(model.parameters(), reduction, bucket_bytes=200)
+    ok, message = True, ""
+    for flat in reducer.flats:
+        summer = reduction.summers[flat.dtype]
+        offset = reduction._offsets[id(flat)]
+        if flat.data_ptr() != summer.slot(offset, flat.numel()).data_ptr():
+            ok, message = False, f"bucket at {offset} is not a piece of the slot"
+    for step in range(3):
+        seed = torch.Generator().manual_seed(10 * step + groups.comm.rank)
+        x = torch.randn(3 + groups.comm.rank, 4, generator=seed, dtype=dtype)
+        for one in (model, alone):
+            one.zero_grad(set_to_none=step == 1)  # a round with fresh gradient tensors
+            run(one, None, x)
+        mates = node.allgather([p.grad for p in alone.parameters()])
+        for k, (name, p) in enumerate(model.named_parameters()):
+            expected = mates[0][k].clone()
+            for other in mates[1:]:
+                expected += other[k]
+            expected = torch.mul(expected, 1.0 / node.size)
+            if not torch.equal(p.grad, expected):
+                ok, message = False, f"step {step}: {name}: {p.grad.flatten()[:3]} != {expected}"
+    collective_assert(ok, f"rank {groups.comm.rank}: {message}")

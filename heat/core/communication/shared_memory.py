@@ -97,8 +97,20 @@ class NodeSharedSum:
         stop = offset + values.numel()
         if offset < 0 or stop > self.capacity:
             raise ValueError(f"elements [{offset}, {stop}) do not fit the capacity {self.capacity}")
-        self._mine[offset:stop].copy_(values.reshape(-1))
+        target = self._mine[offset:stop]
+        if values.data_ptr() != target.data_ptr():  # not already in place (a piece of slot())
+            target.copy_(values.reshape(-1))
         self._used = max(self._used, stop)
+
+    def slot(self, offset: int, length: int) -> torch.Tensor:
+        """This process's slot's elements ``[offset, offset + length)`` (a view): values written
+        there are in place for the round's sum, :meth:`put` of the view copies nothing. Write it
+        only between rounds, as :meth:`put`."""
+        if offset < 0 or offset + length > self.capacity:
+            raise ValueError(
+                f"elements [{offset}, {offset + length}) do not fit the capacity {self.capacity}"
+            )
+        return self._mine[offset : offset + length]
 
     def reduce(self, length: Optional[int] = None) -> None:
         """

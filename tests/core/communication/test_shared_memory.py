@@ -167,3 +167,19 @@ def test_background_sums_hand_the_threads_error_to_wait():
         background.wait()
     background.submit(summer, 0, torch.ones(10), None)  # the thread goes on with later pieces
     background.wait()
+
+
+def test_values_written_into_the_slot_are_summed_without_a_copy():
+    node = COMM.node_topology(cached=False).node_comm
+    summer = node_shared_sum(node, 32, torch.float64)
+    if summer is None:
+        return
+    piece = summer.slot(8, 6)
+    piece.copy_(torch.arange(6, dtype=torch.float64) * (node.rank + 1))
+    summer.put(8, piece)  # in place already: nothing copied, the round still covers it
+    summer.reduce()
+    total = node.size * (node.size + 1) / 2
+    out = summer.take(8, torch.empty(6, dtype=torch.float64))
+    collective_assert(torch.equal(out, torch.arange(6, dtype=torch.float64) * total), f"{out}")
+    with pytest.raises(ValueError, match="capacity"):
+        summer.slot(30, 3)
