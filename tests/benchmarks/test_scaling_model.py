@@ -294,6 +294,30 @@ def test_calibrated_machine_reproduces_the_measured_node_sum():
     assert "node sum, shared memory, 4 buckets" in names
 
 
+def test_check_prints_the_shared_memory_transport(tmp_path, capsys):
+    n = 4.0e8
+    job = {
+        "nodes": 2, "per_node": 2, "buckets": 4, "bucket_bytes": n / 4, "param_bytes": n,
+        "load_start": 1.0, "load_end": 1.0,
+        "pingpong_cross": [[4, 1e-4], [8e6, 0.07], [3.2e7, 0.27]],
+        "pingpong_local": [[4, 2e-5], [8e6, 0.01], [3.2e7, 0.04]],
+        "gamma_concurrent": {"copy": 1e-10, "add": 2e-10, "cast": 3e-10, "add_bf16": 4e-10},
+        "flat_allreduce": 5.0, "node_allreduce": 0.4, "cross_slices_fp32": 3.0,
+        "daso_exchange_bf16": 1.0, "node_allgather": 0.3,
+        "shared_memory": True, "node_shared_sum": 0.05, "node_barrier": 1e-3,
+        "node_shared_gather": 0.06, "shared_sum_bytes": n,
+    }  # fmt: skip
+    runs = [{"variant": v, "batch_s": s, "params": int(n / 4), "batches": 24}
+            for v, s in (("compute only", 0.4), ("heat DASO", 0.6))]  # fmt: skip
+    path = tmp_path / "calibration.json"
+    path.write_text(sm.json.dumps({"before": job, "after": job, "daso": {"results": runs}}))
+    assert sm.check(str(path)) == 0
+    printed = capsys.readouterr().out
+    assert "barrier 1000 us" in printed
+    assert "| node sum, shared memory, 4 buckets | 50 | 50 | 1.00 | yes |" in printed
+    assert "| heat DASO | 600 |" in printed
+
+
 # -- overlap and buckets -----------------------------------------------------------------------
 
 
