@@ -644,8 +644,8 @@ def _shared_memory_timings(node, bucket_list, timed, barriers: int = 20):
     process's slot (``SharedMemoryAverage``, ``NodeSharedSum.reduce``); the node barrier
     (``NodeSharedSum.barrier``, ``barriers`` in a row); the reassembly of the buckets' vector
     from the node's slices (DASO's write-back: barrier, share this process's slice, barrier,
-    copy the whole vector out). A dict of seconds (slowest
-    rank, median of repetitions), or None when the node's processes cannot share memory.
+    copy the whole vector out). A dict of seconds (slowest rank, median of repetitions), or
+    None when the node's processes cannot share memory.
     """
     import torch
 
