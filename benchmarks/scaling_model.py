@@ -9,11 +9,16 @@ The model (pure Python, importable without torch or MPI):
 * a link is ``alpha`` (seconds per message) and ``beta`` (seconds per byte); a machine has
   ``nodes`` nodes of ``per_node`` processes, a cross-node link per node and a node-local link, and
   per-byte costs of the elementwise passes the algorithms make over their buffers (``gamma_copy``,
-  ``gamma_add``, ``gamma_cast``: copies, reductions, casts to bfloat16);
+  ``gamma_add``, ``gamma_cast``: copies, reductions, casts to bfloat16); its node's processes
+  share memory (heat on CPUs: node phases through a shared-memory segment, ``barrier`` and
+  ``gamma_sum``) or not (gloo fallback, NCCL on GPUs: through the node-local link);
 * :func:`ring_allreduce`, :func:`ring_allgather`: the ring algorithms on one link;
+  :func:`shared_node_sum`, :func:`shared_node_gather`: the node's sum and reassembly through
+  shared memory;
 * :func:`flat_allreduce`, :func:`hierarchical_allreduce`, :func:`daso_exchange`: what heat sends;
 * :func:`flat_blocking_batch`, :func:`ddp_batch`, :func:`hierarchical_blocking_batch`,
-  :func:`daso_batch`: time per batch, given the compute time per batch.
+  :func:`node_average_batch`, :func:`daso_batch`: time per batch, given the compute time per
+  batch.
 
 Usage::
 
@@ -74,6 +79,12 @@ class Machine:
     per byte of a float32 buffer for a copy, an addition into it (reduction; a division costs
     the same), a cast to a 2-byte type, an addition of a 2-byte (bfloat16) operand into it, and
     a freshly allocated buffer's first touch (page faults; zero on a GPU's caching allocator).
+
+    ``shared_memory``: the node's processes average and reassemble through a shared-memory
+    segment (what heat does for CPU tensors, the default); False: through ``local`` (gloo over
+    loopback TCP with ``HEAT_NODE_SHARED_MEMORY=0``, NCCL on GPU nodes). The shared-memory path
+    costs ``barrier`` seconds per node barrier (None: ``local.alpha``) and ``gamma_sum`` seconds
+    per byte for adding a slot's slice into the node's sum (None: ``gamma_add``).
     """
 
     nodes: int
@@ -85,16 +96,40 @@ class Machine:
     gamma_cast: float = 0.0
     gamma_add_wire: float = 0.0
     gamma_alloc: float = 0.0
+    shared_memory: bool = True
+    barrier: float | None = None
+    gamma_sum: float | None = None
 
     def __post_init__(self):
         for name in ("nodes", "per_node"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive int, got {value!r}")
+        if not isinstance(self.shared_memory, bool):
+            raise TypeError(f"shared_memory must be a bool, got {self.shared_memory!r}")
+        for name in ("barrier", "gamma_sum"):
+            value = getattr(self, name)
+            if value is not None and not value >= 0:
+                raise ValueError(f"{name} must be None or >= 0, got {value!r}")
 
     @property
     def processes(self) -> int:
         return self.nodes * self.per_node
+
+    @property
+    def node_barrier(self) -> float:
+        """Seconds per barrier of the node's processes (shared-memory path)."""
+        return self.local.alpha if self.barrier is None else self.barrier
+
+    @property
+    def gamma_slice_sum(self) -> float:
+        """Seconds per byte for adding one slot's slice into the node's shared-memory sum."""
+        return self.gamma_add if self.gamma_sum is None else self.gamma_sum
+
+    @property
+    def node_shares_memory(self) -> bool:
+        """Whether the node phases go through shared memory: ``shared_memory`` and ``G > 1``."""
+        return self.shared_memory and self.per_node > 1
 
 
 def ring_allreduce(nbytes: float, procs: int, link: Link, gamma_add: float = 0.0) -> float:
@@ -130,6 +165,55 @@ def ring_allgather(nbytes: float, procs: int, link: Link) -> float:
     if procs <= 1:
         return 0.0
     return (procs - 1) * link.alpha + (procs - 1) / procs * nbytes * link.beta
+
+
+def shared_node_sum(nbytes: float, machine: Machine) -> float:
+    """
+    One round of heat's node sum through shared memory (``NodeSharedSum.reduce``) of ``nbytes``
+    that every process of the node has in its slot: a node barrier (every slot is filled), each
+    of the ``G`` processes adds its slice ``n/G`` of the ``G`` slots into the node's result area
+    (``G - 1`` additions, the first one written into the result area, all processes at once), a
+    node barrier (the whole sum is there)::
+
+        T = 2 b + (G-1)/G n gamma_s
+
+    with ``b`` = :attr:`Machine.node_barrier`, ``gamma_s`` = :attr:`Machine.gamma_slice_sum`;
+    zero for ``G = 1``. Filling the slot and taking the sum out are the callers'.
+
+    Examples
+    --------
+    >>> m = Machine(1, 4, Link(0.0, 0.0), Link(0.0, 0.0), barrier=1.0, gamma_sum=0.5)
+    >>> shared_node_sum(100.0, m)  # 2 * 1 + 3/4 * 100 * 0.5
+    39.5
+    """
+    G = machine.per_node
+    if G <= 1:
+        return 0.0
+    return 2 * machine.node_barrier + (G - 1) / G * nbytes * machine.gamma_slice_sum
+
+
+def shared_node_gather(nbytes: float, machine: Machine) -> float:
+    """
+    The node's reassembly of a vector of ``nbytes`` from its processes' slices through shared
+    memory, as DASO writes its parameters back (``DASO._write_back``): a node barrier (nobody
+    reads the previous vector any more), each process writes its slice ``n/G`` into the result
+    area, a node barrier, each process copies the whole vector out (into its parameters)::
+
+        T = 2 b + (n/G + n) gamma_copy
+
+    zero for ``G = 1`` (the one process copies its slice, the vector, into its parameters:
+    ``n gamma_copy``; counted by the caller).
+
+    Examples
+    --------
+    >>> m = Machine(1, 4, Link(0.0, 0.0), Link(0.0, 0.0), barrier=1.0, gamma_copy=0.5)
+    >>> shared_node_gather(100.0, m)  # 2 * 1 + (25 + 100) * 0.5
+    64.5
+    """
+    G = machine.per_node
+    if G <= 1:
+        return 0.0
+    return 2 * machine.node_barrier + (nbytes / G + nbytes) * machine.gamma_copy
 
 
 def flat_allreduce(nbytes: float, machine: Machine) -> float:
@@ -203,7 +287,9 @@ def hierarchical_allreduce(
 ) -> float:
     """
     heat's hierarchical all-reduce (``ht.nn.DataParallel(hierarchical=True)``) of ``count``
-    buckets of ``nbytes / count`` each, slice ``s`` = bucket / ``G``:
+    buckets of ``nbytes / count`` each, slice ``s`` = bucket / ``G``.
+
+    Through the node's ``local`` transport (``machine.shared_memory`` False or ``G = 1``):
 
     1. node-local all-reduce (``local="allreduce"``, what heat does) or reduce-scatter
        (``"reduce_scatter"``, NCCL-style) over the ``G`` processes of the node, every bucket;
@@ -214,29 +300,45 @@ def hierarchical_allreduce(
        padded copy of the slice (``G + 1`` allocations of ``s``, a copy of ``s``), then the
        gathered bucket copied into place.
 
+    Through shared memory (``machine.shared_memory``, ``G > 1``; ``local`` does not apply;
+    ``HierarchicalAverage._finish_shared``), the buckets being pieces of the process's slot:
+
+    1. one node sum of all buckets (:func:`shared_node_sum` of ``nbytes``);
+    2. as above, the slice read from the node's sum, its result divided and written into the
+       result area (copy ``s``);
+    3. one node barrier after the last bucket; the gradients are then copied out of the result
+       area (the caller's bookkeeping).
+
     Steps 2-3 of all buckets run as :func:`pipelined`: every cross-node exchange is started, then
     each is finished (with its node-local all-gather) while later ones are still on the wire.
     """
     G, P = machine.per_node, machine.nodes
     if count < 1:
         raise ValueError(f"count must be >= 1, got {count}")
+    if local not in ("allreduce", "reduce_scatter"):
+        raise ValueError(f"local must be 'allreduce' or 'reduce_scatter', got {local!r}")
     b = nbytes / count
     s = b / G
     gc, ga, gn = machine.gamma_copy, machine.gamma_add, machine.gamma_alloc
-    if local == "allreduce":
-        t = ring_allreduce(b, G, machine.local, ga)
-    elif local == "reduce_scatter":
-        t = 0.0
-        if G > 1:
-            t = (G - 1) * machine.local.alpha + (G - 1) / G * b * (machine.local.beta + ga)
-    else:
-        raise ValueError(f"local must be 'allreduce' or 'reduce_scatter', got {local!r}")
-    t *= count
-    before = wire = after = 0.0
+    before = wire = 0.0
     if P > 1:
         before = s * (gn + gc)
         wire = cross_node_slices(b, machine, "allreduce") + (P - 1) / P * s * ga
-        after = s * (gn + gc + ga)
+    if machine.node_shares_memory:
+        after = s * (gn + gc + ga) + s * gc  # the slice's sum divided, written into the result
+        return (
+            shared_node_sum(nbytes, machine)
+            + pipelined(count, before, wire, after)
+            + machine.node_barrier
+        )
+    if local == "allreduce":
+        t = ring_allreduce(b, G, machine.local, ga)
+    else:
+        t = 0.0
+        if G > 1:
+            t = (G - 1) * machine.local.alpha + (G - 1) / G * b * (machine.local.beta + ga)
+    t *= count
+    after = s * (gn + gc + ga) if P > 1 else 0.0
     if G > 1:
         after += ring_allgather(b, G, machine.local) + (G + 1) * s * gn + s * gc + b * gc
     return t + pipelined(count, before, wire, after)
@@ -271,8 +373,15 @@ def overlap_exposed(bucket_times: Sequence[float], window: float) -> float:
     return max(0.0, end - window) if K else 0.0
 
 
-def _gradient_bookkeeping(nbytes: float, machine: Machine) -> float:
-    """Copy the gradients into the buckets, divide by the process count, copy them back."""
+def _gradient_bookkeeping(nbytes: float, machine: Machine, shared: bool = False) -> float:
+    """
+    Copy the gradients into the buckets, divide by the process count, copy them back; with
+    ``shared`` (the node's shared-memory sum) the buckets are pieces of the process's slot and
+    the gradients are written from the node's sum times the factor of the average in one pass:
+    two copies, no division.
+    """
+    if shared:
+        return 2 * nbytes * machine.gamma_copy
     return nbytes * (2 * machine.gamma_copy + machine.gamma_add)
 
 
@@ -303,7 +412,54 @@ def hierarchical_blocking_batch(
     if machine.processes == 1:
         return compute
     comm = hierarchical_allreduce(nbytes, machine, local, count=len(buckets(nbytes)))
-    return compute + comm + _gradient_bookkeeping(nbytes, machine)
+    return compute + comm + _gradient_bookkeeping(nbytes, machine, machine.node_shares_memory)
+
+
+def node_average_batch(
+    nbytes: float,
+    machine: Machine,
+    compute: float,
+    backward_fraction: float = 2 / 3,
+    overlap: bool = True,
+) -> float:
+    """
+    A batch of training whose gradients are averaged over the node's ``G`` processes only (the
+    every-batch part of DASO and ``DataParallelMultiGPU``): compute, the exposed node average,
+    the bookkeeping. ``overlap=False`` counts the node average in full after the backward pass
+    (a CPU-bound transport on oversubscribed cores cannot hide behind compute that needs the
+    same cores); with ``overlap`` the buckets are averaged as they become ready
+    (:func:`overlap_exposed`, backward pass ``backward_fraction * compute``).
+
+    * Through the ``local`` link (gloo, NCCL; ``machine.shared_memory`` False): a node-local
+      all-reduce per bucket (:func:`flat_allreduce` on one node), the buckets' bookkeeping
+      ``n (2 gamma_copy + gamma_add)``.
+    * Through shared memory: the backward hooks copy the gradients into the process's slot
+      (``n gamma_copy``), one node sum of all of them after the backward pass
+      (:func:`shared_node_sum`), the gradients written from the sum times ``1/G`` in one pass
+      (``n gamma_copy``). With ``overlap`` each bucket is summed by a background thread as it
+      becomes ready, which also writes the bucket's average back into the bucket (per bucket
+      :func:`shared_node_sum` of it plus ``b gamma_copy``).
+
+    Examples
+    --------
+    >>> m = Machine(1, 2, Link(0.0, 0.0), Link(0.0, 0.0), barrier=1.0, gamma_copy=0.01)
+    >>> node_average_batch(100.0, m, compute=10.0, overlap=False)  # 10 + 2 * 1 + 2 * 100 * 0.01
+    14.0
+    """
+    if machine.per_node == 1:
+        return compute
+    window = backward_fraction * compute if overlap else 0.0
+    shared = machine.node_shares_memory
+    if shared and not overlap:
+        exposed = shared_node_sum(nbytes, machine)
+    elif shared:
+        times = [shared_node_sum(b, machine) + b * machine.gamma_copy for b in buckets(nbytes)]
+        exposed = overlap_exposed(times, window)
+    else:
+        local_machine = replace(machine, nodes=1)
+        times = [flat_allreduce(b, local_machine) for b in buckets(nbytes)]
+        exposed = overlap_exposed(times, window)
+    return compute + exposed + _gradient_bookkeeping(nbytes, machine, shared)
 
 
 @dataclass(frozen=True)
@@ -324,19 +480,20 @@ def daso_exchange(
     ``P - 1`` nodes in ``wire_bytes``-byte values (bfloat16: 2), then the node reassembles the
     vector (heat/optim/daso.py, heat/core/communication/node_groups.py). With ``w = wire_bytes / 4``:
 
-    * send: the slice gathered into a fresh buffer (alloc + copy ``s``), minus the reference
-      (add ``s``), cast into a fresh buffer (cast ``s``, alloc ``w s``), receive buffers (alloc
-      ``P w s`` on two nodes, ``w s`` on more);
+    * send: the slice gathered into a kept buffer (copy ``s``), minus the reference (add
+      ``s``), cast into a fresh buffer (cast ``s``, alloc ``w s``), receive buffers (alloc ``P w
+      s`` on two nodes, ``w s`` on more);
     * wire: all-gather on two nodes, reduce-scatter + all-gather on more
       (:func:`cross_node_slices` with ``wire_fraction = w``); a slice longer than
       ``chunk_elements`` (DASO's ``sending_chunk_size``) travels as several collectives, each
       paying the latency terms again;
-    * receive: the sum in float32 into a fresh buffer (alloc ``s``; two nodes: the first piece
-      widened (cast ``s``) and ``P - 1`` added (add-wire ``s`` each); more: ``P`` parts of
-      ``s / P`` added and the sums placed (copy ``s``)), the reference updated (divide and add
-      ``s``), the slice gathered again (alloc + copy ``s``), the blend (alloc ``2 s``, add and
-      divide ``3 s``), then the node all-gather of the float32 slices (padded copy: alloc + copy
-      ``s``; ``G`` receive buffers: alloc ``G s``; :func:`ring_allgather` of ``nbytes``; copy out
+    * receive: the sum in float32 into a kept buffer (two nodes: the first piece widened (cast
+      ``s``) and ``P - 1`` added (add-wire ``s`` each); more: ``P`` parts of ``s / P`` added in a
+      fresh buffer and the sums placed (alloc, add-wire and copy ``s``)), the reference updated
+      (add ``s``), the slice gathered again into the kept buffer (copy ``s``), the blend (one
+      in-place pass, add ``s``); then the node reassembles the vector from the slices into the
+      parameters: through shared memory (``machine.shared_memory``, :func:`shared_node_gather`),
+      or by a node all-gather of the slices into kept buffers (:func:`ring_allgather` of
       ``nbytes``) and the write into the parameters (copy ``nbytes``).
     """
     P, G = machine.nodes, machine.per_node
@@ -348,19 +505,21 @@ def daso_exchange(
     gw, gn = machine.gamma_add_wire, machine.gamma_alloc
     algorithm = "allgather" if P <= 2 else "reduce_scatter"
     receive_buffers = P * w * s if P <= 2 else w * s
-    send = s * (gn + gc + ga + gx + w * gn) + receive_buffers * gn
+    send = s * (gc + ga + gx + w * gn) + receive_buffers * gn
     wire = cross_node_slices(nbytes, machine, algorithm, wire_fraction=w)
     if chunk_elements is not None:
         chunks = max(math.ceil(s / 4 / chunk_elements), 1)
         wire += (chunks - 1) * cross_node_slices(0.0, machine, algorithm)
     if P <= 2:
-        summed = s * (gn + gx + (P - 1) * gw)
+        summed = s * (gx + (P - 1) * gw)
     else:
         summed = s * (gn + gw + gc)
-    bookkeeping = s * (2 * ga) + s * (gn + gc) + s * (2 * gn + 3 * ga)
-    gather = s * (2 * gn + gc) + G * s * gn + ring_allgather(nbytes, G, machine.local)
-    gather += 2 * nbytes * gc
-    return DasoCosts(send, wire, summed + bookkeeping + gather)
+    bookkeeping = s * (ga + gc + ga)  # reference update, slice gathered, blend
+    if machine.node_shares_memory:
+        reassembly = shared_node_gather(nbytes, machine)
+    else:
+        reassembly = ring_allgather(nbytes, G, machine.local) + nbytes * gc
+    return DasoCosts(send, wire, summed + bookkeeping + reassembly)
 
 
 def daso_epoch(
@@ -409,22 +568,14 @@ def daso_batch(
     overlap_local: bool = True,
 ) -> float:
     """
-    DASO per batch: compute, the node-local gradient all-reduce overlapped with the backward
-    pass (or, ``overlap_local=False``, after it: a CPU-bound transport on oversubscribed cores
-    cannot hide behind compute that needs the same cores), and a share of the global
-    synchronizations (:func:`daso_epoch`). With ``batches_per_epoch=None`` the steady state of
+    DASO per batch: compute, the node-local gradient average (:func:`node_average_batch`:
+    overlapped with the backward pass, or, ``overlap_local=False``, after it), and a share of
+    the global synchronizations (:func:`daso_epoch`). With ``batches_per_epoch=None`` the steady state of
     an endless epoch::
 
         T = T_local + (send + receive + max(0, wire - S T_local)) / B
     """
-    local_machine = replace(machine, nodes=1)
-    if machine.per_node > 1:
-        times = [flat_allreduce(b, local_machine) for b in buckets(nbytes)]
-        window = backward_fraction * compute if overlap_local else 0.0
-        local = compute + overlap_exposed(times, window)
-        local += _gradient_bookkeeping(nbytes, machine)
-    else:
-        local = compute
+    local = node_average_batch(nbytes, machine, compute, backward_fraction, overlap_local)
     costs = daso_exchange(nbytes, machine, wire_bytes, chunk_elements)
     if batches_per_epoch is None:
         hidden = max(batches_to_wait, 1) * local  # heat receives at the next batch at the earliest
@@ -469,6 +620,72 @@ def _elementwise_gammas(n_bucket: int, timed, rank: int):
     return concurrent, alone
 
 
+def _timer(comm):
+    """``timed(fn, reps)``: the median over ``reps`` of the slowest rank's time of ``fn()``,
+    with a barrier of ``comm`` before each (collective over ``comm``)."""
+
+    def timed(fn, reps: int) -> float:
+        times = []
+        for _ in range(reps):
+            comm.Barrier()
+            began = time.perf_counter()
+            fn()
+            times.append(max(comm.allgather(time.perf_counter() - began)))
+        return statistics.median(times)
+
+    return timed
+
+
+def _shared_memory_timings(node, bucket_list, timed, barriers: int = 20):
+    """
+    The node phases through shared memory as heat runs them, every node at once (collective
+    over the world of ``timed``; ``node`` is this process's node communicator): the node sum of
+    the buckets (``bucket_list``, float32) in one round, the buckets being pieces of the
+    process's slot (``SharedMemoryAverage``, ``NodeSharedSum.reduce``); the node barrier
+    (``NodeSharedSum.barrier``, ``barriers`` in a row); the reassembly of the buckets' vector
+    from the node's slices (DASO's write-back: barrier, share this process's slice, barrier,
+    copy the whole vector out). A dict of seconds (slowest rank, median of repetitions), or
+    None when the node's processes cannot share memory.
+    """
+    import torch
+
+    from heat.core.communication.node_groups import slice_bounds
+    from heat.core.communication.shared_memory import node_shared_sum
+
+    total = sum(b.numel() for b in bucket_list)
+    summer = node_shared_sum(node, total, torch.float32) if node.size > 1 else None
+    if summer is None:
+        return None
+    offset = 0
+    for bucket in bucket_list:  # the gradients in their buckets, which are slot pieces
+        summer.slot(offset, bucket.numel()).copy_(bucket)
+        offset += bucket.numel()
+    start, stop = slice_bounds(total, node.size, node.rank)
+    my_slice = torch.rand(stop - start)
+    vector = torch.empty(total)
+
+    def node_sum():
+        summer.reduce(total)
+
+    def barrier_row():
+        for _ in range(barriers):
+            summer.barrier()
+
+    def reassembly():
+        summer.barrier()
+        summer.share(start, my_slice)
+        summer.barrier()
+        vector.copy_(summer.view(0, total))
+
+    out = {}
+    for name, fn in (("node_shared_sum", node_sum), ("node_shared_gather", reassembly)):
+        fn()  # warm-up: the segment's pages
+        out[name] = timed(fn, 5)
+    out["node_barrier"] = timed(barrier_row, 5) / barriers
+    out["shared_sum_bytes"] = 4 * total
+    return out
+
+
 def _calibration_worker(args: argparse.Namespace) -> None:
     """One rank of the calibration job: ping-pongs, elementwise passes, the collectives."""
     import torch
@@ -485,18 +702,7 @@ def _calibration_worker(args: argparse.Namespace) -> None:
     world = groups.world_group
     out: dict[str, object] = {"nodes": P, "per_node": G, "load_start": os.getloadavg()[0]}
 
-    def slowest(seconds: float) -> float:
-        return max(comm.allgather(seconds))
-
-    def timed(fn, reps: int) -> float:
-        """Median over ``reps`` of the slowest rank's time of ``fn()`` (barrier before each)."""
-        times = []
-        for _ in range(reps):
-            comm.Barrier()
-            began = time.perf_counter()
-            fn()
-            times.append(slowest(time.perf_counter() - began))
-        return statistics.median(times)
+    timed = _timer(comm)
 
     # -- ping-pong: one-way time of a message between two ranks, others idle ------------------
     def pingpong(pairs, elements: int, rounds: int, reps: int) -> float:
@@ -578,6 +784,11 @@ def _calibration_worker(args: argparse.Namespace) -> None:
     ):
         fn()  # warm-up: connections, buffers
         out[name] = timed(fn, reps)
+    # the node phases through shared memory (heat's path on CPU); the gloo figures above are
+    # its fallback (HEAT_NODE_SHARED_MEMORY=0)
+    shared = _shared_memory_timings(groups.topology.node_comm, bucket_list, timed)
+    out["shared_memory"] = shared is not None
+    out.update(shared or {})
     out["bucket_bytes"] = 4 * (n_total // count)
     out["buckets"] = count
     out["param_bytes"] = 4 * n_total
@@ -672,12 +883,26 @@ def _node_local_link(calibration: dict) -> Link:
     return Link(alpha=alpha, beta=max(rest, 0.0) / (2 * (G - 1) / G * b))
 
 
+def _shared_sum_gamma(calibration: dict) -> float:
+    """
+    The effective ``gamma_sum`` of the node sum through shared memory: its measured time less
+    its two node barriers, per byte the :func:`shared_node_sum` formula adds,
+    ``(G-1)/G n``.
+    """
+    G, n = calibration["per_node"], calibration["shared_sum_bytes"]
+    rest = calibration["node_shared_sum"] - 2 * calibration["node_barrier"]
+    return max(rest, 0.0) / ((G - 1) / G * n)
+
+
 def calibrated_machine(calibrations: Sequence[dict]) -> Machine:
     """
     The emulated cluster's machine from calibration jobs (medians over the jobs): the
     cross-node link from the ping-pong between nodes (alpha: smallest message, beta: slope
     between the two largest), the node-local transport from :func:`_node_local_link`, the
-    ``gamma`` from the elementwise passes timed on all processes at once.
+    ``gamma`` from the elementwise passes timed on all processes at once; the node shares
+    memory when every job could time the shared-memory node sum (older calibration files did
+    not: their DASO runs used gloo), its barrier as timed, ``gamma_sum`` from
+    :func:`_shared_sum_gamma`.
     """
 
     def med(values):
@@ -686,6 +911,7 @@ def calibrated_machine(calibrations: Sequence[dict]) -> Machine:
     cross = [_fit_link(c["pingpong_cross"]) for c in calibrations]
     local = [_node_local_link(c) for c in calibrations]
     gamma = [c["gamma_concurrent"] for c in calibrations]
+    shared = all(c.get("shared_memory") and "node_shared_sum" in c for c in calibrations)
     return Machine(
         nodes=calibrations[0]["nodes"],
         per_node=calibrations[0]["per_node"],
@@ -696,6 +922,9 @@ def calibrated_machine(calibrations: Sequence[dict]) -> Machine:
         gamma_cast=med([g["cast"] for g in gamma]),
         gamma_add_wire=med([g["add_bf16"] for g in gamma]),
         gamma_alloc=med([g["alloc"] for g in gamma if "alloc" in g] or [0.0]),
+        shared_memory=shared,
+        barrier=med([c["node_barrier"] for c in calibrations]) if shared else None,
+        gamma_sum=med([_shared_sum_gamma(c) for c in calibrations]) if shared else None,
     )
 
 
@@ -719,13 +948,22 @@ def collective_checks(machine: Machine, calibration: dict) -> list[tuple]:
     exchange = s * (0.5 * gn + gx) + P * 0.5 * s * gn + wire + s * (gn + gx + (P - 1) * gw)
     # NodeGroups.node_all_gather: padded copy, G receive buffers, all-gather, copy out
     gather = s * (2 * gn + gc) + G * s * gn + ring_allgather(m, G, machine.local) + m * gc
-    return [
+    rows = [
         ("flat all-reduce, 4 buckets", calibration["flat_allreduce"], K * flat_allreduce(b, machine)),
         ("node all-reduce, 4 buckets", calibration["node_allreduce"], K * flat_allreduce(b, local)),
         ("cross-node slices fp32, 4 buckets", calibration["cross_slices_fp32"], cross_buckets),
         ("DASO exchange bf16 (cast, wire, sum)", calibration["daso_exchange_bf16"], exchange),
         ("node all-gather of the slices", calibration["node_allgather"], gather),
     ]  # fmt: skip
+    if machine.node_shares_memory and "node_shared_sum" in calibration:
+        n_sum = calibration["shared_sum_bytes"]
+        rows += [
+            ("node sum, shared memory, 4 buckets", calibration["node_shared_sum"],
+             shared_node_sum(n_sum, machine)),
+            ("node reassembly, shared memory", calibration["node_shared_gather"],
+             shared_node_gather(n_sum, machine)),
+        ]  # fmt: skip
+    return rows
 
 
 def training_checks(machine: Machine, daso_results: Sequence[dict]) -> list[tuple]:
@@ -783,11 +1021,19 @@ def check(path: str) -> int:
     print(
         f"  cross-node: alpha {machine.cross.alpha * 1e6:.0f} us, "
         f"beta {machine.cross.beta * 1e9:.3f} ns/B ({1e-6 / machine.cross.beta:.0f} MB/s)\n"
-        f"  node-local: alpha {machine.local.alpha * 1e6:.0f} us, "
+        f"  node-local (gloo, the fallback): alpha {machine.local.alpha * 1e6:.0f} us, "
         f"beta {machine.local.beta * 1e9:.3f} ns/B ({1e-6 / machine.local.beta:.0f} MB/s)\n"
         f"  gamma (4 ranks at once): copy {machine.gamma_copy * 1e9:.3f}, add "
         f"{machine.gamma_add * 1e9:.3f}, cast {machine.gamma_cast * 1e9:.3f} ns/B"
     )
+    if machine.shared_memory:
+        print(
+            f"  node-local through shared memory (the model's transport): barrier "
+            f"{machine.node_barrier * 1e6:.0f} us, slice sum {machine.gamma_slice_sum * 1e9:.3f} "
+            f"ns/B per slot"
+        )
+    else:
+        print("  node-local through gloo (no shared-memory timing in this calibration)")
     for label, c in zip(("before", "after"), calibrations):
         print(f"\ncollectives, model vs measured ({label} daso.py):")
         print(_ratio_table(collective_checks(machine, c)))
@@ -814,6 +1060,7 @@ PROJECTION_MACHINE = Machine(
     gamma_cast=1.5 / HBM_BYTES_PER_S,
     gamma_add_wire=2.5 / HBM_BYTES_PER_S,
     gamma_alloc=0.0,  # torch's caching allocator reuses GPU memory
+    shared_memory=False,  # GPU tensors: the node's phases run on NCCL over NVLink
 )
 IMAGENET_TRAIN_IMAGES = 1_281_167
 

@@ -18,12 +18,15 @@ import scaling_model as sm
 LINK = sm.Link(alpha=1.0, beta=0.5)
 
 
-def machine(nodes=2, per_node=2, **gammas):
+def machine(nodes=2, per_node=2, shared_memory=False, **gammas):
+    """Node phases through the local link unless ``shared_memory`` (then barriers of 0.1 s,
+    ``local.alpha``, unless given)."""
     return sm.Machine(
         nodes=nodes,
         per_node=per_node,
         cross=sm.Link(alpha=1.0, beta=0.5),
         local=sm.Link(alpha=0.1, beta=0.01),
+        shared_memory=shared_memory,
         **gammas,
     )
 
@@ -169,6 +172,152 @@ def test_hierarchical_buckets_pipeline_the_cross_node_part():
         sm.hierarchical_allreduce(b, m, count=0)
 
 
+# -- node phases through shared memory ---------------------------------------------------------
+
+
+def test_shared_memory_machine_fields():
+    m = sm.Machine(2, 4, sm.Link(1.0, 0.5), sm.Link(0.1, 0.01), gamma_add=0.3)
+    assert m.shared_memory and m.node_shares_memory  # heat's path on CPU is the default
+    assert m.node_barrier == 0.1  # no barrier measured: the local link's latency
+    assert m.gamma_slice_sum == 0.3  # no slice sum measured: an addition
+    tuned = replace(m, barrier=0.25, gamma_sum=0.7)
+    assert (tuned.node_barrier, tuned.gamma_slice_sum) == (0.25, 0.7)
+    assert not replace(m, per_node=1).node_shares_memory
+    assert not sm.PROJECTION_MACHINE.shared_memory  # GPU nodes: NCCL over NVLink
+    with pytest.raises(TypeError, match="shared_memory"):
+        replace(m, shared_memory=1)
+    with pytest.raises(ValueError, match="barrier"):
+        replace(m, barrier=-1.0)
+    with pytest.raises(ValueError, match="gamma_sum"):
+        replace(m, gamma_sum=float("nan"))
+
+
+def test_shared_node_sum_hand_computed():
+    m = machine(1, 4, shared_memory=True, barrier=0.2, gamma_sum=0.5)
+    # two barriers, then each process adds its quarter of the 4 slots: 3 additions of n/4
+    assert sm.shared_node_sum(100.0, m) == pytest.approx(2 * 0.2 + 3 * 25 * 0.5)
+    # defaults: barrier = alpha_l, slice sum = gamma_add
+    assert sm.shared_node_sum(100.0, machine(1, 2, True, gamma_add=1.0)) == pytest.approx(
+        0.2 + 50.0
+    )
+    assert sm.shared_node_sum(0.0, m) == pytest.approx(0.4)  # latency only
+    assert sm.shared_node_sum(100.0, machine(1, 1, True, gamma_add=1.0)) == 0.0
+
+
+def test_shared_node_gather_hand_computed():
+    m = machine(2, 2, shared_memory=True, barrier=0.2, gamma_copy=1.0)
+    # barrier, own slice written (n/G), barrier, the whole vector copied out (n)
+    assert sm.shared_node_gather(100.0, m) == pytest.approx(0.4 + 50 + 100)
+    assert sm.shared_node_gather(100.0, replace(m, per_node=1)) == 0.0
+
+
+def test_node_average_batch_hand_computed():
+    n = 4 * sm.BUCKET_BYTES
+    shared = machine(1, 2, True, barrier=0.5, gamma_sum=1e-9, gamma_copy=2e-9, gamma_add=7.0)
+    sum_all = 2 * 0.5 + 0.5 * n * 1e-9
+    # after the backward pass: one node sum of all buckets; copy in and out (no division)
+    assert sm.node_average_batch(n, shared, 3.0, overlap=False) == pytest.approx(
+        3.0 + sum_all + 2 * n * 2e-9
+    )
+    # overlapped, a long backward pass: only the last bucket (its sum, its average written
+    # back into the bucket by the thread) sticks out
+    last = 2 * 0.5 + 0.5 * sm.BUCKET_BYTES * 1e-9 + sm.BUCKET_BYTES * 2e-9
+    assert sm.node_average_batch(n, shared, 1e9) == pytest.approx(1e9 + last + 2 * n * 2e-9)
+    # through the local link: an all-reduce per bucket, bookkeeping with the division
+    gloo = replace(shared, shared_memory=False)
+    ring = sm.ring_allreduce(sm.BUCKET_BYTES, 2, gloo.local, 7.0)
+    assert sm.node_average_batch(n, gloo, 3.0, overlap=False) == pytest.approx(
+        3.0 + 4 * ring + n * (2 * 2e-9 + 7.0)
+    )
+    assert sm.node_average_batch(n, replace(shared, per_node=1), 3.0) == 3.0
+    # DASO on one node is its node average
+    assert sm.daso_batch(n, shared, 3.0, overlap_local=False) == pytest.approx(
+        sm.node_average_batch(n, shared, 3.0, overlap=False)
+    )
+
+
+def test_hierarchical_through_shared_memory_hand_computed():
+    m = machine(2, 2, shared_memory=True)  # barriers of 0.1
+    # node sum (2 barriers), cross-node slice all-reduce 52, one barrier after the last slice
+    assert sm.hierarchical_allreduce(100.0, m) == pytest.approx(0.2 + 52.0 + 0.1)
+    assert sm.hierarchical_allreduce(100.0, m, local="reduce_scatter") == pytest.approx(52.3)
+    # copies: the slice cloned, its sum copied out and written into the result area (3 s)
+    copying = sm.hierarchical_allreduce(100.0, machine(2, 2, True, gamma_copy=1.0))
+    assert copying - 52.3 == pytest.approx(3 * 50)
+    # K buckets: one node sum and one closing barrier for all of them
+    b = 100.0
+    cross = sm.cross_node_slices(b, m, "allreduce")
+    assert sm.hierarchical_allreduce(4 * b, m, count=4) == pytest.approx(0.2 + 4 * cross + 0.1)
+    # latency only: 3 barriers and the cross-node ring's 2 (P-1) steps
+    assert sm.hierarchical_allreduce(0.0, machine(8, 4, True)) == pytest.approx(0.3 + 14.0)
+    # the batch's bookkeeping: gradients copied in and out, the division is in the slice
+    nbytes = 4 * sm.BUCKET_BYTES
+    copies = machine(2, 2, True, gamma_copy=1e-9, gamma_add=1e-9)
+    assert sm.hierarchical_blocking_batch(nbytes, copies, 1.0) == pytest.approx(
+        1.0 + sm.hierarchical_allreduce(nbytes, copies, count=4) + 2 * nbytes * 1e-9
+    )
+
+
+def test_daso_reassembles_through_shared_memory():
+    gloo = machine(2, 2, gamma_copy=1.0)
+    shared = machine(2, 2, True, barrier=0.2, gamma_copy=1.0)
+    # only the reassembly differs: all-gather + write (n) against barriers, share (s), take (n)
+    all_gather = sm.ring_allgather(100.0, 2, gloo.local) + 100.0
+    difference = sm.daso_exchange(100.0, shared).receive - sm.daso_exchange(100.0, gloo).receive
+    assert difference == pytest.approx(sm.shared_node_gather(100.0, shared) - all_gather)
+    assert sm.shared_node_gather(100.0, shared) == pytest.approx(0.4 + 150.0)
+    assert sm.daso_exchange(100.0, shared).send == sm.daso_exchange(100.0, gloo).send
+    assert sm.daso_exchange(100.0, shared).wire == sm.daso_exchange(100.0, gloo).wire
+
+
+def test_calibrated_machine_reproduces_the_measured_node_sum():
+    G, n = 2, 4.0e8
+    job = {
+        "nodes": 2, "per_node": G, "buckets": 4, "bucket_bytes": n / 4,
+        "pingpong_cross": [[4, 1e-4], [8e6, 0.07], [3.2e7, 0.27]],
+        "pingpong_local": [[4, 2e-5], [8e6, 0.01], [3.2e7, 0.04]],
+        "node_allreduce": 0.4,
+        "gamma_concurrent": {"copy": 1e-10, "add": 2e-10, "cast": 3e-10, "add_bf16": 4e-10},
+    }  # fmt: skip
+    older = sm.calibrated_machine([job])  # a calibration from before shared memory
+    assert not older.shared_memory
+    shared = {"shared_memory": True, "node_shared_sum": 0.05, "node_barrier": 1e-3,
+              "node_shared_gather": 0.06, "shared_sum_bytes": n}  # fmt: skip
+    m = sm.calibrated_machine([{**job, **shared}])
+    assert m.shared_memory and m.node_barrier == 1e-3
+    # gamma_sum solved from the measured sum less its two barriers
+    assert m.gamma_slice_sum == pytest.approx((0.05 - 2e-3) / (n / 2))
+    assert sm.shared_node_sum(n, m) == pytest.approx(0.05)
+    names = [row[0] for row in sm.collective_checks(m, {**job, **shared, "param_bytes": n,
+             "flat_allreduce": 1.0, "cross_slices_fp32": 1.0, "daso_exchange_bf16": 1.0,
+             "node_allgather": 1.0})]  # fmt: skip
+    assert "node sum, shared memory, 4 buckets" in names
+
+
+def test_check_prints_the_shared_memory_transport(tmp_path, capsys):
+    n = 4.0e8
+    job = {
+        "nodes": 2, "per_node": 2, "buckets": 4, "bucket_bytes": n / 4, "param_bytes": n,
+        "load_start": 1.0, "load_end": 1.0,
+        "pingpong_cross": [[4, 1e-4], [8e6, 0.07], [3.2e7, 0.27]],
+        "pingpong_local": [[4, 2e-5], [8e6, 0.01], [3.2e7, 0.04]],
+        "gamma_concurrent": {"copy": 1e-10, "add": 2e-10, "cast": 3e-10, "add_bf16": 4e-10},
+        "flat_allreduce": 5.0, "node_allreduce": 0.4, "cross_slices_fp32": 3.0,
+        "daso_exchange_bf16": 1.0, "node_allgather": 0.3,
+        "shared_memory": True, "node_shared_sum": 0.05, "node_barrier": 1e-3,
+        "node_shared_gather": 0.06, "shared_sum_bytes": n,
+    }  # fmt: skip
+    runs = [{"variant": v, "batch_s": s, "params": int(n / 4), "batches": 24}
+            for v, s in (("compute only", 0.4), ("heat DASO", 0.6))]  # fmt: skip
+    path = tmp_path / "calibration.json"
+    path.write_text(sm.json.dumps({"before": job, "after": job, "daso": {"results": runs}}))
+    assert sm.check(str(path)) == 0
+    printed = capsys.readouterr().out
+    assert "barrier 1000 us" in printed
+    assert "| node sum, shared memory, 4 buckets | 50 | 50 | 1.00 | yes |" in printed
+    assert "| heat DASO | 600 |" in printed
+
+
 # -- overlap and buckets -----------------------------------------------------------------------
 
 
@@ -221,11 +370,11 @@ def test_daso_exchange_hand_computed():
     assert costs.send == 0.0
     assert costs.wire == pytest.approx(1.0 + 2 * 25 * 0.5)  # all-gather of 2 x 25 bytes
     assert costs.receive == pytest.approx(0.1 + 50 * 0.01)  # node all-gather of 100 bytes
-    # copies: gather the slice (s) / padded copy (s), again the slice (s), copy out and write
-    # back (2 n)
+    # copies into kept buffers: gather the slice (s) / again the slice (s), the write of the
+    # all-gathered vector into the parameters (n)
     copying = sm.daso_exchange(100.0, machine(2, 2, gamma_copy=1.0))
     assert copying.send == pytest.approx(50.0)
-    assert copying.receive - costs.receive == pytest.approx(50 + 50 + 200)
+    assert copying.receive - costs.receive == pytest.approx(50 + 100)
     # a slice of 25 float32 values in chunks of 10 elements: 3 all-gathers, 3 latencies
     chunked = sm.daso_exchange(100.0 * 4 / 4 * 2, m, chunk_elements=10)
     assert chunked.wire == pytest.approx(3 * 1.0 + 2 * 50 * 0.5)
