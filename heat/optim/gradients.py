@@ -199,10 +199,7 @@ class SharedMemoryAverage(Reduction):
         summer = self.summers.get(dtype)
         if summer is None or torch.device(device).type != "cpu":
             return super().bucket(numel, dtype, device)
-        offset = self._filled[dtype]
-        if offset + numel > summer.capacity:
-            return super().bucket(numel, dtype, device)
-        piece = summer.slot(offset, numel).zero_()
+        piece = summer.slot(self._filled[dtype], numel).zero_()  # the summer holds them all
         self._in_slot.append(piece)
         self._assign(piece)
         return piece
@@ -312,18 +309,23 @@ class HierarchicalAverage(Reduction):
         size = self.groups.local_size
         if size == 1:
             return None, bucket
-        if self.shared is not None:
+        if self._through_shared:
             return self.shared.place(bucket)
         self.bytes_local += ring_allreduce_bytes(bucket.numel() * bucket.element_size(), size)
         return all_reduce_async(bucket, self.groups.node_group), bucket
 
+    @property
+    def _through_shared(self) -> bool:
+        """Whether the node phases go through the node's shared memory."""
+        return self.shared is not None and self.groups.local_size > 1
+
     def bucket(self, numel: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
-        if self.shared is not None and self.groups.local_size > 1:
+        if self._through_shared:
             return self.shared.bucket(numel, dtype, device)  # a piece of the node's slot
         return super().bucket(numel, dtype, device)
 
     def result(self, handle: Any, bucket: torch.Tensor) -> Tuple[torch.Tensor, Optional[float]]:
-        if self.shared is not None and self.groups.local_size > 1:
+        if self._through_shared:
             # the node's result area holds the whole average, reassembled by _finish_shared
             return self.shared.summers[bucket.dtype].view(handle[0], bucket.numel()), None
         return bucket, None
@@ -336,7 +338,7 @@ class HierarchicalAverage(Reduction):
         return self._sums[length]
 
     def finish_all(self, handles: Sequence[Any]) -> None:
-        if self.shared is not None and self.groups.local_size > 1:
+        if self._through_shared:
             self._finish_shared(handles)
             return
         groups = self.groups

@@ -94,9 +94,7 @@ class NodeSharedSum:
 
     def put(self, offset: int, values: torch.Tensor) -> None:
         """Copy the flat ``values`` into this process's slot at ``offset`` (no communication)."""
-        stop = offset + values.numel()
-        if offset < 0 or stop > self.capacity:
-            raise ValueError(f"elements [{offset}, {stop}) do not fit the capacity {self.capacity}")
+        stop = self._checked_stop(offset, values.numel())
         target = self._mine[offset:stop]
         if values.data_ptr() != target.data_ptr():  # not already in place (a piece of slot())
             target.copy_(values.reshape(-1))
@@ -106,11 +104,14 @@ class NodeSharedSum:
         """This process's slot's elements ``[offset, offset + length)`` (a view): values written
         there are in place for the round's sum, :meth:`put` of the view copies nothing. Write it
         only between rounds, as :meth:`put`."""
-        if offset < 0 or offset + length > self.capacity:
-            raise ValueError(
-                f"elements [{offset}, {offset + length}) do not fit the capacity {self.capacity}"
-            )
-        return self._mine[offset : offset + length]
+        return self._mine[offset : self._checked_stop(offset, length)]
+
+    def _checked_stop(self, offset: int, length: int) -> int:
+        """``offset + length``, or a ValueError when the range does not fit a slot."""
+        stop = offset + length
+        if offset < 0 or stop > self.capacity:
+            raise ValueError(f"elements [{offset}, {stop}) do not fit the capacity {self.capacity}")
+        return stop
 
     def reduce(self, length: Optional[int] = None) -> None:
         """
