@@ -114,6 +114,9 @@ class RunResult:
     counts: dict[str, int] = field(default_factory=dict)
     summary_found: bool = False
     test_timed_out: bool = False  # pytest-timeout ended a rank (a test exceeded its limit)
+    #: after a test timeout, one line per rank: the innermost heat or test frame of the thread
+    #: that ran the test (repeated under the summary table, which is what a log's tail shows)
+    hang_sites: list[str] = field(default_factory=list)
 
     @property
     def passed(self) -> int:
@@ -374,8 +377,8 @@ def run_once(
             _TIMEOUT_BANNER in log.read_text(errors="replace") for log in log_dir.glob("rank*.log")
         )
         show_rank_logs(log_dir, procs)
-        if result.test_timed_out:
-            show_timeout_stacks(log_dir, procs, output_lines)
+        if result.test_timed_out or result.timed_out:
+            result.hang_sites = show_timeout_stacks(log_dir, procs, output_lines)
     return result
 
 
@@ -392,12 +395,57 @@ def own_frames(lines: list[str]) -> list[str]:
     return kept
 
 
-def show_timeout_stacks(log_dir: Path, procs: int, rank0_lines: list[str]) -> None:
+def _short_frame(call: str) -> str:
+    """``File "/x/heat/a.py", line 3, in f`` as ``heat/a.py:3 in f``."""
+    match = re.match(r'File "(?P<path>[^"]+)", line (?P<line>\d+),? in (?P<name>\S+)', call)
+    if match is None:
+        return call
+    path = match["path"]
+    for marker in ("/heat/", "/tests/"):
+        if marker in path:
+            path = marker[1:] + path.split(marker, 1)[1]
+            break
+    return f"{path}:{match['line']} in {match['name']}"
+
+
+def innermost_test_frame(frames: list[str]) -> str:
+    """
+    Where the thread that ran the test stood in one rank's dump (:func:`own_frames`' lines):
+    in the first thread with a frame in the tests (or else the first with any heat frame), the
+    innermost test frame with its source line, then the innermost frame of all, as
+    ``tests/a.py:9 in test_x (source) -> heat/b.py:3 in f`` (pytest-timeout lists a thread's
+    calls oldest first, faulthandler most recent first).
+    """
+    threads: list[tuple[bool, list[tuple[str, str]]]] = []
+    for i, line in enumerate(frames):
+        if "Stack of" in line or _FAULTHANDLER_HEADER in line:
+            threads.append((_FAULTHANDLER_HEADER in line, []))
+        elif line.lstrip().startswith("File ") and threads:
+            following = frames[i + 1] if i + 1 < len(frames) else ""
+            source = "" if following.lstrip().startswith(("File ", "Stack of")) else following
+            threads[-1][1].append((line.strip(), source.strip()))
+    in_tests = [thread for thread in threads if any("/tests/" in c for c, _ in thread[1])]
+    for most_recent_first, calls in in_tests or [thread for thread in threads if thread[1]]:
+        innermost_first = calls if most_recent_first else calls[::-1]
+        in_test = [(c, source) for c, source in innermost_first if "/tests/" in c]
+        shown = [in_test[0]] if in_test else []
+        if innermost_first[0] not in shown:
+            shown.append(innermost_first[0])
+        return " -> ".join(
+            _short_frame(call) + (f" ({source})" if source and i == 0 else "")
+            for i, (call, source) in enumerate(shown)
+        )
+    return "no heat or test frame"
+
+
+def show_timeout_stacks(log_dir: Path, procs: int, rank0_lines: list[str]) -> list[str]:
     """
     Where every rank was when a test timed out: the heat and test frames of each rank's last
     stack dump (ranks that ended alike are not shown by :func:`show_rank_logs`, but a hang is
-    only understood from all of them: which rank skipped which collective).
+    only understood from all of them: which rank skipped which collective). Returns one line
+    per rank (:func:`innermost_test_frame`).
     """
+    sites = []
     print(f"\n{'-' * 20} where each rank was at the timeout {'-' * 20}")
     for rank in range(procs):
         try:
@@ -415,11 +463,14 @@ def show_timeout_stacks(log_dir: Path, procs: int, rank0_lines: list[str]) -> No
         ]
         if not starts:
             print(f"rank {rank}: no stack dump")
+            sites.append(f"rank {rank}: no stack dump")
             continue
         frames = own_frames(text[min(starts) :].splitlines())
         print(f"rank {rank}:")
         print("\n".join(frames[-LOG_TAIL_LINES // 2 :]) or "  (no heat or test frames)")
+        sites.append(f"rank {rank}: {innermost_test_frame(frames)}")
     print("-" * 78, flush=True)
+    return sites
 
 
 def show_rank_logs(log_dir: Path, procs: int) -> None:
@@ -464,6 +515,10 @@ def print_summary(results: list[RunResult]) -> None:
     passed = sum(r.passed for r in results)
     failed = sum(r.failures_for_total for r in results)
     skipped = sum(r.skipped for r in results)
+    for r in results:
+        if r.hang_sites:
+            print(f"where each rank was when mpiexec -n {r.procs} ({r.part}) was stopped:")
+            print("\n".join(f"  {site}" for site in r.hang_sites))
     print(f"total wall time: {sum(r.wall_s for r in results):.1f} s")
     print(f"{passed} passed, {failed} failed, {skipped} skipped", flush=True)
 

@@ -147,7 +147,12 @@ import torch
 {before}
 import heat
 from heat.core.communication.process import THREAD_CHOICE
-print("threads", heat.MPI_WORLD.rank, torch.get_num_threads(), THREAD_CHOICE["reason"], flush=True)
+# one writer: lines of several ranks interleave in mpiexec's forwarded output
+mine = (heat.MPI_WORLD.rank, torch.get_num_threads(), THREAD_CHOICE["reason"])
+everyone = heat.MPI_WORLD.gather(mine)
+if heat.MPI_WORLD.rank == 0:
+    for line in everyone:
+        print("threads %d %d %s" % line, flush=True)
 """
 
 
@@ -236,7 +241,7 @@ def test_caught_system_exit_is_not_the_exit_status():
 # Each job starts 3 processes: 3 makes rank 1 neither the first nor the last. The scenarios run
 # as concurrent jobs: each takes 5-20 s on a loaded 2-core machine, mostly starting up.
 EXIT_SCRIPT = """
-import sys, time
+import os, sys, time
 import heat as ht
 comm = ht.MPI_WORLD
 mode = sys.argv[1]
@@ -261,7 +266,9 @@ elif mode == "one-zero":  # rank 1 ends first; the others still communicate for 
     for _ in range(4):
         others.Barrier()
         time.sleep(1)
-    print("rank %d ended" % comm.rank, flush=True)
+    # one write of the whole line: print's separate writes of text and newline may interleave
+    # with another process's in the launcher's output
+    os.write(1, b"rank %d ended\n" % comm.rank)
 """
 
 
