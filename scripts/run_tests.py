@@ -539,13 +539,20 @@ def parse_arguments(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
         "--procs", default="1,2,3,4", help="comma-separated process counts (default: 1,2,3,4)"
     )
     parser.add_argument(
-        "--timeout-per-test", type=float, default=120, help="seconds per test (default: 120)"
+        "--timeout-per-test",
+        type=float,
+        default=300,
+        # 4 processes on 2 cores sometimes run a whole job several times slower (measured on
+        # 2026-11-28: the distributed part 228-283 s in four runs, 504 s in a fifth, where a
+        # 0.7 s pipeline test took 40 s; in CI the same test passed 120 s once): the limit
+        # is there to end hangs, not to fail slow runs
+        help="seconds per test (default: 300)",
     )
     parser.add_argument(
         "--overall-timeout",
         type=float,
-        default=1200,
-        help="seconds per mpiexec run before it is killed (default: 1200)",
+        default=1800,
+        help="seconds per mpiexec run before it is killed (default: 1800)",
     )
     parser.add_argument("--mpiexec", help="mpiexec to use (default: beside python, then PATH)")
     parser.add_argument(
