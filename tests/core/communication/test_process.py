@@ -268,7 +268,7 @@ elif mode == "one-zero":  # rank 1 ends first; the others still communicate for 
         time.sleep(1)
     # one write of the whole line: print's separate writes of text and newline may interleave
     # with another process's in the launcher's output
-    os.write(1, b"rank %d ended\n" % comm.rank)
+    os.write(1, b"rank %d ended\\n" % comm.rank)
 """
 
 
