@@ -34,6 +34,7 @@ import tempfile
 import threading
 import time
 import uuid
+import weakref
 from typing import Any, List, Optional, Sequence, Tuple
 
 import torch
@@ -195,6 +196,10 @@ class BackgroundSums:
     order; every element is summed in slot order by one process, so the results have the same
     bits as :meth:`NodeSharedSum.allreduce_` on every process.
 
+    The thread starts with the first :meth:`submit` and ends with :meth:`close`, or when the
+    object is garbage-collected (the thread holds only the queue and the shared state, not
+    the object).
+
     Parameters
     ----------
     comm : MPICommunication
@@ -205,49 +210,91 @@ class BackgroundSums:
     >>> sums = BackgroundSums(node)
     >>> sums.submit(summer, 0, bucket, scale=1 / node.size)   # returns at once
     >>> sums.wait()                                           # bucket holds the node average
+    >>> sums.close()                                          # the thread ends
     """
 
     def __init__(self, comm: Any):
         self.comm = comm.Dup()
-        self._tasks: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
-        self._done = threading.Condition()
-        self._pending = 0
-        self._error: Optional[BaseException] = None
+        self._state = _BackgroundState(self.comm)
         self._thread: Optional[threading.Thread] = None
+        self._closed = False
+        # ends the thread when the object goes away without close(): the sentinel only
+        weakref.finalize(self, self._state.tasks.put, None)
+
+    @property
+    def running(self) -> bool:
+        """Whether the background thread is alive."""
+        return self._thread is not None and self._thread.is_alive()
 
     def submit(
         self, summer: NodeSharedSum, offset: int, values: torch.Tensor, scale: Optional[float]
     ) -> None:
         """Sum the flat ``values`` over the node at ``offset`` of ``summer``'s slots, in the
         background; ``values`` must not be touched until :meth:`wait` returns."""
+        if self._closed:
+            raise RuntimeError("BackgroundSums is closed: make a new one to sum in the background")
+        state = self._state
         if self._thread is None:
-            self._thread = threading.Thread(target=self._run, name="heat-node-sums", daemon=True)
+            self._thread = threading.Thread(
+                target=_run_background_sums, args=(state,), name="heat-node-sums", daemon=True
+            )
             self._thread.start()
-        with self._done:
-            self._pending += 1
-        self._tasks.put((summer, offset, values, scale))
+        with state.done:
+            state.pending += 1
+        state.tasks.put((summer, offset, values, scale))
 
     def wait(self) -> None:
         """Block until every submitted piece holds its node sum; raise the thread's error."""
-        with self._done:
-            self._done.wait_for(lambda: self._pending == 0)
-            error, self._error = self._error, None
+        state = self._state
+        with state.done:
+            state.done.wait_for(lambda: state.pending == 0)
+            error, state.error = state.error, None
         if error is not None:
             raise error
 
-    def _run(self) -> None:
-        while True:
-            summer, offset, values, scale = self._tasks.get()
-            try:
-                if self._error is None:  # after a failure the node's sums cannot match: skip
-                    summer.put(offset, values)
-                    summer.reduce_range(offset, values.numel(), self.comm)
-                    summer.take(offset, values, scale)
-            except BaseException as caught:  # noqa: B036 - handed to the waiting thread
-                self._error = caught
-            with self._done:
-                self._pending -= 1
-                self._done.notify_all()
+    def close(self) -> None:
+        """Finish the submitted pieces (raising the thread's error, like :meth:`wait`) and end
+        the thread. Closing twice does nothing."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self.wait()
+        finally:
+            if self._thread is not None:
+                self._state.tasks.put(None)
+                self._thread.join()
+
+
+class _BackgroundState:
+    """What the thread of a :class:`BackgroundSums` shares with it: the queue of pieces, the
+    count of unfinished ones and the first error."""
+
+    def __init__(self, comm: Any):
+        self.comm = comm
+        self.tasks: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
+        self.done = threading.Condition()
+        self.pending = 0
+        self.error: Optional[BaseException] = None
+
+
+def _run_background_sums(state: _BackgroundState) -> None:
+    while True:
+        task = state.tasks.get()
+        if task is None:  # close() or the object's finalizer
+            return
+        summer, offset, values, scale = task
+        try:
+            if state.error is None:  # after a failure the node's sums cannot match: skip
+                summer.put(offset, values)
+                summer.reduce_range(offset, values.numel(), state.comm)
+                summer.take(offset, values, scale)
+        except BaseException as caught:  # noqa: B036 - handed to the waiting thread
+            state.error = caught
+        del task, summer, values  # hold no piece while waiting for the next
+        with state.done:
+            state.pending -= 1
+            state.done.notify_all()
 
 
 def _map_segment(path: str, nbytes: int, create: bool) -> mmap.mmap:

@@ -5,6 +5,7 @@ the segment; nodes that cannot share memory get None everywhere; bad arguments r
 Under 1-4 processes, with nodes emulated (HEAT_RANKS_PER_NODE) or real.
 """
 
+import gc
 import os
 
 import pytest
@@ -167,6 +168,35 @@ def test_background_sums_hand_the_threads_error_to_wait():
         background.wait()
     background.submit(summer, 0, torch.ones(10), None)  # the thread goes on with later pieces
     background.wait()
+
+
+def test_background_sums_thread_ends_with_close_or_when_dropped():
+    node = COMM.node_topology(cached=False).node_comm
+    summer = node_shared_sum(node, 16, torch.float64)
+    if summer is None:
+        return
+    ok, message = True, ""
+    closed = shared_memory.BackgroundSums(node)
+    piece = torch.full((16,), float(node.rank))
+    closed.submit(summer, 0, piece, None)
+    closed.close()  # finishes the piece first
+    expected = torch.full((16,), node.size * (node.size - 1) / 2)
+    if closed.running or not torch.equal(piece, expected):
+        ok, message = False, f"after close: running {closed.running}, {piece[:2]}"
+    closed.close()  # twice: nothing
+    with pytest.raises(RuntimeError, match="closed"):
+        closed.submit(summer, 0, piece, None)
+
+    dropped = shared_memory.BackgroundSums(node)
+    dropped.submit(summer, 0, torch.ones(16), None)
+    dropped.wait()
+    thread = dropped._thread
+    del dropped
+    gc.collect()
+    thread.join(timeout=30)
+    if thread.is_alive():
+        ok, message = False, "the thread outlived its BackgroundSums"
+    collective_assert(ok, f"rank {COMM.rank}: {message}")
 
 
 def test_values_written_into_the_slot_are_summed_without_a_copy():
