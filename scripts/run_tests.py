@@ -282,7 +282,30 @@ def find_mpiexec(requested: str | None) -> str:
     return found
 
 
-def child_environment(procs: int, log_dir: Path) -> dict[str, str]:
+#: MPICH's setting that makes a process busy-waiting in MPI sleep (nanosleep) where it would
+#: call sched_yield: see :func:`child_environment`
+HEAVY_YIELD = "MPIR_CVAR_ENABLE_HEAVY_YIELD"
+
+
+def usable_cpus() -> int:
+    """CPUs this process may run on (its affinity mask), else all the machine has."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def child_environment(procs: int, log_dir: Path, part: str = "all") -> dict[str, str]:
+    """
+    The environment of one mpiexec run. With more processes than CPUs, the ``distributed``
+    part runs with MPICH's heavy yield (unless the caller's environment sets it): there MPICH's
+    waiting processes called sched_yield in a storm that took the cores from the working ones
+    (measured 2026-11-28, 4 processes on 2 cores, tests/nn + tests/optim +
+    tests/core/communication: 75-165 s wall with 40-222 s of system time in three runs; with heavy
+    yield 65-72 s with 11-13 s). The ``main`` part keeps the default: its many small balanced
+    collectives were slower with it (whole part 387 s against 326 s), as is every tight loop of
+    collectives (an object all-gather 58 -> 614 us at 4 processes, 7 -> 289 us at 2).
+    """
     env = dict(os.environ)
     env["HEAT_TEST"] = "1"
     env["PYTHONUNBUFFERED"] = "1"
@@ -290,9 +313,11 @@ def child_environment(procs: int, log_dir: Path) -> dict[str, str]:
     env["HEAT_TEST_NPROCS"] = str(procs)
     if procs > 1:
         # With k processes on c cores each process gets about c/k compute threads.
-        threads = str(max(1, (os.cpu_count() or 1) // procs))
+        threads = str(max(1, usable_cpus() // procs))
         env["OMP_NUM_THREADS"] = threads
         env["MKL_NUM_THREADS"] = threads
+    if part == "distributed" and procs > usable_cpus():
+        env.setdefault(HEAVY_YIELD, "1")
     return env
 
 
@@ -328,7 +353,7 @@ def run_once(
     process = subprocess.Popen(
         command,
         cwd=REPO_ROOT,
-        env=child_environment(procs, log_dir),
+        env=child_environment(procs, log_dir, part),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -570,7 +595,9 @@ def parse_arguments(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
 #: (gloo) groups and asynchronous collectives on them (DASO's cross-node sums, DataParallel), and a
 #: job that has run them gets several times slower in the MPI-heavy tests after them at 4
 #: processes on 2 cores (measured: tests/core/linalg/test_products.py 29 s alone, 112-490 s after
-#: tests/core/communication/test_node_groups.py in the same job; the cause is not found yet).
+#: tests/core/communication/test_node_groups.py in the same job). In these folders the cause is
+#: MPICH's waiting processes calling sched_yield (system time up to 222 s of a 165 s run), which
+#: the heavy yield of :func:`child_environment` removes; not measured for the other folders.
 ISOLATED = ("core/communication", "nn", "optim")
 
 

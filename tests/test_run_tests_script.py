@@ -1,7 +1,8 @@
 """
-Tests of scripts/run_tests.py's hang report: the one line per rank under the summary table that
-says where each rank stood when a test timed out (the tail of a CI log is often all there is).
-Pure text processing; every process checks the same thing.
+Tests of scripts/run_tests.py: its hang report, the one line per rank under the summary table that
+says where each rank stood when a test timed out (the tail of a CI log is often all there is),
+and the environment of its mpiexec runs. Pure text processing; every process checks the same
+thing.
 """
 
 import importlib.util
@@ -89,3 +90,17 @@ def test_the_summary_lists_every_rank_of_a_stopped_run(capsys):
     where = lines.index("where each rank was when mpiexec -n 2 (distributed) was stopped:")
     assert lines[where + 1 : where + 3] == [f"  {s}" for s in result.hang_sites]
     assert lines[-1] == "0 passed, 1 failed, 0 skipped"
+
+
+def test_child_environment_heavy_yield_only_for_an_oversubscribed_distributed_part(
+    tmp_path, monkeypatch
+):
+    monkeypatch.delenv(run_tests.HEAVY_YIELD, raising=False)
+    monkeypatch.setattr(run_tests, "usable_cpus", lambda: 2)
+    distributed = run_tests.child_environment(4, tmp_path, "distributed")
+    assert distributed[run_tests.HEAVY_YIELD] == "1"
+    assert distributed["OMP_NUM_THREADS"] == "1" and distributed["HEAT_TEST_NPROCS"] == "4"
+    assert run_tests.HEAVY_YIELD not in run_tests.child_environment(4, tmp_path, "main")
+    assert run_tests.HEAVY_YIELD not in run_tests.child_environment(2, tmp_path, "distributed")
+    monkeypatch.setenv(run_tests.HEAVY_YIELD, "0")  # the caller's choice stands
+    assert run_tests.child_environment(4, tmp_path, "distributed")[run_tests.HEAVY_YIELD] == "0"
