@@ -288,7 +288,9 @@ HEAVY_YIELD = "MPIR_CVAR_ENABLE_HEAVY_YIELD"
 
 
 def usable_cpus() -> int:
-    """CPUs this process may run on (its affinity mask), else all the machine has."""
+    """CPUs this process may run on (its affinity mask), else all the machine has. (heat's own
+    ``_usable_cpus`` in heat/core/communication/process.py is not imported: importing heat
+    would start MPI in this launcher process.)"""
     try:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
@@ -311,12 +313,13 @@ def child_environment(procs: int, log_dir: Path, part: str = "all") -> dict[str,
     env["PYTHONUNBUFFERED"] = "1"
     env["HEAT_TEST_LOGDIR"] = str(log_dir)
     env["HEAT_TEST_NPROCS"] = str(procs)
+    cpus = usable_cpus()
     if procs > 1:
         # With k processes on c cores each process gets about c/k compute threads.
-        threads = str(max(1, usable_cpus() // procs))
+        threads = str(max(1, cpus // procs))
         env["OMP_NUM_THREADS"] = threads
         env["MKL_NUM_THREADS"] = threads
-    if part == "distributed" and procs > usable_cpus():
+    if part == "distributed" and procs > cpus:
         env.setdefault(HEAVY_YIELD, "1")
     return env
 

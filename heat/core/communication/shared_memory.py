@@ -214,12 +214,16 @@ class BackgroundSums:
     """
 
     def __init__(self, comm: Any):
-        self.comm = comm.Dup()
-        self._state = _BackgroundState(self.comm)
+        self._state = _BackgroundState(comm.Dup())
         self._thread: Optional[threading.Thread] = None
         self._closed = False
         # ends the thread when the object goes away without close(): the sentinel only
         weakref.finalize(self, self._state.tasks.put, None)
+
+    @property
+    def comm(self) -> Any:
+        """The duplicate of the node communicator the thread synchronizes on."""
+        return self._state.comm
 
     @property
     def running(self) -> bool:
